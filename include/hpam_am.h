@@ -1,0 +1,168 @@
+/*
+ * hpam_am.h — the native active-message API, in the style of Generic Active
+ * Messages (HP-LAM report): request/reply with four word arguments, bulk
+ * store and get, poll, handler registration. Underneath runs the HPAM
+ * all-to-all D-way request-reply protocol over an emulated Medusa (or Hamlyn)
+ * card in shared memory.
+ *
+ * Rules (HPAM section 4): a request handler may send only one reply, to its
+ * requester, through its token; a reply handler may not send. Breaking them
+ * returns HPAM_ERR_RULE. When a request handler does not reply, the layer
+ * sends an empty acknowledgement.
+ *
+ * Every function returns HPAM_OK (0) or a negative HPAM_ERR_* code; the
+ * calls never throw and never abort the process.
+ */
+#ifndef HPAM_AM_H
+#define HPAM_AM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  HPAM_OK = 0,
+  HPAM_ERR_BUSY = -1,        /* all D request instances to that peer are in use */
+  HPAM_ERR_AGAIN = -2,       /* momentarily out of a resource; poll and retry   */
+  HPAM_ERR_UNREACHABLE = -3, /* give-up time passed with no answer from a peer  */
+  HPAM_ERR_INVALID = -4,     /* an argument is out of range                      */
+  HPAM_ERR_RULE = -5,        /* request/reply rule broken                        */
+  HPAM_ERR_REJECTED = -6,    /* a protection or bounds check refused it          */
+  HPAM_ERR_NO_RESOURCE = -7, /* setup could not get memory or a segment          */
+  HPAM_ERR_SYSTEM = -8,      /* an operating-system call failed                  */
+  HPAM_ERR_NOT_SUPPORTED = -9
+};
+
+typedef struct hpam_ep hpam_ep_t;       /* one endpoint per process            */
+typedef struct hpam_token hpam_token_t; /* names the message a handler runs for */
+
+/* Handlers are registered by index (0..HPAM_MAX_HANDLERS-1), the same index
+ * in every process; packets carry the index, never a code address. */
+#define HPAM_MAX_HANDLERS 256
+
+typedef void (*hpam_handler4_fn)(hpam_token_t* token, void* ctx, uint64_t a0, uint64_t a1,
+                                 uint64_t a2, uint64_t a3);
+/* Bulk handler: data/len name the transferred bytes (at the target address
+ * for a store, in the receive block for a medium message: valid only during
+ * the call), arg is the sender's argument word. */
+typedef void (*hpam_handler_bulk_fn)(hpam_token_t* token, void* ctx, void* data, size_t len,
+                                     uint64_t arg);
+
+/* A process's view of one run. Fill with hpam_config_init, then override. */
+typedef struct hpam_config {
+  const char* job;            /* job id, identical in all processes (required)          */
+  int nprocs;                 /* processes in the job                                     */
+  int my_proc;                /* this process, 0..nprocs-1                                */
+  const char* nic;            /* "medusa" (default) or "hamlyn"                           */
+  uint32_t depth;             /* D, request instances per peer (default 4, 1..64)         */
+  uint32_t block_size;        /* card block = max packet, bytes (default 8192, 256..65536, power of 2) */
+  uint32_t rx_blocks;         /* inbound blocks; 0 = worst case 2*(P-1)*D                 */
+  uint64_t timeout_ns;        /* first retransmission timeout (default 1 ms)              */
+  uint32_t backoff_limit;     /* max doublings of the timeout (default 10)                */
+  uint64_t give_up_ns;        /* peer declared unreachable after this (default 30 s)      */
+  uint32_t checks_per_poll;   /* K: request descriptors checked per poll (default 1)      */
+  int key_check;              /* check the job key on arrival (default 1)                 */
+  int crc_check;              /* compute and check CRC32C on packets (default 1)          */
+  uint64_t key;               /* job protection key; 0 = derived from `job`               */
+  uint64_t attach_timeout_ms; /* wait for a peer's card to appear (default 60000)         */
+  /* Fault model of the wire: probabilities in [0,1], seeded generator. */
+  double fault_drop, fault_duplicate, fault_corrupt, fault_reorder, fault_delay;
+  uint64_t fault_delay_ns;    /* how long a delayed packet is held (default 100 us)       */
+  uint64_t fault_seed;        /* generator seed (default 1); mixed with my_proc            */
+} hpam_config_t;
+
+void hpam_config_init(hpam_config_t* cfg);
+
+/* Creates this process's card and endpoint. Peers' cards are attached by
+ * hpam_connect (lazily, as a BTL's add_procs does) or all at once by
+ * hpam_connect_all. The error text of a failure is in hpam_last_error(). */
+int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** ep);
+int hpam_connect(hpam_ep_t* ep, int proc);
+int hpam_connect_all(hpam_ep_t* ep);
+/* Serves the network until every outstanding request is answered (or the
+ * give-up time passes), then releases the card. */
+int hpam_ep_destroy(hpam_ep_t* ep);
+
+int hpam_procs(const hpam_ep_t* ep);
+int hpam_my_proc(const hpam_ep_t* ep);
+size_t hpam_max_bulk(const hpam_ep_t* ep); /* largest store/medium payload in one packet */
+
+int hpam_register_handler4(hpam_ep_t* ep, unsigned index, hpam_handler4_fn fn, void* ctx);
+int hpam_register_handler_bulk(hpam_ep_t* ep, unsigned index, hpam_handler_bulk_fn fn, void* ctx);
+
+/* Short request, 4 words. Blocks (serving the network) while all D instances
+ * to dest are busy. hpam_try_request_4 returns HPAM_ERR_BUSY instead. */
+int hpam_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, uint64_t a1,
+                   uint64_t a2, uint64_t a3);
+int hpam_try_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, uint64_t a1,
+                       uint64_t a2, uint64_t a3);
+int hpam_reply_4(hpam_token_t* token, unsigned handler, uint64_t a0, uint64_t a1, uint64_t a2,
+                 uint64_t a3);
+
+/* Bulk store (HPAM_xfer): copies len bytes from src to remote_addr in dest's
+ * address space, then runs the bulk handler there with (remote_addr, len, arg). */
+int hpam_store(hpam_ep_t* ep, int dest, unsigned handler, const void* src, size_t len,
+               uint64_t remote_addr, uint64_t arg);
+int hpam_try_store(hpam_ep_t* ep, int dest, unsigned handler, const void* src, size_t len,
+                   uint64_t remote_addr, uint64_t arg);
+int hpam_reply_store(hpam_token_t* token, unsigned handler, const void* src, size_t len,
+                     uint64_t remote_addr, uint64_t arg);
+
+/* Bulk get: fetches len bytes at remote_addr in dest into local, then runs the
+ * bulk handler here (as a reply handler) with (local, len, arg). */
+int hpam_get(hpam_ep_t* ep, int dest, unsigned handler, uint64_t remote_addr, void* local,
+             size_t len, uint64_t arg);
+
+/* Medium request: the gathered bytes travel in the packet and the bulk
+ * handler at dest sees them in place (no target address). Used by the BTL. */
+int hpam_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const struct iovec* iov,
+                        int iovcnt, uint64_t arg);
+int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const struct iovec* iov,
+                            int iovcnt, uint64_t arg);
+
+/* Serves the network: runs handlers for arrived packets, checks K request
+ * descriptors for timeout. Returns the number of packets handled (>= 0) or
+ * HPAM_ERR_UNREACHABLE when a peer has been given up on. */
+int hpam_poll(hpam_ep_t* ep);
+
+int hpam_token_source(const hpam_token_t* token);
+int hpam_in_handler(const hpam_ep_t* ep); /* nonzero while a handler runs */
+
+/* The peer given up on, or -1. */
+int hpam_unreachable_peer(const hpam_ep_t* ep);
+
+/* Protocol event counters (HPAM section 7.2 / DESIGN "Protocol counters"). */
+typedef struct hpam_counters {
+  uint64_t requests_sent, replies_sent, acks_sent;
+  uint64_t requests_received, replies_received;
+  uint64_t stalls;              /* blocking send waited for a free instance     */
+  uint64_t busy_returns;        /* non-blocking send found all D busy           */
+  uint64_t hint_misses;         /* hint pointer named a busy instance           */
+  uint64_t timeouts;            /* request descriptor found timed out           */
+  uint64_t retransmissions;     /* requests resent                              */
+  uint64_t duplicates_reflected;/* duplicate request answered from stored reply */
+  uint64_t stale_replies;       /* reply with wrong sequence or to free instance*/
+  uint64_t crc_failures;        /* packet dropped for bad CRC                   */
+  uint64_t key_rejections;      /* packet dropped for wrong protection key      */
+  uint64_t malformed;           /* packet dropped: bad header, length, handler  */
+  uint64_t overflow_drops;      /* card dropped inbound: RX_FREE empty          */
+  uint64_t rule_violations;     /* request-reply rule broken by a handler       */
+  uint64_t wire_dropped, wire_duplicated, wire_corrupted, wire_reordered, wire_delayed;
+} hpam_counters_t;
+
+int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);
+/* Per-peer counters, for statistics at finalize. */
+int hpam_get_peer_counters(const hpam_ep_t* ep, int peer, hpam_counters_t* out);
+
+const char* hpam_strerror(int err);
+/* Text of the last setup error or give-up in this process. */
+const char* hpam_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPAM_AM_H */

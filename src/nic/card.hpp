@@ -1,0 +1,72 @@
+// The card interface: the only view the protocol (src/am) has of a NIC.
+// A card type C provides (checked by the card_interface concept-check below):
+//
+//   uint32_t     C::block_size() const;            // bytes per VRAM block (max packet)
+//   std::byte*   C::tx_block(uint32_t b);           // one of my outbound blocks
+//   bool         C::claim_tx_block(uint32_t& b);    // setup: take a block from TX_FREE for
+//                                                   // a descriptor to own for the run
+//   void         C::launch(int dest, uint32_t b, uint32_t len);
+//                                                   // push <b,len> on TX_READY; the card
+//                                                   // sends it (wire header added by card)
+//   bool         C::receive(rx_packet& p);          // pop RX_READY (CRC verified here)
+//   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
+//   void         C::service();                      // card housekeeping: TX_FREE status,
+//                                                   // delayed/reordered packets on the wire
+//
+// The packet's first wire_header_size bytes belong to the card: the protocol
+// builds its header and payload after them. The backend is a template
+// parameter of the protocol: no per-packet virtual call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace hpam::nic {
+
+// The card's header at the start of every packet (the FDDI header + trailer
+// of the real Medusa, reduced to what the emulation needs).
+struct wire_header {
+  uint32_t crc;     // CRC32C of bytes [offsetof(length), length) of the packet; 0 when CRC is off
+  uint32_t length;  // packet bytes including this header
+  uint16_t src;     // sending process (card address)
+  uint16_t dst;     // destination process
+  uint32_t pad;     // zero
+};
+static_assert(std::is_standard_layout_v<wire_header> && std::is_trivially_copyable_v<wire_header>);
+static_assert(sizeof(wire_header) == 16);
+constexpr uint32_t wire_header_size = sizeof(wire_header);
+
+// A received packet as the processor sees it after popping RX_READY.
+struct rx_packet {
+  uint32_t block;           // VRAM block number in my card
+  uint32_t length;          // packet bytes including the wire header
+  const std::byte* data;    // start of the packet (the wire header)
+  bool crc_ok;              // false: the CRC did not match (corrupted on the wire)
+};
+
+// Probabilities are per packet, in [0, 1]; the generator is seeded so a run
+// can be repeated exactly.
+struct fault_config {
+  double drop = 0;
+  double duplicate = 0;
+  double corrupt = 0;
+  double reorder = 0;       // hold this packet back until after the next one
+  double delay = 0;         // hold this packet for delay_ns
+  uint64_t delay_ns = 100'000;
+  uint64_t seed = 1;
+  bool any() const { return drop > 0 || duplicate > 0 || corrupt > 0 || reorder > 0 || delay > 0; }
+};
+
+// Counts of what the wire did to packets this card sent (sender side) and
+// what the card dropped on arrival (receiver side).
+struct wire_counters {
+  uint64_t sent = 0;
+  uint64_t dropped = 0;
+  uint64_t duplicated = 0;
+  uint64_t corrupted = 0;
+  uint64_t reordered = 0;
+  uint64_t delayed = 0;
+};
+
+}  // namespace hpam::nic

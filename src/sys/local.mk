@@ -1,0 +1,11 @@
+# sys: shared segments, placement, clock, CRC32C, protection keys, rings.
+noinst_LTLIBRARIES += src/libhpam_core.la
+src_libhpam_core_la_SOURCES = \
+  src/sys/status.hpp src/sys/status.cpp \
+  src/sys/clock.hpp src/sys/clock.cpp \
+  src/sys/crc32c.hpp src/sys/crc32c.cpp \
+  src/sys/protection_key.hpp src/sys/protection_key.cpp \
+  src/sys/shared_segment.hpp src/sys/shared_segment.cpp \
+  src/sys/placement.hpp src/sys/placement.cpp \
+  src/sys/ring.hpp
+src_libhpam_core_la_LIBADD = $(HWLOC_LIBS) -lrt -lpthread
