@@ -1,0 +1,1 @@
+# bench: (empty so far)

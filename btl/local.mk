@@ -1,0 +1,1 @@
+# btl: (empty so far)

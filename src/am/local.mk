@@ -1,0 +1,1 @@
+# am: the HPAM all-to-all D-way request-reply protocol and the C API.

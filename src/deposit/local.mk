@@ -1,0 +1,1 @@
+# src/deposit: (empty so far)

@@ -1,0 +1,1 @@
+# src/nic/hamlyn: (empty so far)

@@ -1,0 +1,1 @@
+# src/nic/medusa: (empty so far)

@@ -1,0 +1,1 @@
+# tests/am: (empty so far)

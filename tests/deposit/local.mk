@@ -1,0 +1,1 @@
+# tests/deposit: (empty so far)

@@ -1,0 +1,1 @@
+# tests/hamlyn: (empty so far)

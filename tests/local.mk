@@ -1,0 +1,5 @@
+# tests: one GoogleTest binary per layer (tests/<layer>/local.mk), MPI
+# programs under mpirun (tests/mpi). Shared helpers for forked multi-process
+# tests live here.
+TEST_CXXFLAGS = $(AM_CXXFLAGS)
+TEST_LDADD = src/libhpam_core.la $(GTEST_LIBS)

@@ -1,0 +1,1 @@
+# tests/mpi: (empty so far)

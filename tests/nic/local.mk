@@ -1,0 +1,1 @@
+# tests/nic: (empty so far)

@@ -1,0 +1,1 @@
+# tests/sys: (empty so far)
