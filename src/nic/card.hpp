@@ -1,6 +1,10 @@
 // The card interface: the only view the protocol (src/am) has of a NIC.
-// A card type C provides (checked by the card_interface concept-check below):
+// A card type C provides:
 //
+//   explicit     C::C(const card_setup&);           // creates my card (throws on setup error)
+//   void         C::attach_peer(int proc);          // maps proc's card (waits up to
+//                                                   // attach_timeout_ms; throws on timeout)
+//   int          C::my_proc() const; int C::nprocs() const;
 //   uint32_t     C::block_size() const;            // bytes per VRAM block (max packet)
 //   std::byte*   C::tx_block(uint32_t b);           // one of my outbound blocks
 //   bool         C::claim_tx_block(uint32_t& b);    // setup: take a block from TX_FREE for
@@ -20,7 +24,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+
+#include "sys/clock.hpp"
 
 namespace hpam::nic {
 
@@ -56,6 +63,22 @@ struct fault_config {
   uint64_t delay_ns = 100'000;
   uint64_t seed = 1;
   bool any() const { return drop > 0 || duplicate > 0 || corrupt > 0 || reorder > 0 || delay > 0; }
+};
+
+// What every card is built from. The protocol computes tx_blocks (its
+// outbound descriptors need 2*(P-1)*D blocks) and rx_blocks (worst case
+// 2*(P-1)*D unless the user asks for fewer).
+struct card_setup {
+  std::string job;                   // job id, same in every process
+  int nprocs = 1;                    // processes in the job
+  int my_proc = 0;                   // this process
+  uint32_t block_size = 8192;        // bytes per block = largest packet (power of two)
+  uint32_t tx_blocks = 0;            // outbound blocks (processor-owned, via TX_FREE)
+  uint32_t rx_blocks = 0;            // inbound blocks (card-owned, via RX_FREE)
+  bool crc = true;                   // compute and verify CRC32C per packet
+  fault_config faults;               // the wire's fault model for packets this card sends
+  uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
+  const sys::clock* clock = nullptr; // time source for delay faults; null = real clock
 };
 
 // Counts of what the wire did to packets this card sent (sender side) and
