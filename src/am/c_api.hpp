@@ -7,7 +7,9 @@
 #include <string>
 
 #include "am/config.hpp"
+#include "am/token.hpp"
 #include "hpam_am.h"
+#include "sys/status.hpp"
 
 namespace hpam::am {
 
