@@ -176,6 +176,8 @@ TEST(protocol_fork_stall, depth_one_stalls_and_recovers) {
 // configured give-up time (plus one timeout walk).
 TEST(protocol_fork_give_up, dead_peer_reported_by_name) {
   const std::string job = unique_job("dead");
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
   pid_t child = fork_child([&] {
     am::endpoint_config c;
     c.card.job = job;
@@ -183,7 +185,8 @@ TEST(protocol_fork_give_up, dead_peer_reported_by_name) {
     c.card.my_proc = 1;
     am::endpoint<nic::medusa_card> e(c);
     e.connect_all();
-    return 0;  // exits without serving the network
+    char byte;
+    return read(go[0], &byte, 1) == 1 ? 0 : 1;  // then exits without serving the network
   });
   am::endpoint_config c;
   c.card.job = job;
@@ -193,7 +196,10 @@ TEST(protocol_fork_give_up, dead_peer_reported_by_name) {
   c.give_up_ns = 200'000'000;
   am::endpoint<nic::medusa_card> e(c);
   e.connect_all();
+  ASSERT_EQ(write(go[1], "x", 1), 1);
   ASSERT_EQ(reap(child), 0);
+  close(go[0]);
+  close(go[1]);
   proc_state s;
   (void)e.register_handler4(h_result, on_result, &s);
   const uint64_t w[4] = {};
