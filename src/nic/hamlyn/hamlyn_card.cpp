@@ -126,9 +126,16 @@ card::card(const card_config& cfg) : cfg_(cfg), my_proc_(cfg.my_proc), nprocs_(c
   deferred_.reserve(cfg_.rx_packets);
 }
 
+// The name goes once every peer has mapped the card; a card some peer never
+// attached stays attachable (a peer may start late) and is removed as stale
+// once this process is gone.
 card::~card() {
   card_view& v = views_[my_proc_];
-  if (v.segment.valid()) v.segment.unlink();
+  if (v.segment.valid() &&
+      v.header->attached_peers.load(std::memory_order_acquire) >= static_cast<uint32_t>(nprocs_ - 1))
+    v.segment.unlink();
+  for (int p = 0; p < nprocs_; ++p)  // cards of peers that died before they could remove them
+    if (p != my_proc_ && views_[p].attached && !peer_alive(p)) views_[p].segment.unlink();
 }
 
 void card::attach_peer(int proc) {
@@ -146,6 +153,7 @@ void card::attach_peer(int proc) {
     throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " in job " +
                              cfg_.job + " has an incompatible layout");
   bind_view(v);
+  v.header->attached_peers.fetch_add(1, std::memory_order_acq_rel);
   v.cross_memory = cfg_.cross_memory && !h->cross_memory_forbidden &&
                    cross_memory_probe(v.pid, h->probe_address, h->probe_value);
   v.attached = true;

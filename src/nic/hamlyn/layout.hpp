@@ -196,7 +196,8 @@ struct card_header {
   std::atomic<uint32_t> done;     // owner has finished (drain) — read by peers
   uint32_t cross_memory_forbidden;// owner forbids cross-memory attach into it
   uint64_t user_word[4];          // for the layer above (e.g. the AM card's inbound slot)
-  uint64_t reserved;              // zero
+  std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
+  uint32_t reserved;              // zero
   arrival_counters counters;      // what arrived here
 };
 static_assert(std::is_standard_layout_v<card_header>);

@@ -8,3 +8,5 @@ src_libhpam_core_la_SOURCES += \
   src/nic/hamlyn/hamlyn_card.hpp src/nic/hamlyn/hamlyn_card.cpp \
   src/nic/hamlyn/terminus.hpp src/nic/hamlyn/send_terminus.cpp \
   src/nic/hamlyn/arrival.cpp
+src_libhpam_core_la_SOURCES += \
+  src/nic/hamlyn/hamlyn_am_card.hpp src/nic/hamlyn/hamlyn_am_card.cpp
