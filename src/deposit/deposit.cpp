@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "deposit/op_record.hpp"
 #include "nic/hamlyn/cross_memory.hpp"
@@ -173,11 +174,14 @@ op_state endpoint::test(op_handle h, status* error) {
 status endpoint::wait(op_handle h, uint64_t timeout_ms) {
   const uint64_t deadline = sys::clock::monotonic_ns() + timeout_ms * 1'000'000ull;
   status e = status::ok;
-  for (;;) {
+  for (uint32_t spins = 0;; ++spins) {
     const op_state s = test(h, &e);
     if (s != op_state::pending) return s == op_state::sent ? status::ok : e;
     progress();
-    if (sys::clock::monotonic_ns() > deadline) return status::would_block;
+    if ((spins & 63) == 63) {  // blocking call: let the process we wait for run
+      if (sys::clock::monotonic_ns() > deadline) return status::would_block;
+      std::this_thread::yield();
+    }
   }
 }
 
@@ -241,7 +245,7 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
     done = nic::hamlyn::cross_memory_read(v.pid, dst, len, address);
   card_.unresolve(v, t.slot);
   if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);  // refused after all
-  if (h) finish(*new_op(h), done);
+  if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
   return done;
 }
 
@@ -292,7 +296,7 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
   const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
   card_.unresolve(card_.view(static_cast<int>(t.node)), t.slot);
   if (is_ok(done) && fetched) *fetched = res.fetched;
-  if (h) finish(*new_op(h), done);
+  if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
   return done;
 }
 

@@ -37,7 +37,8 @@
 // while peers may depend on it (the BTL's progress function does).
 //
 // Hybrid deposit connections: open_connection(source, endpoint ticket,
-// readable, writable) creates a connection with address_registers address
+// readable, writable) (source -1: any process of the job, e.g. several
+// senders appending to one queue) creates a connection with address_registers address
 // registers and returns a connection_ticket for the sender; hybrid(ct, op,
 // data, len, out, out_len, fetched, h) runs one compound operation (see
 // deposit/hybrid_op.hpp). Conditional notifications appear in this

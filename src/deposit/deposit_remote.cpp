@@ -86,7 +86,7 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
     if (h.metadata_index != no_connection) {
       c = connection_at(my_proc_, h.metadata_index);
       const bool ok = c && c->connection_key.load(std::memory_order_acquire) == h.protection_key &&
-                      c->source == h.source;
+                      (c->source == h.source || c->source == any_source);
       if (!ok) counters.key_rejections.fetch_add(1, std::memory_order_relaxed);
       slot = ok ? c->endpoint_slot : ~0u;
       key = ok ? c->endpoint_key : 0;
@@ -199,13 +199,13 @@ void endpoint::raise(int proc, const connection_record& c, uint32_t index, uint6
 
 status endpoint::open_connection(int source, const ticket& et, uint32_t readable, uint32_t writable,
                                  connection_ticket& out) {
-  if (source < 0 || source >= nprocs_ || et.node != static_cast<uint32_t>(my_proc_) ||
+  if (source < -1 || source >= nprocs_ || et.node != static_cast<uint32_t>(my_proc_) ||
       et.slot >= registrations_.size() || !registrations_[et.slot].in_use)
     return status::invalid_argument;
   for (uint32_t i = 0; i < max_connections_; ++i) {
     connection_record* c = connection_at(my_proc_, i);
     if (c->connection_key.load(std::memory_order_relaxed) != 0) continue;
-    c->source = static_cast<uint32_t>(source);
+    c->source = source < 0 ? any_source : static_cast<uint32_t>(source);
     c->endpoint_slot = et.slot;
     c->endpoint_key = card_.slot_at(et.slot).protection_key.load(std::memory_order_relaxed);
     c->readable = readable;
@@ -250,7 +250,8 @@ status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const 
   connection_record* c = connection_at(dest, ct.connection);
   const nic::hamlyn::card_view& v = card_.view(dest);
   if (!c || c->connection_key.load(std::memory_order_acquire) != ct.connection_key ||
-      c->source != static_cast<uint32_t>(my_proc_) || c->generation != ct.generation) {
+      (c->source != static_cast<uint32_t>(my_proc_) && c->source != any_source) ||
+      c->generation != ct.generation) {
     if (v.attached) v.header->counters.key_rejections.fetch_add(1, std::memory_order_relaxed);
     return status::rejected;
   }
@@ -270,7 +271,7 @@ status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const 
   card_.unresolve(v, s);
   if (is_ok(st) && res.notify) raise(dest, *c, ct.connection, res.notify_word);
   if (is_ok(st) && fetched) *fetched = res.fetched;
-  if (h) finish(*new_op(h), st);
+  if (h && is_ok(st)) finish(*new_op(h), st);  // errors are returned here, with no handle
   return st;
 }
 

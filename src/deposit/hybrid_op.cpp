@@ -58,8 +58,12 @@ uint64_t effective_address(const connection_record* c, const hybrid_op& op) {
   switch (op.mode) {
     case addressing::direct: return op.operand;
     case addressing::indirect: return c->address_register[op.reg_i].load(std::memory_order_acquire);
-    case addressing::indexed:
-      return c->address_register[op.reg_i].load(std::memory_order_acquire) + op.operand;
+    case addressing::indexed: {
+      uint64_t ea;
+      if (__builtin_add_overflow(c->address_register[op.reg_i].load(std::memory_order_acquire), op.operand, &ea))
+        return ~0ull;  // wrapped around: outside any endpoint
+      return ea;
+    }
   }
   return ~0ull;
 }

@@ -69,7 +69,7 @@ static_assert(sizeof(hybrid_op) == 32);
 // The destination end of a connection, in the destination's card memory.
 struct connection_record {
   std::atomic<uint64_t> connection_key;                     // 0 = closed; senders present it
-  uint32_t source;                                          // the one process allowed to use it
+  uint32_t source;                                          // the one process allowed to use it, or any_source
   uint32_t endpoint_slot;                                   // the destination endpoint (a slot)
   uint64_t endpoint_key;                                    // that slot's protection key
   uint32_t readable;                                        // bit i: the sender may read register i
@@ -83,6 +83,8 @@ struct connection_record {
 static_assert(std::is_standard_layout_v<connection_record>);
 static_assert(sizeof(connection_record) == 128);
 static_assert(offsetof(connection_record, address_register) == 48);
+
+constexpr uint32_t any_source = 0xFFFFFFFFu;  // a connection every process of the job may use
 
 // What the destination gives a sender: plain data, can travel in messages.
 struct connection_ticket {
