@@ -82,7 +82,7 @@ status card::write_area(const card_view& v, const slot& s, const packet_header& 
     if (s.base > v.header->area_bytes || s.bound > v.header->area_bytes - s.base) return status::rejected;
     std::byte* dst = v.area + s.base + h.offset;
     for (int i = 0; i < n; ++i) {
-      std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
       dst += data[i].iov_len;
     }
     return status::ok;
@@ -90,7 +90,7 @@ status card::write_area(const card_view& v, const slot& s, const packet_header& 
   if (local) {
     auto* dst = reinterpret_cast<std::byte*>(s.base + h.offset);
     for (int i = 0; i < n; ++i) {
-      std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
       dst += data[i].iov_len;
     }
     return status::ok;
