@@ -424,3 +424,60 @@ TEST(hamlyn_card, gather_list_and_direct_io_deliver_the_same_bytes) {
 
 }  // namespace
 }  // namespace hpam::test
+
+namespace hpam::test {
+namespace {
+
+using namespace nic::hamlyn;
+
+// Random and forged packets through the inbound FIFO: every one refused and
+// counted, no byte outside what a valid ticket allows, no crash.
+TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.cross_memory = false;
+    c.packet_size = 512;
+  });
+  guarded_area a(j[1], 2048);
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.metadata_count = 2;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  const uint64_t key = j[1].slot_at(s).protection_key.load();
+  std::mt19937_64 rng(7);
+  std::vector<std::byte> junk(448);
+  uint64_t pushed = 0;
+  for (int i = 0; i < 2000; ++i) {
+    packet_header h{};
+    h.destination = 1;
+    h.source = static_cast<uint32_t>(rng() % 4);
+    h.slot = static_cast<uint32_t>(rng() % 3 == 0 ? s : rng());
+    h.metadata_index = static_cast<uint32_t>(rng() % 4);
+    h.protection_key = rng() % 2 ? key ^ (1 + rng() % 1000) : rng();  // never the right key
+    h.offset = rng() % 3 == 0 ? rng() % 4096 : rng();
+    h.length = static_cast<uint32_t>(rng() % 4 == 0 ? rng() : rng() % 448);
+    h.delta = static_cast<uint32_t>(rng());
+    h.metadata_length = static_cast<uint32_t>(rng() % 5 == 0 ? rng() : rng() % 64);
+    h.flags = static_cast<uint32_t>(rng() % 2 ? rng() : rng() % 8);
+    h.fast_word = rng();
+    iovec piece{junk.data(), std::min<size_t>(junk.size(), 448 - std::min<uint32_t>(h.metadata_length, 448))};
+    if (j[0].push_packet(1, h, &piece, 1)) ++pushed;
+    (void)j[1].poll_inbound();
+  }
+  // A forged buffer number in the ready FIFO.
+  ASSERT_TRUE(j[0].view(1).rx_ready->push(1u << 30));
+  (void)j[1].poll_inbound();
+  EXPECT_GT(pushed, 1000u);
+  EXPECT_TRUE(a.untouched());
+  notification n;
+  EXPECT_FALSE(j[1].receive(0, n));
+  const arrival_counters& c = j[1].counters();
+  EXPECT_GE(c.malformed.load() + c.key_rejections.load() + c.bounds_rejections.load() +
+                c.revoked_rejections.load() + c.mode_rejections.load(),
+            pushed);
+  EXPECT_EQ(c.packets.load(), 0u);
+}
+
+}  // namespace
+}  // namespace hpam::test

@@ -203,6 +203,10 @@ uint32_t card::poll_inbound(uint32_t budget) {
   uint64_t buffer;
   while (done < budget && v.rx_ready->pop(buffer)) {
     ++done;
+    if (buffer >= cfg_.rx_packets) {  // a forged buffer number: not ours to touch or free
+      count(v.header->counters.malformed);
+      continue;
+    }
     count(v.header->counters.fallback_packets);
     if (!serve_packet(static_cast<uint32_t>(buffer))) {
       deferred_.push_back(static_cast<uint32_t>(buffer));  // capacity reserved at setup

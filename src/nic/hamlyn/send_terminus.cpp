@@ -170,6 +170,7 @@ bool card::push_packet(int proc, const packet_header& h, const iovec* pieces, in
   if (!v.attached || sizeof(packet_header) + total > v.header->packet_size) return false;
   uint64_t buffer;
   if (!v.rx_free->pop(buffer)) return false;
+  if (buffer >= v.header->rx_packets) return false;  // a damaged FIFO: never write outside the pool
   std::byte* p = v.rx_buffer(buffer);
   std::memcpy(p, &h, sizeof h);
   uint64_t at = sizeof h;
