@@ -67,11 +67,12 @@ demo() {
 # The closing line sums the GoogleTest cases and the script tests of all logs.
 summarize() {
   local passed=0 failed=0 n
+  set +o pipefail
   for log in $(find "$build/tests" -name '*.log'); do
     if grep -q '^\[==========\]' "$log"; then
-      n=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+      n=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}' || true)
       passed=$((passed + n))
-      n=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+      n=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}' || true)
       failed=$((failed + n))
       # a gtest binary that crashed or timed out reports no totals
       grep -qE '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$log" || failed=$((failed + 1))

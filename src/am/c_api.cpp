@@ -99,6 +99,8 @@ int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
     const auto ecfg = hpam::am::from_c_config(*cfg);
     if (nic == "medusa")
       ep->impl = hpam::am::create_medusa_endpoint(ecfg, &ep->ops, ep);
+    else if (nic == "hamlyn")
+      ep->impl = hpam::am::create_hamlyn_endpoint(ecfg, &ep->ops, ep);
     else
       throw std::invalid_argument("hpam: invalid nic = \"" + nic + "\": valid values are medusa, hamlyn");
   } catch (const std::invalid_argument& e) {

@@ -42,6 +42,7 @@ struct c_ops {
 // Builds an endpoint for cfg.card's NIC; throws like the endpoint does.
 // Defined once per card type (endpoint_<card>.cpp).
 void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
+void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
 
 int to_c_error(status s);
 endpoint_config from_c_config(const hpam_config_t& c);

@@ -5,4 +5,4 @@ src_libhpam_core_la_SOURCES += \
   src/am/config.hpp src/am/config.cpp \
   src/am/endpoint.hpp src/am/endpoint_send.hpp src/am/endpoint_receive.hpp \
   src/am/c_api.hpp src/am/c_ops.hpp src/am/c_api.cpp \
-  src/am/endpoint_medusa.cpp
+  src/am/endpoint_medusa.cpp src/am/endpoint_hamlyn.cpp

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "am/endpoint.hpp"
+#include "nic/hamlyn/hamlyn_am_card.hpp"
 #include "nic/medusa/medusa_card.hpp"
 #include "../common/test_util.hpp"
 
 namespace hpam::test {
 
-using card_types = ::testing::Types<nic::medusa_card>;
+using card_types = ::testing::Types<nic::medusa_card, nic::hamlyn_am_card>;
 
 struct job_options {
   int nprocs = 2;

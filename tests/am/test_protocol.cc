@@ -94,7 +94,8 @@ class protocol : public ::testing::Test {
     seen_.assign(o.nprocs, observed{});
     for (int p = 0; p < o.nprocs; ++p) handlers<Card>::install((*job_)[p], seen_[p]);
   }
-  // Pumps until no request of p is outstanding to any peer.
+  // Pumps until no request is outstanding anywhere; time moves 100 us per
+  // round so that lost packets are retransmitted.
   bool settle(int rounds = 100000) {
     for (int r = 0; r < rounds; ++r) {
       bool idle = true;
@@ -102,6 +103,7 @@ class protocol : public ::testing::Test {
         for (int q = 0; q < job_->size(); ++q)
           if (p != q && (*job_)[p].request_outstanding(q)) idle = false;
       if (idle) return true;
+      job_->time().advance(100'000);
       job_->pump();
     }
     return false;

@@ -132,6 +132,10 @@ TEST_P(protocol_fork, exactly_once_and_byte_exact_medusa) {
   run_exchange<nic::medusa_card>(GetParam().faults);
 }
 
+TEST_P(protocol_fork, exactly_once_and_byte_exact_hamlyn) {
+  run_exchange<nic::hamlyn_am_card>(GetParam().faults);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     faults, protocol_fork,
     ::testing::Values(fault_case{"none", make(0, 0, 0, 0, 0)},
@@ -145,7 +149,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 // D = 1: every second request stalls until the reply to the first arrives,
 // serving the network meanwhile; nothing is lost.
-TEST(protocol_fork_stall, depth_one_stalls_and_recovers) {
+template <class Card>
+class protocol_fork_typed : public ::testing::Test {};
+TYPED_TEST_SUITE(protocol_fork_typed, card_types);
+
+TYPED_TEST(protocol_fork_typed, depth_one_stalls_and_recovers) {
   const std::string job = unique_job("stall");
   auto proc = [&](int me) {
     am::endpoint_config c;
@@ -154,10 +162,10 @@ TEST(protocol_fork_stall, depth_one_stalls_and_recovers) {
     c.card.my_proc = me;
     c.depth = 1;
     c.timeout_ns = 500'000;
-    am::endpoint<nic::medusa_card> e(c);
+    am::endpoint<TypeParam> e(c);
     e.connect_all();
     proc_state s;
-    (void)e.register_handler4(h_add, on_add<nic::medusa_card>, &s);
+    (void)e.register_handler4(h_add, on_add<TypeParam>, &s);
     (void)e.register_handler4(h_result, on_result, &s);
     const uint64_t w[4] = {1, 0, 0, 0};
     for (int i = 0; i < 500; ++i)
@@ -174,16 +182,19 @@ TEST(protocol_fork_stall, depth_one_stalls_and_recovers) {
 
 // The peer attaches and dies: the give-up error names it, within the
 // configured give-up time (plus one timeout walk).
-TEST(protocol_fork_give_up, dead_peer_reported_by_name) {
+TYPED_TEST(protocol_fork_typed, dead_peer_reported_by_name) {
   const std::string job = unique_job("dead");
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
   pid_t child = fork_child([&] {
     am::endpoint_config c;
     c.card.job = job;
     c.card.nprocs = 2;
     c.card.my_proc = 1;
-    am::endpoint<nic::medusa_card> e(c);
+    am::endpoint<TypeParam> e(c);
     e.connect_all();
-    return 0;  // exits without serving the network
+    char byte;
+    return read(go[0], &byte, 1) == 1 ? 0 : 1;  // then exits without serving the network
   });
   am::endpoint_config c;
   c.card.job = job;
@@ -191,9 +202,12 @@ TEST(protocol_fork_give_up, dead_peer_reported_by_name) {
   c.card.my_proc = 0;
   c.timeout_ns = 1'000'000;
   c.give_up_ns = 200'000'000;
-  am::endpoint<nic::medusa_card> e(c);
+  am::endpoint<TypeParam> e(c);
   e.connect_all();
+  ASSERT_EQ(write(go[1], "x", 1), 1);
   ASSERT_EQ(reap(child), 0);
+  close(go[0]);
+  close(go[1]);
   proc_state s;
   (void)e.register_handler4(h_result, on_result, &s);
   const uint64_t w[4] = {};

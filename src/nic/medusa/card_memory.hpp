@@ -1,0 +1,125 @@
+// The layout of one emulated Medusa card's memory (HPAM 5.1, Figure 2) in a
+// shared segment: a card_header, the four FIFOs of <block, length> entries
+// (TX_READY, TX_FREE, RX_FREE, RX_READY), then the VRAM, an array of
+// fixed-size blocks each holding one packet.
+//
+//   VRAM blocks [0, tx_blocks)                     outbound, processor-owned
+//   VRAM blocks [tx_blocks, tx_blocks + rx_blocks) inbound, start on RX_FREE
+//
+// Everything in it is offsets and block numbers, never pointers, so every
+// process can map it at its own address.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "sys/ring.hpp"
+
+namespace hpam::nic::medusa {
+
+constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
+constexpr uint32_t card_version = 1;
+constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
+
+// Block sizes accepted at setup (power of two).
+constexpr uint32_t min_block_size = 64;
+constexpr uint32_t max_block_size = 1u << 20;
+// Blocks per card, both kinds together (bounds the segment size).
+constexpr uint64_t max_blocks = 1u << 20;
+
+// ---- FIFO entries: <block number, length> in one 64-bit word ------------
+
+constexpr uint64_t encode_entry(uint32_t block, uint32_t length) noexcept {
+  return (static_cast<uint64_t>(block) << 32) | length;
+}
+constexpr uint32_t entry_block(uint64_t entry) noexcept { return static_cast<uint32_t>(entry >> 32); }
+constexpr uint32_t entry_length(uint64_t entry) noexcept { return static_cast<uint32_t>(entry); }
+
+static_assert(entry_block(encode_entry(0xfffffffeu, 8192)) == 0xfffffffeu);
+static_assert(entry_length(encode_entry(0xfffffffeu, 8192)) == 8192);
+static_assert(entry_length(encode_entry(7, 0xffffffffu)) == 0xffffffffu);
+
+// ---- The card header: first bytes of the card memory -------------------
+
+struct card_header {
+  uint64_t magic;              // card_magic once the card is initialised
+  uint32_t version;            // card_version of the creator's layout
+  uint32_t header_size;        // sizeof(card_header)
+  uint64_t size;               // bytes from this header to the end of the VRAM
+  uint32_t block_size;         // bytes per VRAM block (largest packet)
+  uint32_t tx_blocks;          // outbound blocks, numbered [0, tx_blocks)
+  uint32_t rx_blocks;          // inbound blocks, numbered [tx_blocks, tx_blocks + rx_blocks)
+  uint32_t tx_fifo_capacity;   // entries in TX_READY and TX_FREE (power of two >= tx_blocks)
+  uint32_t rx_fifo_capacity;   // entries in RX_FREE and RX_READY (power of two >= rx_blocks)
+  int32_t owner_proc;          // the process whose card this is
+  int32_t nprocs;              // processes in the job
+  uint32_t flags;              // card_flag_*
+  uint64_t tx_ready_offset;    // spsc_fifo TX_READY, bytes from this header
+  uint64_t tx_free_offset;     // spsc_fifo TX_FREE
+  uint64_t rx_free_offset;     // mpmc_fifo RX_FREE
+  uint64_t rx_ready_offset;    // mpmc_fifo RX_READY
+  uint64_t vram_offset;        // block 0 of the VRAM (64-byte aligned)
+  // Written by other processes' card engines (senders), on its own line.
+  alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
+  std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
+  std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
+  uint64_t reserved[5];                              // zero
+};
+static_assert(std::is_standard_layout_v<card_header>);
+static_assert(sizeof(card_header) == 192);
+static_assert(offsetof(card_header, block_size) == 24);
+static_assert(offsetof(card_header, tx_ready_offset) == 56);
+static_assert(offsetof(card_header, vram_offset) == 88);
+static_assert(offsetof(card_header, overflow_drops) == 128);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// ---- Where each region lives, computed from the counts ------------------
+
+struct card_layout {
+  uint64_t tx_fifo_capacity;
+  uint64_t rx_fifo_capacity;
+  uint64_t tx_ready_offset;
+  uint64_t tx_free_offset;
+  uint64_t rx_free_offset;
+  uint64_t rx_ready_offset;
+  uint64_t vram_offset;
+  uint64_t size;  // total bytes of card memory
+};
+
+constexpr uint64_t align_up(uint64_t n, uint64_t a) noexcept { return (n + a - 1) / a * a; }
+
+constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
+  uint64_t c = 1;
+  while (c < blocks) c <<= 1;
+  return c;
+}
+
+constexpr uint64_t spsc_bytes(uint64_t capacity) noexcept {
+  return sizeof(sys::spsc_fifo) + capacity * sizeof(uint64_t);
+}
+constexpr uint64_t mpmc_bytes(uint64_t capacity) noexcept {
+  return sizeof(sys::mpmc_fifo) + capacity * 2 * sizeof(uint64_t);  // sequence + value per cell
+}
+
+constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
+                                     uint32_t rx_blocks) noexcept {
+  card_layout l{};
+  l.tx_fifo_capacity = fifo_capacity_for(tx_blocks);
+  l.rx_fifo_capacity = fifo_capacity_for(rx_blocks);
+  l.tx_ready_offset = align_up(sizeof(card_header), 64);
+  l.tx_free_offset = align_up(l.tx_ready_offset + spsc_bytes(l.tx_fifo_capacity), 64);
+  l.rx_free_offset = align_up(l.tx_free_offset + spsc_bytes(l.tx_fifo_capacity), 64);
+  l.rx_ready_offset = align_up(l.rx_free_offset + mpmc_bytes(l.rx_fifo_capacity), 64);
+  l.vram_offset = align_up(l.rx_ready_offset + mpmc_bytes(l.rx_fifo_capacity), 64);
+  l.size = l.vram_offset + (static_cast<uint64_t>(tx_blocks) + rx_blocks) * block_size;
+  return l;
+}
+
+static_assert(compute_layout(8192, 4, 4).vram_offset % 64 == 0);
+static_assert(compute_layout(8192, 3, 5).rx_fifo_capacity == 8);
+static_assert(compute_layout(8192, 0, 0).tx_fifo_capacity == 1);
+static_assert(compute_layout(64, 1, 1).size == compute_layout(64, 1, 1).vram_offset + 128);
+
+}  // namespace hpam::nic::medusa

@@ -1,0 +1,269 @@
+// The emulated Medusa FDDI card (HPAM 5.1): card memory in a shared segment
+// (card_memory.hpp), four FIFOs of <block, length> entries controlling block
+// ownership, and a card engine that runs synchronously in the sender's
+// process: it moves each launched packet over the wire (wire.hpp) into a
+// block popped from the destination card's RX_FREE and pushes it on the
+// destination's RX_READY. Provides the card interface of nic/card.hpp.
+//
+// Hot path (launch, receive, release, service): inline, no allocation,
+// system call, lock, exception or logging. Bad entries and packets are
+// rejected and counted in malformed(), never trusted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "nic/card.hpp"
+#include "nic/medusa/card_memory.hpp"
+#include "nic/wire/wire.hpp"
+#include "sys/crc32c.hpp"
+#include "sys/ring.hpp"
+#include "sys/shared_segment.hpp"
+
+namespace hpam::nic {
+
+class medusa_card {
+ public:
+  // rx_packet::block of an entry whose block number was out of range.
+  static constexpr uint32_t no_block = 0xffffffffu;
+
+  // Creates this process's card (throws std::invalid_argument on a bad setup,
+  // std::runtime_error / std::system_error if the segment cannot be made).
+  explicit medusa_card(const card_setup& setup);
+  ~medusa_card();
+  medusa_card(const medusa_card&) = delete;
+  medusa_card& operator=(const medusa_card&) = delete;
+
+  // Maps proc's card, waiting up to attach_timeout_ms; throws a
+  // std::runtime_error naming the peer on timeout or an incompatible card.
+  void attach_peer(int proc);
+  bool attached(int proc) const noexcept {
+    return proc >= 0 && proc < nprocs_ && peers_[proc].vram != nullptr;
+  }
+
+  int my_proc() const noexcept { return my_proc_; }
+  int nprocs() const noexcept { return nprocs_; }
+  uint32_t block_size() const noexcept { return block_size_; }
+  uint32_t tx_blocks() const noexcept { return tx_blocks_; }
+  uint32_t rx_blocks() const noexcept { return rx_blocks_; }
+
+  // Setup: takes a block from TX_FREE for a descriptor to own for the run.
+  bool claim_tx_block(uint32_t& b);
+  std::byte* tx_block(uint32_t b) noexcept { return vram_ + static_cast<size_t>(b) * block_size_; }
+
+  // Sends the packet built in block b (bytes after the wire header) to dest.
+  // The card fills the wire header, pushes <b, len> on TX_READY, the engine
+  // transmits it and returns b on TX_FREE, which is drained here: when launch
+  // returns, b belongs to the processor again.
+  void launch(int dest, uint32_t b, uint32_t len) noexcept;
+
+  // Pops RX_READY. crc_ok is false when the CRC failed or the entry/header was
+  // malformed; then the packet must not be processed, only released.
+  bool receive(rx_packet& p) noexcept;
+  // Gives the block back to the card (push on RX_FREE).
+  void release(const rx_packet& p) noexcept;
+  // Delivers packets the wire held back whose time has come.
+  void service() noexcept {
+    engine_sink sink{*this};
+    wire_.service(sink);
+  }
+  // Delivers every held packet now (tests, shutdown).
+  void flush_wire() noexcept {
+    engine_sink sink{*this};
+    wire_.flush(sink);
+  }
+
+  // Finalize handshake: my processor has finished; has proc's? Is it alive?
+  void announce_done() noexcept { header_->processor_done.store(1, std::memory_order_release); }
+  bool peer_done(int proc) const noexcept {
+    return attached(proc) && peers_[proc].header->processor_done.load(std::memory_order_acquire) != 0;
+  }
+  bool peer_alive(int proc) const noexcept;
+
+  // What the wire did to packets this card sent.
+  const wire_counters& wire_stats() const noexcept { return wire_.counters(); }
+  // Packets dropped at this card because its RX_FREE was empty.
+  uint64_t overflow_drops() const noexcept {
+    return header_->overflow_drops.load(std::memory_order_relaxed);
+  }
+  // Entries and packets this card rejected (bad block/length in a FIFO entry,
+  // bad launch arguments, a wire header naming another destination).
+  uint64_t malformed() const noexcept { return malformed_; }
+  // Received packets whose CRC did not match.
+  uint64_t crc_failures() const noexcept { return crc_failures_; }
+  // Packets held back on the wire right now.
+  uint32_t held_on_wire() const noexcept { return wire_.held(); }
+
+  // Test access to the card memory (forging entries, inspecting FIFOs).
+  medusa::card_header& header() noexcept { return *header_; }
+  sys::mpmc_fifo& rx_ready_fifo() noexcept { return *rx_ready_; }
+  sys::mpmc_fifo& rx_free_fifo() noexcept { return *rx_free_; }
+  sys::spsc_fifo& tx_free_fifo() noexcept { return *tx_free_; }
+
+ private:
+  // This process's view of a card it sends to (its own included).
+  struct peer_view {
+    sys::shared_segment segment;              // the mapping (empty for my own card)
+    medusa::card_header* header = nullptr;    // the peer's card header
+    sys::mpmc_fifo* rx_free = nullptr;        // its RX_FREE
+    sys::mpmc_fifo* rx_ready = nullptr;       // its RX_READY
+    std::byte* vram = nullptr;                // its block 0; null until attached
+    uint32_t first_rx_block = 0;              // its tx_blocks, checked at attach
+    uint32_t rx_blocks = 0;                   // its rx_blocks, checked at attach
+  };
+
+  // Where the wire delivers: the card engine's receive side.
+  struct engine_sink {
+    medusa_card& card;
+    void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
+      card.deliver(dest, packet, length);
+    }
+  };
+
+  void init_memory();
+  void view_card(peer_view& v, std::byte* base) noexcept;
+  void run_tx_engine() noexcept;
+  void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
+  bool packet_ok(const std::byte* data, uint32_t length) noexcept;
+  [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
+  [[gnu::cold, gnu::noinline]] void reconcile_tx_free(uint32_t b, uint32_t first) noexcept;
+
+  int my_proc_;
+  int nprocs_;
+  uint32_t block_size_;
+  uint32_t tx_blocks_;
+  uint32_t rx_blocks_;
+  bool crc_;
+  uint64_t attach_timeout_ms_;
+  std::string job_;
+  sys::shared_segment segment_;
+  medusa::card_header* header_ = nullptr;
+  sys::spsc_fifo* tx_ready_ = nullptr;
+  sys::spsc_fifo* tx_free_ = nullptr;
+  sys::mpmc_fifo* rx_free_ = nullptr;
+  sys::mpmc_fifo* rx_ready_ = nullptr;
+  std::byte* vram_ = nullptr;
+  std::vector<peer_view> peers_;              // indexed by process, sized at setup
+  std::vector<uint32_t> spare_tx_;            // unclaimed tx blocks taken off TX_FREE
+  std::unique_ptr<std::byte[]> null_packet_;  // zeroed; data of a rejected entry
+  wire wire_;
+  uint64_t malformed_ = 0;
+  uint64_t crc_failures_ = 0;
+};
+
+// ---- hot path ------------------------------------------------------------
+
+inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
+  if (__builtin_expect(b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
+                           static_cast<unsigned>(dest) >= static_cast<unsigned>(nprocs_),
+                       0)) {
+    ++malformed_;
+    return;
+  }
+  std::byte* pkt = tx_block(b);
+  const wire_header h{0, len, static_cast<uint16_t>(my_proc_), static_cast<uint16_t>(dest), 0};
+  std::memcpy(pkt, &h, sizeof h);
+  if (crc_) {
+    constexpr size_t from = offsetof(wire_header, length);
+    const uint32_t crc = sys::crc32c(pkt + from, len - from);
+    std::memcpy(pkt + offsetof(wire_header, crc), &crc, sizeof crc);
+  }
+  // Always room: TX_READY holds every tx block and is emptied below.
+  (void)tx_ready_->push(medusa::encode_entry(b, len));
+  run_tx_engine();
+  // "Service": the processor takes the transmitted block back from TX_FREE.
+  uint64_t done;
+  const bool got = tx_free_->pop(done);
+  if (__builtin_expect(!got || medusa::entry_block(done) != b, 0))
+    reconcile_tx_free(b, got ? medusa::entry_block(done) : no_block);
+}
+
+inline void medusa_card::run_tx_engine() noexcept {
+  engine_sink sink{*this};
+  uint64_t e;
+  while (tx_ready_->pop(e)) {
+    const uint32_t b = medusa::entry_block(e);
+    const uint32_t len = medusa::entry_length(e);
+    if (b < tx_blocks_ && len >= wire_header_size && len <= block_size_) {
+      const std::byte* pkt = tx_block(b);
+      uint16_t dst;
+      std::memcpy(&dst, pkt + offsetof(wire_header, dst), sizeof dst);
+      // The card reads the destination address from the packet, like the FDDI header.
+      if (dst < nprocs_ && peers_[dst].vram != nullptr)
+        wire_.transmit(sink, dst, pkt, len);
+      else
+        ++malformed_;
+    } else {
+      ++malformed_;
+    }
+    // Transmitted: the VRAM is unchanged, the block goes to TX_FREE.
+    (void)tx_free_->push(medusa::encode_entry(b, len));
+  }
+}
+
+inline void medusa_card::deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
+  peer_view& p = peers_[dest];
+  uint64_t e;
+  if (__builtin_expect(!p.rx_free->pop(e), 0)) {
+    p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const uint32_t blk = medusa::entry_block(e);
+  if (__builtin_expect(blk - p.first_rx_block >= p.rx_blocks, 0)) {
+    p.header->bad_rx_free.fetch_add(1, std::memory_order_relaxed);
+    ++malformed_;
+    return;
+  }
+  std::memcpy(p.vram + static_cast<size_t>(blk) * block_size_, packet, length);
+  // Publish: the packet bytes are visible before the receiver sees the entry.
+  if (__builtin_expect(!p.rx_ready->push(medusa::encode_entry(blk, length)), 0)) {
+    // Only a forged or doubled RX_FREE entry can overfill RX_READY.
+    p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
+    (void)p.rx_free->push(medusa::encode_entry(blk, block_size_));
+  }
+}
+
+inline bool medusa_card::receive(rx_packet& p) noexcept {
+  uint64_t e;
+  if (!rx_ready_->pop(e)) return false;
+  const uint32_t b = medusa::entry_block(e);
+  const uint32_t len = medusa::entry_length(e);
+  if (__builtin_expect(b - tx_blocks_ >= rx_blocks_ || len < wire_header_size || len > block_size_,
+                       0)) {
+    reject_entry(p, b);
+    return true;
+  }
+  p.block = b;
+  p.length = len;
+  p.data = vram_ + static_cast<size_t>(b) * block_size_;
+  p.crc_ok = packet_ok(p.data, len);
+  return true;
+}
+
+inline bool medusa_card::packet_ok(const std::byte* data, uint32_t length) noexcept {
+  wire_header h;
+  std::memcpy(&h, data, sizeof h);
+  if (crc_) {
+    constexpr size_t from = offsetof(wire_header, length);
+    if (__builtin_expect(sys::crc32c(data + from, length - from) != h.crc, 0)) {
+      ++crc_failures_;
+      return false;
+    }
+  }
+  if (__builtin_expect(h.length != length || h.dst != my_proc_ || h.src >= nprocs_, 0)) {
+    ++malformed_;
+    return false;
+  }
+  return true;
+}
+
+inline void medusa_card::release(const rx_packet& p) noexcept {
+  // Only blocks of my inbound range go back; a rejected entry's no_block is dropped.
+  if (__builtin_expect(p.block - tx_blocks_ < rx_blocks_, 1))
+    (void)rx_free_->push(medusa::encode_entry(p.block, block_size_));
+}
+
+}  // namespace hpam::nic

@@ -1,0 +1,73 @@
+// Helpers shared by the Medusa card tests: unique job names, setups, and
+// packets whose payload is a function of a sequence number so every received
+// byte can be checked.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "nic/card.hpp"
+#include "nic/medusa/medusa_card.hpp"
+
+namespace hpam::nic::test {
+
+// A job id no other test (or concurrent test run) uses.
+inline std::string unique_job(const char* tag) {
+  static std::atomic<int> n{0};
+  return std::string("t") + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(n++);
+}
+
+inline card_setup make_setup(const std::string& job, int nprocs, int proc, uint32_t tx_blocks,
+                             uint32_t rx_blocks, uint32_t block_size = 1024) {
+  card_setup s;
+  s.job = job;
+  s.nprocs = nprocs;
+  s.my_proc = proc;
+  s.block_size = block_size;
+  s.tx_blocks = tx_blocks;
+  s.rx_blocks = rx_blocks;
+  s.attach_timeout_ms = 10'000;
+  return s;
+}
+
+constexpr uint32_t payload_offset = wire_header_size + sizeof(uint64_t);
+
+// Packet length for sequence number `seq`: covers every length from the
+// smallest (header + seq) to a full block.
+inline uint32_t length_for(uint64_t seq, uint32_t block_size) {
+  return payload_offset + static_cast<uint32_t>((seq * 37) % (block_size - payload_offset + 1));
+}
+
+inline std::byte pattern(uint64_t seq, uint32_t i) {
+  return static_cast<std::byte>((seq * 131 + i * 7 + (i >> 8)) & 0xff);
+}
+
+// Writes the packet for `seq` into `pkt` (after the wire header); returns its length.
+inline uint32_t build_packet(std::byte* pkt, uint64_t seq, uint32_t block_size) {
+  const uint32_t len = length_for(seq, block_size);
+  std::memcpy(pkt + wire_header_size, &seq, sizeof seq);
+  for (uint32_t i = payload_offset; i < len; ++i) pkt[i] = pattern(seq, i);
+  return len;
+}
+
+// Checks a received packet against the one built for its sequence number;
+// returns the sequence number, or UINT64_MAX if anything differs.
+inline uint64_t check_packet(const rx_packet& p, int src, int dst, uint32_t block_size) {
+  if (p.length < payload_offset) return UINT64_MAX;
+  uint64_t seq;
+  std::memcpy(&seq, p.data + wire_header_size, sizeof seq);
+  if (p.length != length_for(seq, block_size)) return UINT64_MAX;
+  wire_header h;
+  std::memcpy(&h, p.data, sizeof h);
+  if (h.length != p.length || h.src != src || h.dst != dst || h.pad != 0) return UINT64_MAX;
+  for (uint32_t i = payload_offset; i < p.length; ++i)
+    if (p.data[i] != pattern(seq, i)) return UINT64_MAX;
+  return seq;
+}
+
+}  // namespace hpam::nic::test

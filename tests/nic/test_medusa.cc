@@ -1,0 +1,478 @@
+// The emulated Medusa card: FIFO entries, packet exchange between cards (in
+// one process and across fork), overflow drops, CRC, and rejection of forged
+// entries. Wire faults are in test_medusa_faults.cc.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "medusa_test_util.hpp"
+#include "nic/medusa/card_memory.hpp"
+#include "nic/medusa/medusa_card.hpp"
+
+namespace hpam::nic {
+namespace {
+
+using namespace test;
+using medusa::encode_entry;
+using medusa::entry_block;
+using medusa::entry_length;
+
+TEST(MedusaEntry, EncodeDecodeRoundTrip) {
+  const uint32_t values[] = {0, 1, 2, 63, 64, 4095, 8192, 65535, 65536, 0x7fffffffu,
+                             0x80000000u, 0xfffffffeu, 0xffffffffu};
+  for (uint32_t b : values)
+    for (uint32_t len : values) {
+      const uint64_t e = encode_entry(b, len);
+      EXPECT_EQ(entry_block(e), b);
+      EXPECT_EQ(entry_length(e), len);
+    }
+  EXPECT_NE(encode_entry(1, 0), encode_entry(0, 1));
+}
+
+TEST(MedusaLayout, RegionsAlignedAndDisjoint) {
+  for (uint32_t tx : {0u, 1u, 3u, 64u, 1000u})
+    for (uint32_t rx : {0u, 1u, 5u, 64u, 777u}) {
+      const auto l = medusa::compute_layout(8192, tx, rx);
+      EXPECT_GE(l.tx_fifo_capacity, tx);
+      EXPECT_GE(l.rx_fifo_capacity, rx);
+      EXPECT_TRUE(sys::ring_math::is_power_of_two(l.tx_fifo_capacity));
+      EXPECT_TRUE(sys::ring_math::is_power_of_two(l.rx_fifo_capacity));
+      EXPECT_GE(l.tx_ready_offset, sizeof(medusa::card_header));
+      EXPECT_GE(l.tx_free_offset, l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
+      EXPECT_GE(l.rx_free_offset, l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
+      EXPECT_GE(l.rx_ready_offset, l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
+      EXPECT_GE(l.vram_offset, l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
+      EXPECT_EQ(l.vram_offset % 64, 0u);
+      EXPECT_EQ(l.size, l.vram_offset + uint64_t{tx + rx} * 8192);
+    }
+}
+
+TEST(MedusaCard, BlocksStartOnTheirFifos) {
+  const std::string job = unique_job("start");
+  medusa_card c(make_setup(job, 1, 0, 5, 7));
+  EXPECT_EQ(c.rx_free_fifo().size(), 7u);
+  EXPECT_EQ(c.rx_ready_fifo().size(), 0u);
+  std::vector<bool> seen(5, false);
+  uint32_t b;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(c.claim_tx_block(b));
+    ASSERT_LT(b, 5u);
+    EXPECT_FALSE(seen[b]);
+    seen[b] = true;
+  }
+  EXPECT_FALSE(c.claim_tx_block(b));
+  EXPECT_EQ(c.header().magic, medusa::card_magic);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c.tx_block(0)) % 64, 0u);
+}
+
+TEST(MedusaCard, RejectsBadSetup) {
+  const std::string job = unique_job("badsetup");
+  EXPECT_THROW(medusa_card(make_setup(job, 2, 2, 1, 1)), std::invalid_argument);
+  EXPECT_THROW(medusa_card(make_setup(job, 1, 0, 1, 1, 1000)), std::invalid_argument);
+  EXPECT_THROW(medusa_card(make_setup(job, 1, 0, 1, 1, 32)), std::invalid_argument);
+  card_setup s = make_setup(job, 1, 0, 1, 1);
+  s.faults.drop = 1.5;
+  EXPECT_THROW(medusa_card{s}, std::invalid_argument);
+}
+
+// Two cards of one job in one process, attached to each other.
+struct card_pair {
+  explicit card_pair(const char* tag, uint32_t tx = 16, uint32_t rx = 64, uint32_t block = 1024,
+                     fault_config faults = {}, const sys::clock* clk = nullptr) {
+    const std::string job = unique_job(tag);
+    card_setup s0 = make_setup(job, 2, 0, tx, rx, block);
+    card_setup s1 = make_setup(job, 2, 1, tx, rx, block);
+    s0.faults = faults;
+    s0.clock = clk;
+    a = std::make_unique<medusa_card>(s0);
+    b = std::make_unique<medusa_card>(s1);
+    a->attach_peer(1);
+    b->attach_peer(0);
+  }
+  std::unique_ptr<medusa_card> a, b;
+};
+
+TEST(MedusaCard, TwoCardsExchangeByteExact) {
+  card_pair p("xchg");
+  uint32_t ta, tb;
+  ASSERT_TRUE(p.a->claim_tx_block(ta));
+  ASSERT_TRUE(p.b->claim_tx_block(tb));
+  const uint32_t bs = p.a->block_size();
+  for (uint64_t seq = 0; seq < 3000; ++seq) {
+    // A -> B: the same block is rewritten and relaunched each time.
+    const uint32_t len = build_packet(p.a->tx_block(ta), seq, bs);
+    p.a->launch(1, ta, len);
+    rx_packet r{};
+    ASSERT_TRUE(p.b->receive(r));
+    ASSERT_TRUE(r.crc_ok);
+    ASSERT_EQ(check_packet(r, 0, 1, bs), seq);
+    ASSERT_GE(r.block, p.b->tx_blocks());
+    // B -> A echoes a different sequence.
+    const uint32_t len2 = build_packet(p.b->tx_block(tb), seq + 100000, bs);
+    p.b->release(r);
+    p.b->launch(0, tb, len2);
+    ASSERT_TRUE(p.a->receive(r));
+    ASSERT_TRUE(r.crc_ok);
+    ASSERT_EQ(check_packet(r, 1, 0, bs), seq + 100000);
+    p.a->release(r);
+    ASSERT_FALSE(p.a->receive(r));
+  }
+  EXPECT_EQ(p.a->wire_stats().sent, 3000u);
+  EXPECT_EQ(p.b->wire_stats().sent, 3000u);
+  EXPECT_EQ(p.a->overflow_drops() + p.b->overflow_drops(), 0u);
+  EXPECT_EQ(p.a->malformed() + p.b->malformed(), 0u);
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 64u);
+}
+
+TEST(MedusaCard, LoopbackToMyself) {
+  medusa_card c(make_setup(unique_job("loop"), 3, 2, 2, 4));
+  uint32_t t;
+  ASSERT_TRUE(c.claim_tx_block(t));
+  const uint32_t len = build_packet(c.tx_block(t), 42, c.block_size());
+  c.launch(2, t, len);
+  rx_packet r{};
+  ASSERT_TRUE(c.receive(r));
+  EXPECT_TRUE(r.crc_ok);
+  EXPECT_EQ(check_packet(r, 2, 2, c.block_size()), 42u);
+  c.release(r);
+}
+
+TEST(MedusaCard, ManyOutstandingBlocksKeepTheirIdentity) {
+  card_pair p("many", 8, 64);
+  uint32_t blocks[8];
+  for (auto& b : blocks) ASSERT_TRUE(p.a->claim_tx_block(b));
+  const uint32_t bs = p.a->block_size();
+  for (uint64_t round = 0; round < 50; ++round) {
+    for (uint32_t i = 0; i < 8; ++i)
+      p.a->launch(1, blocks[i], build_packet(p.a->tx_block(blocks[i]), round * 8 + i, bs));
+    rx_packet r{};
+    for (uint32_t i = 0; i < 8; ++i) {
+      ASSERT_TRUE(p.b->receive(r));
+      ASSERT_TRUE(r.crc_ok);
+      EXPECT_EQ(check_packet(r, 0, 1, bs), round * 8 + i);
+      p.b->release(r);
+    }
+    // Launch never hands a descriptor's block to anyone else.
+    uint32_t extra;
+    EXPECT_FALSE(p.a->claim_tx_block(extra));
+  }
+}
+
+TEST(MedusaCard, PartialClaimThenLaunchKeepsUnclaimedBlocks) {
+  card_pair p("partial", 6, 8);
+  uint32_t mine;
+  ASSERT_TRUE(p.a->claim_tx_block(mine));
+  for (uint64_t seq = 0; seq < 5; ++seq) {
+    p.a->launch(1, mine, build_packet(p.a->tx_block(mine), seq, p.a->block_size()));
+    rx_packet r{};
+    ASSERT_TRUE(p.b->receive(r));
+    p.b->release(r);
+  }
+  std::vector<uint32_t> rest;
+  uint32_t b;
+  while (p.a->claim_tx_block(b)) rest.push_back(b);
+  ASSERT_EQ(rest.size(), 5u);
+  for (uint32_t x : rest) EXPECT_NE(x, mine);
+}
+
+TEST(MedusaCard, EmptyRxFreeDropsAndCounts) {
+  card_pair p("overflow", 4, 4);
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  const uint32_t bs = p.a->block_size();
+  for (uint64_t seq = 0; seq < 10; ++seq) p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, bs));
+  EXPECT_EQ(p.b->overflow_drops(), 6u);
+  EXPECT_EQ(p.a->overflow_drops(), 0u);
+  std::vector<rx_packet> got;
+  rx_packet r{};
+  while (p.b->receive(r)) {
+    EXPECT_TRUE(r.crc_ok);
+    EXPECT_EQ(check_packet(r, 0, 1, bs), got.size());  // the first four got through
+    got.push_back(r);
+  }
+  ASSERT_EQ(got.size(), 4u);
+  for (auto& g : got) p.b->release(g);
+  p.a->launch(1, t, build_packet(p.a->tx_block(t), 99, bs));
+  ASSERT_TRUE(p.b->receive(r));
+  EXPECT_EQ(check_packet(r, 0, 1, bs), 99u);
+  EXPECT_EQ(p.b->overflow_drops(), 6u);
+}
+
+TEST(MedusaCard, CrcDetectsAFlippedBit) {
+  card_pair p("crc");
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  const uint32_t bs = p.a->block_size();
+  const uint32_t len = build_packet(p.a->tx_block(t), 7, bs);
+  // Every single-bit flip, anywhere in the packet, is caught.
+  for (uint32_t bit = 0; bit < len * 8; bit += 13) {
+    p.a->launch(1, t, build_packet(p.a->tx_block(t), 7, bs));
+    rx_packet r{};
+    ASSERT_TRUE(p.b->receive(r));
+    ASSERT_TRUE(r.crc_ok);
+    auto* bytes = const_cast<std::byte*>(r.data);
+    bytes[bit / 8] ^= std::byte{static_cast<unsigned char>(1u << (bit % 8))};
+    // Re-deliver the damaged block through RX_READY as the card would.
+    ASSERT_TRUE(p.b->rx_ready_fifo().push(encode_entry(r.block, r.length)));
+    rx_packet bad{};
+    ASSERT_TRUE(p.b->receive(bad));
+    EXPECT_FALSE(bad.crc_ok) << "bit " << bit;
+    p.b->release(bad);
+  }
+  EXPECT_GT(p.b->crc_failures(), 0u);
+}
+
+TEST(MedusaCard, CrcOffStillChecksTheHeader) {
+  const std::string job = unique_job("nocrc");
+  card_setup s0 = make_setup(job, 2, 0, 2, 4), s1 = make_setup(job, 2, 1, 2, 4);
+  s0.crc = s1.crc = false;
+  medusa_card a(s0), b(s1);
+  a.attach_peer(1);
+  uint32_t t;
+  ASSERT_TRUE(a.claim_tx_block(t));
+  a.launch(1, t, build_packet(a.tx_block(t), 5, a.block_size()));
+  rx_packet r{};
+  ASSERT_TRUE(b.receive(r));
+  EXPECT_TRUE(r.crc_ok);
+  EXPECT_EQ(check_packet(r, 0, 1, b.block_size()), 5u);
+  wire_header h;
+  std::memcpy(&h, r.data, sizeof h);
+  EXPECT_EQ(h.crc, 0u);
+  // A header naming another destination is rejected even without CRC.
+  h.dst = 0;
+  std::memcpy(const_cast<std::byte*>(r.data), &h, sizeof h);
+  ASSERT_TRUE(b.rx_ready_fifo().push(encode_entry(r.block, r.length)));
+  rx_packet bad{};
+  ASSERT_TRUE(b.receive(bad));
+  EXPECT_FALSE(bad.crc_ok);
+  EXPECT_EQ(b.malformed(), 1u);
+  b.release(bad);
+}
+
+TEST(MedusaCard, ForgedRxReadyEntriesAreRejectedAndCounted) {
+  card_pair p("forged", 4, 8);
+  medusa_card& b = *p.b;
+  const uint32_t bs = b.block_size();
+  const uint32_t first_rx = b.tx_blocks();
+  struct forged {
+    uint32_t block, length;
+    bool real_block;
+  };
+  const forged cases[] = {
+      {first_rx, bs + 1, true},          // longer than a block
+      {first_rx + 1, 0xffffffffu, true}, // absurd length
+      {first_rx + 2, 3, true},           // shorter than the wire header
+      {0, 64, false},                    // a tx block, not an rx block
+      {first_rx + 8, 64, false},         // one past the last block
+      {0xffffffffu, 64, false},          // far out of range
+      {0xfffffffeu, 0, false},
+  };
+  uint64_t expect_malformed = 0;
+  for (const auto& f : cases) {
+    uint64_t taken = 0;
+    if (f.real_block) {  // make the block really ours, as a receiver would hold it
+      ASSERT_TRUE(b.rx_free_fifo().pop(taken));
+      ASSERT_EQ(entry_block(taken), f.block);
+    }
+    ASSERT_TRUE(b.rx_ready_fifo().push(encode_entry(f.block, f.length)));
+    rx_packet r{};
+    ASSERT_TRUE(b.receive(r));
+    ++expect_malformed;
+    EXPECT_FALSE(r.crc_ok);
+    EXPECT_EQ(r.length, 0u);
+    ASSERT_NE(r.data, nullptr);
+    EXPECT_EQ(b.malformed(), expect_malformed);
+    const uint64_t free_before = b.rx_free_fifo().size();
+    b.release(r);
+    EXPECT_EQ(b.rx_free_fifo().size(), free_before + (f.real_block ? 1 : 0));
+    if (!f.real_block) {
+      EXPECT_EQ(r.block, medusa_card::no_block);
+    }
+  }
+  // The card still works.
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  p.a->launch(1, t, build_packet(p.a->tx_block(t), 1, bs));
+  rx_packet r{};
+  ASSERT_TRUE(b.receive(r));
+  EXPECT_TRUE(r.crc_ok);
+  EXPECT_EQ(check_packet(r, 0, 1, bs), 1u);
+}
+
+TEST(MedusaCard, ForgedRxFreeEntryIsNotWrittenThrough) {
+  card_pair p("forgedfree", 4, 2);
+  medusa_card& b = *p.b;
+  uint64_t e;
+  while (b.rx_free_fifo().pop(e)) {
+  }
+  ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0, 1024)));          // b's tx block
+  ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0x7fffffff, 1024)));  // beyond its VRAM
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  p.a->launch(1, t, build_packet(p.a->tx_block(t), 1, b.block_size()));
+  p.a->launch(1, t, build_packet(p.a->tx_block(t), 2, b.block_size()));
+  EXPECT_EQ(b.header().bad_rx_free.load(), 2u);
+  EXPECT_EQ(p.a->malformed(), 2u);
+  rx_packet r{};
+  EXPECT_FALSE(b.receive(r));
+}
+
+TEST(MedusaCard, BadLaunchArgumentsAreRejected) {
+  card_pair p("badlaunch", 2, 4);
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  build_packet(p.a->tx_block(t), 1, p.a->block_size());
+  p.a->launch(1, 2, 100);                           // not a tx block
+  p.a->launch(1, t, wire_header_size - 1);          // shorter than the header
+  p.a->launch(1, t, p.a->block_size() + 1);         // longer than a block
+  p.a->launch(2, t, 100);                           // no such process
+  p.a->launch(-1, t, 100);
+  EXPECT_EQ(p.a->malformed(), 5u);
+  EXPECT_EQ(p.a->wire_stats().sent, 0u);
+  rx_packet r{};
+  EXPECT_FALSE(p.b->receive(r));
+  // Not attached yet: a three-process card sending to process 2.
+  medusa_card c(make_setup(unique_job("unattached"), 3, 0, 1, 1));
+  ASSERT_TRUE(c.claim_tx_block(t));
+  c.launch(2, t, build_packet(c.tx_block(t), 1, c.block_size()));
+  EXPECT_EQ(c.malformed(), 1u);
+  EXPECT_EQ(c.wire_stats().sent, 0u);
+}
+
+TEST(MedusaCard, AttachTimeoutNamesThePeer) {
+  card_setup s = make_setup(unique_job("timeout"), 2, 0, 1, 1);
+  s.attach_timeout_ms = 30;
+  medusa_card c(s);
+  try {
+    c.attach_peer(1);
+    FAIL() << "attach to a missing card succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("process 1"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(c.attached(1));
+  EXPECT_THROW(c.attach_peer(5), std::invalid_argument);
+}
+
+TEST(MedusaCard, IncompatiblePeerIsRefused) {
+  const std::string job = unique_job("incompat");
+  medusa_card a(make_setup(job, 2, 0, 1, 1, 1024));
+  medusa_card b(make_setup(job, 2, 1, 1, 1, 2048));
+  try {
+    a.attach_peer(1);
+    FAIL() << "attached a card with another block size";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("process 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("block size"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MedusaCard, SegmentNameIsRemovedOnDestruction) {
+  const std::string job = unique_job("unlink");
+  card_setup sb = make_setup(job, 2, 1, 1, 1);
+  sb.attach_timeout_ms = 30;
+  medusa_card b(sb);
+  { medusa_card a(make_setup(job, 2, 0, 1, 1)); }
+  EXPECT_THROW(b.attach_peer(0), std::runtime_error);  // the name went with the card
+  medusa_card again(make_setup(job, 2, 0, 1, 1));
+  b.attach_peer(0);
+  EXPECT_TRUE(b.attached(0));
+}
+
+// Kills and reaps a forked child if the test ends early.
+struct child_guard {
+  pid_t pid;
+  ~child_guard() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // Waits (bounded by the child's own alarm) and returns its wait status.
+  int wait() {
+    int st = 0;
+    if (waitpid(pid, &st, 0) == pid) pid = -1;
+    return st;
+  }
+};
+
+// Process 0 (parent) sends numbered packets with a bounded window; process 1
+// (child) checks each and echoes it back; the parent checks the echoes.
+int run_echo_child(const std::string& job, uint64_t count) {
+  alarm(60);
+  try {
+    medusa_card c(make_setup(job, 2, 1, 4, 64, 2048));
+    c.attach_peer(0);
+    uint32_t t;
+    if (!c.claim_tx_block(t)) return 2;
+    const uint32_t bs = c.block_size();
+    for (uint64_t n = 0; n < count;) {
+      rx_packet r{};
+      if (!c.receive(r)) continue;
+      if (!r.crc_ok || check_packet(r, 0, 1, bs) != n) return 3;
+      std::memcpy(c.tx_block(t) + wire_header_size, r.data + wire_header_size,
+                  r.length - wire_header_size);
+      const uint32_t len = r.length;
+      c.release(r);
+      c.launch(0, t, len);
+      ++n;
+    }
+    if (c.overflow_drops() != 0 || c.malformed() != 0) return 4;
+    // Stay until the parent has received everything (it unlinks its card first).
+    rx_packet r{};
+    while (!c.receive(r)) usleep(100);
+    return 0;
+  } catch (...) {
+    return 5;
+  }
+}
+
+TEST(MedusaCard, TwoProcessExchange) {
+  const std::string job = unique_job("fork");
+  constexpr uint64_t count = 20000;
+  constexpr uint64_t window = 32;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(run_echo_child(job, count));
+  child_guard guard{child};
+  bool ok = false;
+  {
+    medusa_card c(make_setup(job, 2, 0, window, 64, 2048));
+    c.attach_peer(1);
+    std::vector<uint32_t> blocks(window);
+    for (auto& b : blocks) ASSERT_TRUE(c.claim_tx_block(b));
+    const uint32_t bs = c.block_size();
+    uint64_t sent = 0, got = 0;
+    const uint64_t deadline = sys::clock::monotonic_ns() + 60'000'000'000ull;
+    while (got < count && sys::clock::monotonic_ns() < deadline) {
+      if (sent < count && sent - got < window) {
+        const uint32_t b = blocks[sent % window];
+        c.launch(1, b, build_packet(c.tx_block(b), sent, bs));
+        ++sent;
+      }
+      rx_packet r{};
+      if (c.receive(r)) {
+        ASSERT_TRUE(r.crc_ok);
+        ASSERT_EQ(check_packet(r, 1, 0, bs), got);
+        c.release(r);
+        ++got;
+      }
+    }
+    EXPECT_EQ(got, count);
+    EXPECT_EQ(c.overflow_drops(), 0u);
+    // Tell the child to finish.
+    c.launch(1, blocks[0], build_packet(c.tx_block(blocks[0]), count, bs));
+    ok = got == count;
+  }
+  const int st = guard.wait();
+  EXPECT_TRUE(WIFEXITED(st)) << "child killed by signal " << WTERMSIG(st);
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace hpam::nic
