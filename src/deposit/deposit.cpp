@@ -239,10 +239,11 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   if (r == route::packets) return start_get_packets(t, offset, dst, len, h);
   const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
   status done = status::ok;
-  if (r == route::local_pointer)
-    std::memcpy(dst, ptr, len);
-  else
+  if (r == route::local_pointer) {
+    if (len) std::memcpy(dst, ptr, len);
+  } else {
     done = nic::hamlyn::cross_memory_read(v.pid, dst, len, address);
+  }
   card_.unresolve(v, t.slot);
   if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);  // refused after all
   if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "hamlyn_fixture.hpp"
@@ -419,6 +420,153 @@ TEST(hamlyn_card, gather_list_and_direct_io_deliver_the_same_bytes) {
   EXPECT_EQ(std::memcmp(a.memory, data.data(), 3000), 0);
   notification n;
   EXPECT_TRUE(j[1].receive(0, n));
+  EXPECT_TRUE(a.guards_intact());
+}
+
+}  // namespace
+}  // namespace hpam::test
+
+namespace hpam::test {
+namespace {
+
+using namespace nic::hamlyn;
+
+// Random and forged packets through the inbound FIFO: every one refused and
+// counted, no byte outside what a valid ticket allows, no crash.
+TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.cross_memory = false;
+    c.packet_size = 512;
+  });
+  guarded_area a(j[1], 2048);
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.metadata_count = 2;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  const uint64_t key = j[1].slot_at(s).protection_key.load();
+  std::mt19937_64 rng(7);
+  std::vector<std::byte> junk(448);
+  uint64_t pushed = 0;
+  for (int i = 0; i < 2000; ++i) {
+    packet_header h{};
+    h.destination = 1;
+    h.source = static_cast<uint32_t>(rng() % 4);
+    h.slot = static_cast<uint32_t>(rng() % 3 == 0 ? s : rng());
+    h.metadata_index = static_cast<uint32_t>(rng() % 4);
+    h.protection_key = rng() % 2 ? key ^ (1 + rng() % 1000) : rng();  // never the right key
+    h.offset = rng() % 3 == 0 ? rng() % 4096 : rng();
+    h.length = static_cast<uint32_t>(rng() % 4 == 0 ? rng() : rng() % 448);
+    h.delta = static_cast<uint32_t>(rng());
+    h.metadata_length = static_cast<uint32_t>(rng() % 5 == 0 ? rng() : rng() % 64);
+    h.flags = static_cast<uint32_t>(rng() % 2 ? rng() : rng() % 8);
+    h.fast_word = rng();
+    iovec piece{junk.data(), std::min<size_t>(junk.size(), 448 - std::min<uint32_t>(h.metadata_length, 448))};
+    if (j[0].push_packet(1, h, &piece, 1)) ++pushed;
+    (void)j[1].poll_inbound();
+  }
+  // A forged buffer number in the ready FIFO.
+  ASSERT_TRUE(j[0].view(1).rx_ready->push(1u << 30));
+  (void)j[1].poll_inbound();
+  EXPECT_GT(pushed, 1000u);
+  EXPECT_TRUE(a.untouched());
+  notification n;
+  EXPECT_FALSE(j[1].receive(0, n));
+  const arrival_counters& c = j[1].counters();
+  EXPECT_GE(c.malformed.load() + c.key_rejections.load() + c.bounds_rejections.load() +
+                c.revoked_rejections.load() + c.mode_rejections.load(),
+            pushed);
+  EXPECT_EQ(c.packets.load(), 0u);
+}
+
+}  // namespace
+}  // namespace hpam::test
+
+namespace hpam::test {
+namespace {
+
+using namespace nic::hamlyn;
+
+// Tickets are plain data: a request carries the requester's reply ticket as
+// metadata, and the server answers through it (Rats' simple datagram).
+TEST(hamlyn_card, a_ticket_travels_in_a_message_and_is_used_to_reply) {
+  hamlyn_job j(2);
+  guarded_area server_area(j[1], 1024), client_area(j[0], 1024);
+  slot_spec spec;
+  spec.metadata_count = 1;
+  spec.base = server_area.offset;
+  spec.bound = 1024;
+  uint32_t server_slot, client_slot;
+  ASSERT_EQ(j[1].create_slot(spec, server_slot), status::ok);
+  spec.base = client_area.offset;
+  ASSERT_EQ(j[0].create_slot(spec, client_slot), status::ok);
+  const ticket to_server = j[1].make_ticket(server_slot, 0, 0, 1024, true);
+  const ticket reply = j[0].make_ticket(client_slot, 0, 0, 1024, true);
+  const char question[] = "ping";
+  iovec v{const_cast<char*>(question), sizeof question};
+  message m;
+  m.gather = &v;
+  m.gather_count = 1;
+  m.metadata = &reply;
+  m.metadata_length = sizeof reply;
+  send_handle h;
+  ASSERT_EQ(j[0].send(to_server, m, h), status::ok);
+  notification n;
+  ASSERT_TRUE(j[1].receive(0, n));
+  const auto* e = reinterpret_cast<const metadata_entry*>(j[1].view(1).base + n.metadata);
+  ASSERT_EQ(e->metadata_length, sizeof(ticket));
+  ticket back;
+  std::memcpy(&back, e->user_metadata, sizeof back);
+  const char answer[] = "pong";
+  iovec a{const_cast<char*>(answer), sizeof answer};
+  message r;
+  r.gather = &a;
+  r.gather_count = 1;
+  r.offset = 100;
+  ASSERT_EQ(j[1].send(back, r, h), status::ok);
+  EXPECT_EQ(j[1].state(h), send_state::sent);
+  ASSERT_TRUE(j[0].receive(0, n));
+  EXPECT_EQ(n.source, 1u);
+  EXPECT_EQ(std::memcmp(client_area.memory + 100, answer, sizeof answer), 0);
+  EXPECT_EQ(std::memcmp(server_area.memory, question, sizeof question), 0);
+}
+
+// A sender keeps depositing from another thread while the owner revokes:
+// once revoke returns, not one more byte changes.
+TEST(hamlyn_card, nothing_lands_after_revoke_returns) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 4096; });
+  guarded_area a(j[1], 256 * 1024);
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.metadata_count = 1;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  const ticket t = j[1].make_ticket(s, 0, 0, a.bytes, false);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> sent_ok{0};
+  std::thread sender([&] {
+    std::vector<uint8_t> data(a.bytes);
+    for (uint8_t k = 1; !stop.load(); ++k) {
+      std::memset(data.data(), k, data.size());
+      iovec v{data.data(), data.size()};
+      message m;
+      m.gather = &v;
+      m.gather_count = 1;
+      send_handle h;
+      if (!is_ok(j[0].send(t, m, h)) || j[0].state(h) != send_state::sent) break;
+      sent_ok++;
+    }
+  });
+  while (sent_ok.load() < 3) std::this_thread::yield();
+  ASSERT_EQ(j[1].revoke(s), status::ok);
+  std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
+  for (int i = 0; i < 1000; ++i) std::this_thread::yield();
+  stop = true;
+  sender.join();
+  EXPECT_EQ(std::memcmp(snapshot.data(), a.memory, a.bytes), 0);
+  EXPECT_GE(j[1].counters().revoked_rejections.load(), 1u);
   EXPECT_TRUE(a.guards_intact());
 }
 

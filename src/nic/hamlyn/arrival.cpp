@@ -82,7 +82,7 @@ status card::write_area(const card_view& v, const slot& s, const packet_header& 
     if (s.base > v.header->area_bytes || s.bound > v.header->area_bytes - s.base) return status::rejected;
     std::byte* dst = v.area + s.base + h.offset;
     for (int i = 0; i < n; ++i) {
-      std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
       dst += data[i].iov_len;
     }
     return status::ok;
@@ -90,7 +90,7 @@ status card::write_area(const card_view& v, const slot& s, const packet_header& 
   if (local) {
     auto* dst = reinterpret_cast<std::byte*>(s.base + h.offset);
     for (int i = 0; i < n; ++i) {
-      std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
       dst += data[i].iov_len;
     }
     return status::ok;
@@ -203,6 +203,10 @@ uint32_t card::poll_inbound(uint32_t budget) {
   uint64_t buffer;
   while (done < budget && v.rx_ready->pop(buffer)) {
     ++done;
+    if (buffer >= cfg_.rx_packets) {  // a forged buffer number: not ours to touch or free
+      count(v.header->counters.malformed);
+      continue;
+    }
     count(v.header->counters.fallback_packets);
     if (!serve_packet(static_cast<uint32_t>(buffer))) {
       deferred_.push_back(static_cast<uint32_t>(buffer));  // capacity reserved at setup

@@ -21,8 +21,6 @@ uint32_t per_sender_for(const card_setup& s) {
   return per ? per : 1;
 }
 
-constexpr uint32_t held_buffers = 32;  // packets the wire can hold back (delay/reorder) at once
-
 hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint64_t ring_cap) {
   if (s.block_size < 64 || (s.block_size & (s.block_size - 1)))
     throw std::invalid_argument("hpam hamlyn: block_size must be a power of two >= 64");
@@ -53,13 +51,12 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       nprocs_(s.nprocs),
       block_size_(s.block_size),
       crc_(s.crc),
-      faults_(s.faults),
       clock_(s.clock ? s.clock : &own_clock_),
       attach_timeout_ms_(s.attach_timeout_ms),
       per_sender_(per_sender_for(s)),
       ring_capacity_(next_pow2(per_sender_)),
       card_(inner_config(s, per_sender_, ring_capacity_)),
-      rng_(s.faults.seed * 0x9E3779B97F4A7C15ull + 1) {
+      wire_(s.faults, s.my_proc, s.block_size, *clock_) {
   // The inbound slot: one region of per_sender blocks per sender.
   const uint64_t inbound_bytes = uint64_t{per_sender_} * static_cast<uint64_t>(nprocs_) * block_size_;
   uint64_t area = 0, rings = 0;
@@ -86,12 +83,10 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
   h.user_word[2] = rings;
   // Publish: peers wait for this word before they read the others.
   __atomic_store_n(&h.user_word[3], (uint64_t{per_sender_} << 32) | ring_bytes, __ATOMIC_RELEASE);
+  tx_blocks_ = s.tx_blocks;
   tx_memory_.reset(new std::byte[size_t{s.tx_blocks ? s.tx_blocks : 1} * block_size_]());
   for (uint32_t b = s.tx_blocks; b-- > 0;) tx_free_.push_back(b);
   peers_.resize(static_cast<size_t>(nprocs_));
-  held_.resize(s.faults.any() ? held_buffers : 0);
-  for (auto& hp : held_) hp.bytes.resize(block_size_);
-  scratch_.resize(block_size_);
 }
 
 sys::spsc_fifo* hamlyn_am_card::free_ring_at(const hamlyn::card_view& v, int sender) const {
@@ -134,16 +129,8 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
   return true;
 }
 
-double hamlyn_am_card::draw() {  // splitmix64 → [0, 1)
-  uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
 void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
-  if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || len < wire_header_size || len > block_size_ ||
+  if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
       !peers_[dest].free_ring) {
     malformed_++;
     return;
@@ -155,43 +142,21 @@ void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
   w->dst = static_cast<uint16_t>(dest);
   w->pad = 0;
   w->crc = crc_ ? sys::crc32c(pkt + offsetof(wire_header, length), len - offsetof(wire_header, length)) : 0;
-  if (__builtin_expect(faults_.any(), 0)) {
-    if (faults_.drop > 0 && draw() < faults_.drop) {
-      wire_.dropped++;
-      return;
-    }
-    if (faults_.delay > 0 && draw() < faults_.delay &&
-        hold(dest, pkt, len, clock_->now_ns() + faults_.delay_ns, false)) {
-      wire_.delayed++;
-      return;
-    }
-    if (faults_.reorder > 0 && draw() < faults_.reorder && hold(dest, pkt, len, 0, true)) {
-      wire_.reordered++;
-      return;
-    }
-    const std::byte* data = pkt;
-    if (faults_.corrupt > 0 && draw() < faults_.corrupt) {
-      std::memcpy(scratch_.data(), pkt, len);
-      const uint32_t at = wire_header_size + static_cast<uint32_t>(draw() * (len - wire_header_size));
-      if (at < len) scratch_[at] ^= std::byte{0x5a};
-      else scratch_[offsetof(wire_header, crc)] ^= std::byte{0x5a};
-      data = scratch_.data();
-      wire_.corrupted++;
-    }
-    const bool dup = faults_.duplicate > 0 && draw() < faults_.duplicate;
-    if (data == pkt) {
-      send_or_wait(dest, b, len);
-      if (dup) {
-        send_or_wait(dest, b, len);
-        wire_.duplicated++;
-      }
-    } else if (!transmit(dest, data, len)) {
-      overflow(dest);
-    }
-    flush_held(true);
+  wire_sink sink{this};
+  wire_.transmit(sink, dest, pkt, len);
+}
+
+// A packet straight from one of my outbound blocks may wait for a free
+// block at dest; a copy the wire held back or corrupted cannot (dropped and
+// counted at dest when there is no room).
+void hamlyn_am_card::deliver(int dest, const std::byte* packet, uint32_t len) {
+  const std::byte* tx = tx_memory_.get();
+  if (packet >= tx && packet < tx + size_t{tx_blocks_} * block_size_ &&
+      (packet - tx) % block_size_ == 0) {
+    send_or_wait(dest, static_cast<uint32_t>((packet - tx) / block_size_), len);
     return;
   }
-  send_or_wait(dest, b, len);
+  if (!transmit(dest, packet, len)) overflow(dest);
 }
 
 void hamlyn_am_card::overflow(int dest) {
@@ -265,32 +230,7 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
     return true;
   }
   ps.free_blocks.pop_back();
-  wire_.sent++;
   return true;
-}
-
-bool hamlyn_am_card::hold(int dest, const std::byte* data, uint32_t len, uint64_t release_ns,
-                          bool after_next) {
-  for (held_packet& hp : held_) {
-    if (hp.dest >= 0) continue;
-    std::memcpy(hp.bytes.data(), data, len);
-    hp.dest = dest;
-    hp.length = len;
-    hp.release_ns = release_ns;
-    hp.after_next = after_next;
-    return true;
-  }
-  return false;  // every hold buffer busy: the packet goes out now
-}
-
-void hamlyn_am_card::flush_held(bool next_sent) {
-  const uint64_t now = held_.empty() ? 0 : clock_->now_ns();
-  for (held_packet& hp : held_) {
-    if (hp.dest < 0) continue;
-    if (hp.after_next ? !next_sent : now < hp.release_ns) continue;
-    if (!transmit(hp.dest, hp.bytes.data(), hp.length)) overflow(hp.dest);
-    hp.dest = -1;
-  }
 }
 
 bool hamlyn_am_card::receive(rx_packet& p) {
@@ -323,9 +263,10 @@ void hamlyn_am_card::release(const rx_packet& p) {
 
 void hamlyn_am_card::service() {
   card_.kick();
+  wire_sink sink{this};
+  wire_.service(sink);
   for (int p = 0; p < nprocs_; ++p)
     if (peers_[p].backlog_head < peers_[p].backlog.size()) (void)flush_backlog(p);
-  if (!held_.empty()) flush_held(false);
 }
 
 }  // namespace hpam::nic

@@ -17,9 +17,9 @@
 // card (overflow_drops), as the Medusa card does when RX_FREE is empty, and
 // the protocol retransmits it.
 //
-// Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) are
-// decided per launched packet by a seeded generator inside this card (a
-// minimal stand-in until the shared wire of src/nic/wire is used here).
+// Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) come
+// from the shared seeded wire (nic/wire/wire.hpp), the same as the Medusa
+// card's: the wire decides, this card's sink deposits.
 #pragma once
 
 #include <atomic>
@@ -30,6 +30,7 @@
 
 #include "nic/card.hpp"
 #include "nic/hamlyn/hamlyn_card.hpp"
+#include "nic/wire/wire.hpp"
 #include "sys/clock.hpp"
 #include "sys/ring.hpp"
 
@@ -52,7 +53,7 @@ class hamlyn_am_card {
   void release(const rx_packet& p);
   void service();
 
-  const wire_counters& wire_stats() const { return wire_; }
+  const wire_counters& wire_stats() const { return wire_.counters(); }
   uint64_t overflow_drops() const { return my_overflow_->load(std::memory_order_relaxed); }
   uint64_t malformed() const { return malformed_; }
   void announce_done() { card_.announce_done(); }
@@ -63,12 +64,12 @@ class hamlyn_am_card {
   hamlyn::card& hamlyn() { return card_; }
 
  private:
-  struct held_packet {
-    int dest = -1;              // -1: this hold buffer is free
-    uint32_t length = 0;        // bytes
-    uint64_t release_ns = 0;    // delay: send at this time
-    bool after_next = false;    // reorder: send right after the next packet
-    std::vector<std::byte> bytes;  // copy of the packet (sized at setup)
+  // Where the wire delivers: into the destination's inbound slot.
+  struct wire_sink {
+    hamlyn_am_card* card;  // this card
+    void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
+      card->deliver(dest, packet, length);
+    }
   };
   struct waiting {
     uint32_t block;   // my outbound block
@@ -84,21 +85,18 @@ class hamlyn_am_card {
     uint64_t key = 0;                   // its protection key
   };
 
+  void deliver(int dest, const std::byte* packet, uint32_t len);
   bool transmit(int dest, const std::byte* data, uint32_t len);
   void send_or_wait(int dest, uint32_t block, uint32_t len);
   bool flush_backlog(int dest);
   bool refill(peer_state& ps);
   void overflow(int dest);
-  bool hold(int dest, const std::byte* data, uint32_t len, uint64_t release_ns, bool after_next);
-  void flush_held(bool next_sent);
-  double draw();
   sys::spsc_fifo* free_ring_at(const hamlyn::card_view& v, int sender) const;
 
   int my_proc_;
   int nprocs_;
   uint32_t block_size_;
   bool crc_;
-  fault_config faults_;
   sys::clock own_clock_;
   const sys::clock* clock_;
   uint64_t attach_timeout_ms_;
@@ -107,13 +105,11 @@ class hamlyn_am_card {
   hamlyn::card card_;
   uint32_t inbound_slot_ = 0;       // my inbound slot
   std::byte* inbound_ = nullptr;    // its memory
+  wire wire_;                       // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;
+  uint32_t tx_blocks_ = 0;          // outbound blocks
   std::vector<uint32_t> tx_free_;   // outbound blocks not yet claimed
   std::vector<peer_state> peers_;
-  std::vector<held_packet> held_;
-  std::vector<std::byte> scratch_;  // a corrupted copy on its way
-  uint64_t rng_;
-  wire_counters wire_;
   std::atomic<uint64_t>* my_overflow_ = nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
 };

@@ -63,7 +63,7 @@ status card::send(const ticket& t, const message& m, send_handle& h) {
     std::byte* copy = q.inline_data.data() + (q.posted & q.mask) * q.direct_io_limit;
     uint64_t at = 0;
     for (int i = 0; i < m.gather_count; ++i) {
-      std::memcpy(copy + at, m.gather[i].iov_base, m.gather[i].iov_len);
+      if (m.gather[i].iov_len) std::memcpy(copy + at, m.gather[i].iov_base, m.gather[i].iov_len);
       at += m.gather[i].iov_len;
     }
     w.gather[0] = iovec{copy, length};
@@ -170,11 +170,12 @@ bool card::push_packet(int proc, const packet_header& h, const iovec* pieces, in
   if (!v.attached || sizeof(packet_header) + total > v.header->packet_size) return false;
   uint64_t buffer;
   if (!v.rx_free->pop(buffer)) return false;
+  if (buffer >= v.header->rx_packets) return false;  // a damaged FIFO: never write outside the pool
   std::byte* p = v.rx_buffer(buffer);
   std::memcpy(p, &h, sizeof h);
   uint64_t at = sizeof h;
   for (int i = 0; i < n; ++i) {
-    std::memcpy(p + at, pieces[i].iov_base, pieces[i].iov_len);
+    if (pieces[i].iov_len) std::memcpy(p + at, pieces[i].iov_base, pieces[i].iov_len);
     at += pieces[i].iov_len;
   }
   // Publish: the packet is complete before its buffer number is on the FIFO.
