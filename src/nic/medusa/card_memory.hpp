@@ -51,8 +51,8 @@ struct card_header {
   uint32_t block_size;         // bytes per VRAM block (largest packet)
   uint32_t tx_blocks;          // outbound blocks, numbered [0, tx_blocks)
   uint32_t rx_blocks;          // inbound blocks, numbered [tx_blocks, tx_blocks + rx_blocks)
-  uint32_t tx_fifo_capacity;   // entries in TX_READY and TX_FREE (power of two >= tx_blocks)
-  uint32_t rx_fifo_capacity;   // entries in RX_FREE and RX_READY (power of two >= rx_blocks)
+  uint32_t tx_fifo_capacity;   // entries in TX_READY and TX_FREE (power of two >= tx_blocks, >= 2)
+  uint32_t rx_fifo_capacity;   // entries in RX_FREE and RX_READY (power of two >= rx_blocks, >= 2)
   int32_t owner_proc;          // the process whose card this is
   int32_t nprocs;              // processes in the job
   uint32_t flags;              // card_flag_*
@@ -89,8 +89,9 @@ struct card_layout {
 
 constexpr uint64_t align_up(uint64_t n, uint64_t a) noexcept { return (n + a - 1) / a * a; }
 
+// Power of two >= blocks, and >= 2 (mpmc_fifo needs two cells at least).
 constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
-  uint64_t c = 1;
+  uint64_t c = 2;
   while (c < blocks) c <<= 1;
   return c;
 }
@@ -118,7 +119,8 @@ constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
 
 static_assert(compute_layout(8192, 4, 4).vram_offset % 64 == 0);
 static_assert(compute_layout(8192, 3, 5).rx_fifo_capacity == 8);
-static_assert(compute_layout(8192, 0, 0).tx_fifo_capacity == 1);
+static_assert(compute_layout(8192, 0, 0).tx_fifo_capacity == 2);
+static_assert(compute_layout(8192, 1, 1).rx_fifo_capacity == 2);
 static_assert(compute_layout(64, 1, 1).size == compute_layout(64, 1, 1).vram_offset + 128);
 
 }  // namespace hpam::nic::medusa
