@@ -68,13 +68,18 @@ medusa_card::medusa_card(const card_setup& setup)
   sys::remove_stale_segments();
   const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_);
   segment_ = sys::shared_segment::create(sys::segment_name(job_, "medusa", my_proc_), l.size);
-  init_memory();
-  // The card sits near its host: bind its memory to this process's NUMA node.
-  sys::place_near_this_process(segment_.header(), segment_.header()->size);
-  peers_.resize(static_cast<size_t>(nprocs_));
-  view_card(peers_[my_proc_], segment_.payload());  // loopback to my own card
-  spare_tx_.reserve(tx_blocks_);
-  null_packet_ = std::make_unique<std::byte[]>(block_size_);
+  try {
+    init_memory();
+    // The card sits near its host: bind its memory to this process's NUMA node.
+    sys::place_near_this_process(segment_.header(), segment_.header()->size);
+    peers_.resize(static_cast<size_t>(nprocs_));
+    view_card(peers_[my_proc_], segment_.payload());  // loopback to my own card
+    spare_tx_.reserve(tx_blocks_);
+    null_packet_ = std::make_unique<std::byte[]>(block_size_);
+  } catch (...) {
+    segment_.unlink();  // no half-made card left under the job's name
+    throw;
+  }
   // Publish: the card is initialised before any peer may attach to it.
   segment_.publish();
 }
