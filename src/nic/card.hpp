@@ -16,6 +16,9 @@
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
 //   void         C::service();                      // card housekeeping: TX_FREE status,
 //                                                   // delayed/reordered packets on the wire
+//   void         C::announce_done();                // finalize: my processor has finished
+//   bool         C::peer_done(int proc) const;      // proc announced it has finished
+//   bool         C::peer_alive(int proc) const;     // proc's process still exists
 //
 // The packet's first wire_header_size bytes belong to the card: the protocol
 // builds its header and payload after them. The backend is a template

@@ -1,1 +1,12 @@
-# src/nic/hamlyn: (empty so far)
+# src/nic/hamlyn: the Hamlyn sender-managed interface (slots, termini,
+# metadata areas, packet counting, notification queues) and the card the
+# HPAM protocol runs over.
+src_libhpam_core_la_SOURCES += \
+  src/nic/hamlyn/layout.hpp src/nic/hamlyn/ticket.hpp \
+  src/nic/hamlyn/notification_queue.hpp \
+  src/nic/hamlyn/cross_memory.hpp src/nic/hamlyn/cross_memory.cpp \
+  src/nic/hamlyn/hamlyn_card.hpp src/nic/hamlyn/hamlyn_card.cpp \
+  src/nic/hamlyn/terminus.hpp src/nic/hamlyn/send_terminus.cpp \
+  src/nic/hamlyn/arrival.cpp
+src_libhpam_core_la_SOURCES += \
+  src/nic/hamlyn/hamlyn_am_card.hpp src/nic/hamlyn/hamlyn_am_card.cpp

@@ -64,7 +64,8 @@ struct card_header {
   // Written by other processes' card engines (senders), on its own line.
   alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
-  uint64_t reserved[6];                              // zero
+  std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
+  uint64_t reserved[5];                              // zero
 };
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(sizeof(card_header) == 192);

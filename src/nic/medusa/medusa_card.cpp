@@ -1,5 +1,9 @@
 #include "nic/medusa/medusa_card.hpp"
 
+#include <signal.h>
+
+#include <cerrno>
+
 #include <stdexcept>
 #include <string>
 
@@ -131,6 +135,13 @@ void medusa_card::view_card(peer_view& v, std::byte* base) noexcept {
   v.first_rx_block = v.header->tx_blocks;
   v.rx_blocks = v.header->rx_blocks;
   v.vram = base + v.header->vram_offset;
+}
+
+bool medusa_card::peer_alive(int proc) const noexcept {
+  if (proc == my_proc_) return true;
+  if (!attached(proc)) return false;
+  const int pid = peers_[proc].segment.header()->creator_pid;
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 void medusa_card::attach_peer(int proc) {

@@ -76,6 +76,13 @@ class medusa_card {
     wire_.flush(sink);
   }
 
+  // Finalize handshake: my processor has finished; has proc's? Is it alive?
+  void announce_done() noexcept { header_->processor_done.store(1, std::memory_order_release); }
+  bool peer_done(int proc) const noexcept {
+    return attached(proc) && peers_[proc].header->processor_done.load(std::memory_order_acquire) != 0;
+  }
+  bool peer_alive(int proc) const noexcept;
+
   // What the wire did to packets this card sent.
   const wire_counters& wire_stats() const noexcept { return wire_.counters(); }
   // Packets dropped at this card because its RX_FREE was empty.

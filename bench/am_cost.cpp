@@ -1,0 +1,82 @@
+// Cost of one 4-word request/reply round trip, both endpoints in one
+// process, so the figure is pure protocol + card work (no cross-core cache
+// traffic, no scheduling): the basis of the cost-by-feature table (HPAM
+// Table 2). Run it twice under `valgrind --tool=callgrind` with different
+// --iters and divide the difference in instructions by the difference in
+// round trips to get instructions per round trip, repeatably on a noisy
+// machine.
+//
+//   am_cost [--iters N] [--no-crc] [--no-key-check] [--depth D] [--nic medusa]
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "am/endpoint.hpp"
+#include "nic/medusa/medusa_card.hpp"
+#include "sys/clock.hpp"
+
+namespace {
+
+enum : unsigned { h_ping = 1, h_pong = 2 };
+uint64_t pongs = 0;
+
+template <class Card>
+void on_ping(hpam_token_t* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+  const uint64_t w[4] = {a0, a1, a2, a3};
+  (void)static_cast<hpam::am::endpoint<Card>*>(t->endpoint)->reply_4(*t, h_pong, w);
+}
+void on_pong(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { ++pongs; }
+
+template <class Card>
+int run(const hpam::am::endpoint_config& base, long iters) {
+  using ep = hpam::am::endpoint<Card>;
+  auto c0 = base, c1 = base;
+  c1.card.my_proc = 1;
+  ep e0(c0), e1(c1);
+  e0.connect_all();
+  e1.connect_all();
+  for (ep* e : {&e0, &e1}) {
+    (void)e->register_handler4(h_ping, on_ping<Card>, nullptr);
+    (void)e->register_handler4(h_pong, on_pong, nullptr);
+  }
+  const uint64_t w[4] = {1, 2, 3, 4};
+  hpam::sys::clock clk;
+  const uint64_t t0 = clk.now_ns();
+  for (long i = 0; i < iters; ++i) {
+    if (e0.request_4(1, h_ping, w, false) != hpam::status::ok) return 1;
+    (void)e1.poll();
+    (void)e0.poll();
+  }
+  const uint64_t t1 = clk.now_ns();
+  if (pongs != static_cast<uint64_t>(iters)) return 2;
+  std::printf("%ld round trips, %.1f ns each (one core, both ends)\n", iters,
+              static_cast<double>(t1 - t0) / static_cast<double>(iters));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hpam::am::endpoint_config c;
+  c.card.job = "cost-" + std::to_string(getpid());
+  c.card.nprocs = 2;
+  long iters = 1'000'000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--iters" && i + 1 < argc) iters = std::atol(argv[++i]);
+    else if (a == "--no-crc") c.card.crc = false;
+    else if (a == "--no-key-check") c.key_check = false;
+    else if (a == "--depth" && i + 1 < argc) c.depth = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "medusa") ++i;
+    else {
+      std::fprintf(stderr, "am_cost: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const int rc = run<hpam::nic::medusa_card>(c, iters);
+  if (rc) std::fprintf(stderr, "am_cost: failed (%d)\n", rc);
+  return rc;
+}

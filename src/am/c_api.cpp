@@ -1,0 +1,244 @@
+// The C API of include/hpam_am.h. No exception crosses this boundary: setup
+// errors become HPAM_ERR_* with their text in hpam_last_error().
+#include "am/c_api.hpp"
+
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "sys/status.hpp"
+
+namespace hpam::am {
+
+namespace {
+thread_local std::string last_error_text;
+
+int fail(int err, const std::string& text) {
+  last_error_text = text;
+  return err;
+}
+}  // namespace
+
+// The one place a core status becomes a C error code.
+int to_c_error(status s) {
+  switch (s) {
+    case status::ok: return HPAM_OK;
+    case status::busy: return HPAM_ERR_BUSY;
+    case status::would_block: return HPAM_ERR_AGAIN;
+    case status::peer_unreachable: return HPAM_ERR_UNREACHABLE;
+    case status::invalid_argument: return HPAM_ERR_INVALID;
+    case status::rule_violation: return HPAM_ERR_RULE;
+    case status::rejected: return HPAM_ERR_REJECTED;
+    case status::no_resource: return HPAM_ERR_NO_RESOURCE;
+    case status::system_error: return HPAM_ERR_SYSTEM;
+    case status::not_supported: return HPAM_ERR_NOT_SUPPORTED;
+  }
+  return HPAM_ERR_INVALID;
+}
+
+endpoint_config from_c_config(const hpam_config_t& c) {
+  endpoint_config e;
+  e.card.job = c.job ? c.job : "";
+  e.card.nprocs = c.nprocs;
+  e.card.my_proc = c.my_proc;
+  e.card.block_size = c.block_size;
+  e.card.crc = c.crc_check != 0;
+  e.card.attach_timeout_ms = c.attach_timeout_ms;
+  e.card.faults.drop = c.fault_drop;
+  e.card.faults.duplicate = c.fault_duplicate;
+  e.card.faults.corrupt = c.fault_corrupt;
+  e.card.faults.reorder = c.fault_reorder;
+  e.card.faults.delay = c.fault_delay;
+  e.card.faults.delay_ns = c.fault_delay_ns;
+  e.card.faults.seed = c.fault_seed;
+  e.depth = c.depth;
+  e.rx_blocks = c.rx_blocks;
+  e.timeout_ns = c.timeout_ns;
+  e.backoff_limit = c.backoff_limit;
+  e.give_up_ns = c.give_up_ns;
+  e.checks_per_poll = c.checks_per_poll;
+  e.key_check = c.key_check != 0;
+  e.key = c.key;
+  return e;
+}
+
+}  // namespace hpam::am
+
+using hpam::am::fail;
+using hpam::am::last_error_text;
+
+extern "C" {
+
+void hpam_config_init(hpam_config_t* c) {
+  std::memset(c, 0, sizeof *c);
+  c->nprocs = 1;
+  c->nic = "medusa";
+  c->depth = 4;
+  c->block_size = 8192;
+  c->timeout_ns = 1'000'000;
+  c->backoff_limit = 10;
+  c->give_up_ns = 30'000'000'000ull;
+  c->checks_per_poll = 1;
+  c->key_check = 1;
+  c->crc_check = 1;
+  c->attach_timeout_ms = 60'000;
+  c->fault_delay_ns = 100'000;
+  c->fault_seed = 1;
+  c->poll_on_send = 1;
+}
+
+int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
+  if (!cfg || !out) return fail(HPAM_ERR_INVALID, "hpam_ep_create: NULL argument");
+  *out = nullptr;
+  const std::string nic = cfg->nic ? cfg->nic : "medusa";
+  auto* ep = new (std::nothrow) hpam_ep{};
+  if (!ep) return fail(HPAM_ERR_NO_RESOURCE, "hpam_ep_create: out of memory");
+  ep->poll_on_send = cfg->poll_on_send != 0;
+  try {
+    const auto ecfg = hpam::am::from_c_config(*cfg);
+    if (nic == "medusa")
+      ep->impl = hpam::am::create_medusa_endpoint(ecfg, &ep->ops, ep);
+    else if (nic == "hamlyn")
+      ep->impl = hpam::am::create_hamlyn_endpoint(ecfg, &ep->ops, ep);
+    else
+      throw std::invalid_argument("hpam: invalid nic = \"" + nic + "\": valid values are medusa, hamlyn");
+  } catch (const std::invalid_argument& e) {
+    delete ep;
+    return fail(HPAM_ERR_INVALID, e.what());
+  } catch (const std::exception& e) {
+    delete ep;
+    return fail(HPAM_ERR_NO_RESOURCE, e.what());
+  }
+  *out = ep;
+  return HPAM_OK;
+}
+
+int hpam_connect(hpam_ep_t* ep, int proc) {
+  try {
+    return ep->ops->connect(ep->impl, proc);
+  } catch (const std::invalid_argument& e) {
+    return fail(HPAM_ERR_INVALID, e.what());
+  } catch (const std::exception& e) {
+    return fail(HPAM_ERR_UNREACHABLE, e.what());
+  }
+}
+
+int hpam_connect_all(hpam_ep_t* ep) {
+  for (int p = 0; p < ep->ops->nprocs(ep->impl); ++p)
+    if (int rc = hpam_connect(ep, p); rc != HPAM_OK) return rc;
+  return HPAM_OK;
+}
+
+int hpam_ep_destroy(hpam_ep_t* ep) {
+  if (!ep) return HPAM_OK;
+  int rc = ep->ops->drain(ep->impl);
+  if (rc != HPAM_OK) last_error_text = ep->ops->last_error(ep->impl);
+  ep->ops->destroy(ep->impl);
+  delete ep;
+  return rc;
+}
+
+int hpam_procs(const hpam_ep_t* ep) { return ep->ops->nprocs(ep->impl); }
+int hpam_my_proc(const hpam_ep_t* ep) { return ep->ops->my_proc(ep->impl); }
+size_t hpam_max_bulk(const hpam_ep_t* ep) { return ep->ops->max_bulk(ep->impl); }
+
+int hpam_register_handler4(hpam_ep_t* ep, unsigned index, hpam_handler4_fn fn, void* ctx) {
+  return ep->ops->register4(ep->impl, index, fn, ctx);
+}
+int hpam_register_handler_bulk(hpam_ep_t* ep, unsigned index, hpam_handler_bulk_fn fn, void* ctx) {
+  return ep->ops->register_bulk(ep->impl, index, fn, ctx);
+}
+
+// Errors carry their text to hpam_last_error().
+static int noted(const hpam_ep_t* ep, int rc) {
+  if (rc < 0 && rc != HPAM_ERR_BUSY) last_error_text = ep->ops->last_error(ep->impl);
+  return rc;
+}
+
+// "All HPAM functions automatically poll" (HPAM 5.2.1): after a successful
+// send, serve the network once, unless the user turned it off (the BTL does).
+static int then_poll(hpam_ep_t* ep, int rc) {
+  if (rc == HPAM_OK && ep->poll_on_send && !ep->ops->in_handler(ep->impl)) {
+    int p = ep->ops->poll(ep->impl);
+    if (p < 0) return noted(ep, p);
+  }
+  return noted(ep, rc);
+}
+
+int hpam_request_4(hpam_ep_t* ep, int dest, unsigned h, uint64_t a0, uint64_t a1, uint64_t a2,
+                   uint64_t a3) {
+  const uint64_t w[4] = {a0, a1, a2, a3};
+  return then_poll(ep, ep->ops->request4(ep->impl, dest, h, w, true));
+}
+int hpam_try_request_4(hpam_ep_t* ep, int dest, unsigned h, uint64_t a0, uint64_t a1, uint64_t a2,
+                       uint64_t a3) {
+  const uint64_t w[4] = {a0, a1, a2, a3};
+  return then_poll(ep, ep->ops->request4(ep->impl, dest, h, w, false));
+}
+int hpam_reply_4(hpam_token_t* t, unsigned h, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+  if (!t) return HPAM_ERR_INVALID;
+  const uint64_t w[4] = {a0, a1, a2, a3};
+  return noted(t->c_ep, t->c_ep->ops->reply4(t, h, w));
+}
+int hpam_store(hpam_ep_t* ep, int dest, unsigned h, const void* src, size_t len,
+               uint64_t remote_addr, uint64_t arg) {
+  return then_poll(ep, ep->ops->store(ep->impl, dest, h, src, len, remote_addr, arg, true));
+}
+int hpam_try_store(hpam_ep_t* ep, int dest, unsigned h, const void* src, size_t len,
+                   uint64_t remote_addr, uint64_t arg) {
+  return then_poll(ep, ep->ops->store(ep->impl, dest, h, src, len, remote_addr, arg, false));
+}
+int hpam_reply_store(hpam_token_t* t, unsigned h, const void* src, size_t len,
+                     uint64_t remote_addr, uint64_t arg) {
+  if (!t) return HPAM_ERR_INVALID;
+  return noted(t->c_ep, t->c_ep->ops->reply_store(t, h, src, len, remote_addr, arg));
+}
+int hpam_get(hpam_ep_t* ep, int dest, unsigned h, uint64_t remote_addr, void* local, size_t len,
+             uint64_t arg) {
+  return then_poll(ep, ep->ops->get(ep->impl, dest, h, remote_addr, local, len, arg, true));
+}
+int hpam_request_medium(hpam_ep_t* ep, int dest, unsigned h, const struct iovec* iov, int iovcnt,
+                        uint64_t arg) {
+  return then_poll(ep, ep->ops->medium(ep->impl, dest, h, iov, iovcnt, arg, true));
+}
+int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned h, const struct iovec* iov,
+                            int iovcnt, uint64_t arg) {
+  return then_poll(ep, ep->ops->medium(ep->impl, dest, h, iov, iovcnt, arg, false));
+}
+
+int hpam_poll(hpam_ep_t* ep) { return noted(ep, ep->ops->poll(ep->impl)); }
+int hpam_token_source(const hpam_token_t* t) { return t ? t->src : -1; }
+int hpam_in_handler(const hpam_ep_t* ep) { return ep->ops->in_handler(ep->impl) ? 1 : 0; }
+int hpam_unreachable_peer(const hpam_ep_t* ep) { return ep->ops->unreachable_peer(ep->impl); }
+
+int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out) {
+  if (!ep || !out) return HPAM_ERR_INVALID;
+  ep->ops->counters(ep->impl, -1, out);
+  return HPAM_OK;
+}
+int hpam_get_peer_counters(const hpam_ep_t* ep, int peer, hpam_counters_t* out) {
+  if (!ep || !out || peer < 0 || peer >= ep->ops->nprocs(ep->impl)) return HPAM_ERR_INVALID;
+  ep->ops->counters(ep->impl, peer, out);
+  return HPAM_OK;
+}
+
+const char* hpam_strerror(int err) {
+  switch (err) {
+    case HPAM_OK: return "success";
+    case HPAM_ERR_BUSY: return "all request instances to the peer are busy";
+    case HPAM_ERR_AGAIN: return "resource momentarily exhausted";
+    case HPAM_ERR_UNREACHABLE: return "peer unreachable";
+    case HPAM_ERR_INVALID: return "invalid argument";
+    case HPAM_ERR_RULE: return "request-reply rule violated";
+    case HPAM_ERR_REJECTED: return "rejected by a protection check";
+    case HPAM_ERR_NO_RESOURCE: return "out of resources";
+    case HPAM_ERR_SYSTEM: return "system call failed";
+    case HPAM_ERR_NOT_SUPPORTED: return "not supported";
+  }
+  return "unknown error";
+}
+
+const char* hpam_last_error(void) { return last_error_text.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,56 @@
+// Behind the C API: an endpoint of the chosen card type, reached through an
+// ops table bound once at hpam_ep_create (as UCX binds its mappers), so no
+// call branches on the card type.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "am/config.hpp"
+#include "am/token.hpp"
+#include "hpam_am.h"
+#include "sys/status.hpp"
+
+namespace hpam::am {
+
+struct c_ops {
+  void (*destroy)(void* impl);
+  int (*connect)(void* impl, int proc);
+  int (*nprocs)(const void* impl);
+  int (*my_proc)(const void* impl);
+  size_t (*max_bulk)(const void* impl);
+  int (*register4)(void* impl, unsigned index, hpam_handler4_fn fn, void* ctx);
+  int (*register_bulk)(void* impl, unsigned index, hpam_handler_bulk_fn fn, void* ctx);
+  int (*request4)(void* impl, int dest, unsigned h, const uint64_t (&w)[4], bool block);
+  int (*reply4)(hpam_token* t, unsigned h, const uint64_t (&w)[4]);
+  int (*store)(void* impl, int dest, unsigned h, const void* src, size_t len, uint64_t target,
+               uint64_t arg, bool block);
+  int (*reply_store)(hpam_token* t, unsigned h, const void* src, size_t len, uint64_t target,
+                     uint64_t arg);
+  int (*get)(void* impl, int dest, unsigned h, uint64_t remote, void* local, size_t len,
+             uint64_t arg, bool block);
+  int (*medium)(void* impl, int dest, unsigned h, const iovec* iov, int iovcnt, uint64_t arg,
+                bool block);
+  int (*poll)(void* impl);
+  int (*drain)(void* impl);
+  bool (*in_handler)(const void* impl);
+  int (*unreachable_peer)(const void* impl);
+  void (*counters)(const void* impl, int peer, hpam_counters_t* out);
+  const char* (*last_error)(const void* impl);
+};
+
+// Builds an endpoint for cfg.card's NIC; throws like the endpoint does.
+// Defined once per card type (endpoint_<card>.cpp).
+void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
+void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
+
+int to_c_error(status s);
+endpoint_config from_c_config(const hpam_config_t& c);
+
+}  // namespace hpam::am
+
+struct hpam_ep {
+  const hpam::am::c_ops* ops;  // bound once at creation
+  void* impl;                  // the endpoint<Card>
+  bool poll_on_send;           // HPAM functions poll after sending (appendix A)
+};

@@ -1,0 +1,106 @@
+// The ops table for one card type: thin adapters from the C API to
+// endpoint<Card>. Included by the file that instantiates endpoint<Card>.
+#pragma once
+
+#include <cstring>
+
+#include "am/c_api.hpp"
+#include "am/endpoint.hpp"
+
+namespace hpam::am {
+
+template <class Card>
+struct c_ops_for {
+  using ep = endpoint<Card>;
+  static ep& self(void* impl) { return *static_cast<ep*>(impl); }
+  static const ep& self(const void* impl) { return *static_cast<const ep*>(impl); }
+  static ep& of(hpam_token* t) { return *static_cast<ep*>(t->endpoint); }
+
+  static void fill(const ep& e, int peer, hpam_counters_t* out) {
+    const protocol_counters c = peer < 0 ? e.totals() : e.peer_counters(peer);
+    std::memset(out, 0, sizeof *out);
+    out->requests_sent = c.requests_sent;
+    out->replies_sent = c.replies_sent;
+    out->acks_sent = c.acks_sent;
+    out->requests_received = c.requests_received;
+    out->replies_received = c.replies_received;
+    out->stalls = c.stalls;
+    out->busy_returns = c.busy_returns;
+    out->hint_misses = c.hint_misses;
+    out->timeouts = c.timeouts;
+    out->retransmissions = c.retransmissions;
+    out->duplicates_reflected = c.duplicates_reflected;
+    out->stale_replies = c.stale_replies;
+    out->crc_failures = c.crc_failures;
+    out->key_rejections = c.key_rejections;
+    out->malformed = c.malformed;
+    out->rule_violations = c.rule_violations;
+    if (peer < 0) {
+      const nic::wire_counters& w = e.card().wire_stats();
+      out->overflow_drops = e.card().overflow_drops();
+      out->malformed += e.card().malformed();
+      out->wire_dropped = w.dropped;
+      out->wire_duplicated = w.duplicated;
+      out->wire_corrupted = w.corrupted;
+      out->wire_reordered = w.reordered;
+      out->wire_delayed = w.delayed;
+    }
+  }
+
+  static constexpr c_ops table = {
+      [](void* impl) { delete static_cast<ep*>(impl); },
+      [](void* impl, int proc) {
+        self(impl).connect(proc);
+        return 0;
+      },
+      [](const void* impl) { return self(impl).nprocs(); },
+      [](const void* impl) { return self(impl).my_proc(); },
+      [](const void* impl) { return self(impl).max_bulk(); },
+      [](void* impl, unsigned i, hpam_handler4_fn fn, void* ctx) {
+        return to_c_error(self(impl).register_handler4(i, fn, ctx));
+      },
+      [](void* impl, unsigned i, hpam_handler_bulk_fn fn, void* ctx) {
+        return to_c_error(self(impl).register_handler_bulk(i, fn, ctx));
+      },
+      [](void* impl, int dest, unsigned h, const uint64_t (&w)[4], bool block) {
+        return to_c_error(self(impl).request_4(dest, h, w, block));
+      },
+      [](hpam_token* t, unsigned h, const uint64_t (&w)[4]) {
+        return to_c_error(of(t).reply_4(*t, h, w));
+      },
+      [](void* impl, int dest, unsigned h, const void* src, size_t len, uint64_t target,
+         uint64_t arg, bool block) {
+        return to_c_error(self(impl).request_store(dest, h, src, len, target, arg, block));
+      },
+      [](hpam_token* t, unsigned h, const void* src, size_t len, uint64_t target, uint64_t arg) {
+        return to_c_error(of(t).reply_store(*t, h, src, len, target, arg));
+      },
+      [](void* impl, int dest, unsigned h, uint64_t remote, void* local, size_t len, uint64_t arg,
+         bool block) {
+        return to_c_error(self(impl).request_get(dest, h, remote, local, len, arg, block));
+      },
+      [](void* impl, int dest, unsigned h, const iovec* iov, int n, uint64_t arg, bool block) {
+        return to_c_error(self(impl).request_medium(dest, h, iov, n, arg, block));
+      },
+      [](void* impl) {
+        int handled = 0;
+        const status s = self(impl).poll(&handled);
+        return s == status::ok ? handled : to_c_error(s);
+      },
+      [](void* impl) { return to_c_error(self(impl).drain()); },
+      [](const void* impl) { return self(impl).in_handler(); },
+      [](const void* impl) { return self(impl).unreachable_peer(); },
+      [](const void* impl, int peer, hpam_counters_t* out) { fill(self(impl), peer, out); },
+      [](const void* impl) { return self(impl).last_error().c_str(); },
+  };
+};
+
+template <class Card>
+void* create_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle) {
+  auto* e = new endpoint<Card>(cfg);
+  e->set_c_handle(handle);
+  *ops = &c_ops_for<Card>::table;
+  return e;
+}
+
+}  // namespace hpam::am

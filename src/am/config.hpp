@@ -1,0 +1,39 @@
+// Everything an endpoint is built from, with its validation: a bad value
+// gives an error naming the parameter and its valid range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nic/card.hpp"
+#include "sys/clock.hpp"
+
+namespace hpam::am {
+
+struct endpoint_config {
+  nic::card_setup card;                 // job, nprocs, my_proc, block size, CRC, faults
+  uint32_t depth = 4;                   // D, request instances per peer (Medusa: 4)
+  uint32_t rx_blocks = 0;               // inbound blocks; 0 = worst case 2*(P-1)*D
+  uint64_t timeout_ns = 1'000'000;      // first retransmission timeout
+  uint32_t backoff_limit = 10;          // the timeout doubles at most this many times
+  uint64_t give_up_ns = 30'000'000'000; // HPAM gives up on a peer after 30 s
+  uint32_t checks_per_poll = 1;         // K: request descriptors checked per poll
+  uint32_t receive_budget = 64;         // most packets handled by one poll (bounds handler time)
+  bool key_check = true;                // check the job key on every arrival
+  uint64_t key = 0;                     // job protection key; 0 = derived from the job id
+  sys::manual_time* manual_time = nullptr;  // tests: time source set by hand
+};
+
+// Empty when valid; otherwise one line naming the parameter and its range.
+std::string validate(const endpoint_config& cfg);
+
+// The key every process of a job derives from the job id when none is given.
+uint64_t key_from_job(const std::string& job);
+
+// The worst-case inbound pool: all P-1 peers' D requests plus replies to my
+// own D requests to each of them (HPAM 5.2.1).
+constexpr uint32_t worst_case_rx_blocks(int nprocs, uint32_t depth) {
+  return 2u * static_cast<uint32_t>(nprocs > 1 ? nprocs - 1 : 1) * depth;
+}
+
+}  // namespace hpam::am

@@ -1,0 +1,50 @@
+// The descriptor table of the all-to-all D-way protocol (HPAM 5.2.2,
+// Figure 4): per peer, D request descriptors and D reply descriptors, each
+// owning one outbound VRAM block for the whole run.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hpam::am {
+
+// One outstanding-request slot ("hpam_req_state[dest][buf]").
+struct request_desc {
+  uint32_t block = 0;       // VRAM block holding the request packet (kept for retransmission)
+  uint32_t length = 0;      // packet length, for retransmission
+  uint16_t sequence = 0;    // id of the last request sent on this instance
+  bool busy = false;        // waiting for the reply (the paper's !TX_RD)
+  uint8_t retries = 0;      // retransmissions so far
+  uint64_t timestamp = 0;   // when last (re)sent, ns
+  uint64_t first_sent = 0;  // when first sent, ns; the give-up time runs from here
+  uint64_t timeout = 0;     // current timeout, ns; doubles on each retransmission
+};
+
+// One reply slot ("hpam_rep_state[src][buf]"): the last reply sent on this
+// instance, reflected when a duplicate request arrives.
+struct reply_desc {
+  uint32_t block = 0;          // VRAM block holding the stored reply packet
+  uint32_t length = 0;         // stored reply length; 0 = no reply sent yet
+  uint16_t expected = 1;       // sequence number the next new request must carry
+};
+
+// [peer][instance] tables, flat, sized once at setup.
+template <class Desc>
+class descriptor_table {
+ public:
+  void resize(int nprocs, uint32_t depth) {
+    depth_ = depth;
+    table_.assign(static_cast<size_t>(nprocs) * depth, Desc{});
+  }
+  Desc& at(int peer, uint32_t instance) { return table_[static_cast<size_t>(peer) * depth_ + instance]; }
+  const Desc& at(int peer, uint32_t instance) const {
+    return table_[static_cast<size_t>(peer) * depth_ + instance];
+  }
+  uint32_t depth() const { return depth_; }
+
+ private:
+  uint32_t depth_ = 0;
+  std::vector<Desc> table_;
+};
+
+}  // namespace hpam::am

@@ -1,0 +1,296 @@
+// Setup and the send side of endpoint<Card> (HPAM appendix A, HPAM_4).
+// Included only by the files that instantiate endpoint for a card.
+#pragma once
+
+#include <cstring>
+#include <stdexcept>
+
+#include "am/endpoint.hpp"
+
+namespace hpam::am {
+
+namespace detail {
+inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* clk) {
+  nic::card_setup s = cfg.card;
+  const uint32_t per_direction = static_cast<uint32_t>(s.nprocs - 1) * cfg.depth;
+  s.tx_blocks = 2 * per_direction;  // D request + D reply buffers per peer
+  s.rx_blocks = cfg.rx_blocks ? cfg.rx_blocks : worst_case_rx_blocks(s.nprocs, cfg.depth);
+  s.clock = clk;
+  return s;
+}
+inline const endpoint_config& validated(const endpoint_config& cfg) {
+  const std::string err = validate(cfg);
+  if (!err.empty()) throw std::invalid_argument("hpam: " + err);
+  return cfg;
+}
+}  // namespace detail
+
+template <class Card>
+endpoint<Card>::endpoint(const endpoint_config& cfg)
+    : job_(detail::validated(cfg).card.job),
+      nprocs_(cfg.card.nprocs),
+      my_proc_(cfg.card.my_proc),
+      depth_(cfg.depth),
+      key_(cfg.key ? cfg.key : key_from_job(cfg.card.job)),
+      key_check_(cfg.key_check),
+      timeout_ns_(cfg.timeout_ns),
+      backoff_limit_(cfg.backoff_limit),
+      give_up_ns_(cfg.give_up_ns),
+      checks_per_poll_(cfg.checks_per_poll),
+      receive_budget_(cfg.receive_budget),
+      clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
+      card_(detail::card_setup_for(cfg, &clock_)) {
+  requests_.resize(nprocs_, depth_);
+  replies_.resize(nprocs_, depth_);
+  for (int p = 0; p < nprocs_; ++p) {
+    if (p == my_proc_) continue;
+    for (uint32_t i = 0; i < depth_; ++i)
+      if (!card_.claim_tx_block(requests_.at(p, i).block) ||
+          !card_.claim_tx_block(replies_.at(p, i).block))
+        throw std::runtime_error("hpam: card has too few outbound blocks for 2*(P-1)*D descriptors");
+  }
+  instance_hint_.assign(nprocs_, 0);
+  connected_.assign(nprocs_, 0);
+  connected_[my_proc_] = 1;
+  lost_.assign(nprocs_, 0);
+  counters_.assign(nprocs_, protocol_counters{});
+  self_buffer_.resize(card_.block_size());
+  timeout_peer_ = my_proc_;
+}
+
+template <class Card>
+void endpoint<Card>::connect(int proc) {
+  if (proc < 0 || proc >= nprocs_)
+    throw std::invalid_argument("hpam: connect to process " + std::to_string(proc) +
+                                ": valid range is [0, " + std::to_string(nprocs_ - 1) + "]");
+  if (connected_[proc]) return;
+  card_.attach_peer(proc);
+  connected_[proc] = 1;
+}
+
+template <class Card>
+void endpoint<Card>::connect_all() {
+  for (int p = 0; p < nprocs_; ++p) connect(p);
+}
+
+template <class Card>
+status endpoint<Card>::register_handler4(unsigned index, hpam_handler4_fn fn, void* ctx) {
+  if (index >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+  handlers_[index].short4 = fn;
+  handlers_[index].ctx = ctx;
+  return status::ok;
+}
+
+template <class Card>
+status endpoint<Card>::register_handler_bulk(unsigned index, hpam_handler_bulk_fn fn, void* ctx) {
+  if (index >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+  handlers_[index].bulk = fn;
+  handlers_[index].ctx = ctx;
+  return status::ok;
+}
+
+template <class Card>
+status endpoint<Card>::rule_broken(const char* what) {
+  counters_[my_proc_].rule_violations++;
+  last_error_ = std::string("hpam: request-reply rule broken: ") + what;
+  return status::rule_violation;
+}
+
+template <class Card>
+status endpoint<Card>::check_send(int dest, unsigned handler) {
+  if (state_ == handler_state::request) return rule_broken("a request handler may only reply");
+  if (state_ == handler_state::reply) return rule_broken("a reply handler may not send");
+  if (dest < 0 || dest >= nprocs_ || handler >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+  if (lost_[dest]) return status::peer_unreachable;
+  if (!connected_[dest]) {
+    try {
+      connect(dest);
+    } catch (const std::exception& e) {
+      last_error_ = e.what();
+      return status::peer_unreachable;
+    }
+  }
+  return status::ok;
+}
+
+// The hint pointer names the instance the last reply freed (or the next in
+// sequence); on a miss, search the column linearly (HPAM appendix A).
+template <class Card>
+bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
+  const uint32_t hint = instance_hint_[dest];
+  if (!requests_.at(dest, hint).busy) {
+    instance = hint;
+    return true;
+  }
+  counters_[dest].hint_misses++;
+  for (uint32_t i = 0; i < depth_; ++i)
+    if (!requests_.at(dest, i).busy) {
+      instance = i;
+      return true;
+    }
+  return false;
+}
+
+// All D instances busy: serve the network (requests and replies) until a
+// reply frees one, or the peer is given up on.
+template <class Card>
+status endpoint<Card>::stall_for_instance(int dest, uint32_t& instance) {
+  counters_[dest].stalls++;
+  do {
+    if (poll() == status::rule_violation) return status::rule_violation;
+    if (lost_[dest]) return status::peer_unreachable;
+  } while (!acquire_instance(dest, instance));
+  return status::ok;
+}
+
+template <class Card>
+template <class Build>
+status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, bool block,
+                                    Build&& build) {
+  uint32_t inst;
+  if (!acquire_instance(dest, inst)) {
+    if (!block) {
+      counters_[dest].busy_returns++;
+      return status::busy;
+    }
+    if (status s = stall_for_instance(dest, inst); s != status::ok) return s;
+  }
+  request_desc& d = requests_.at(dest, inst);
+  std::byte* pkt = card_.tx_block(d.block);
+  am_header* h = header_of(pkt);
+  d.sequence = static_cast<uint16_t>(d.sequence + 1);
+  h->key = key_;
+  h->control = encode_control({msg_class::request, kind, inst, d.sequence});
+  h->handler = static_cast<uint16_t>(handler);
+  h->reserved = 0;
+  d.length = packet_header_size + build(*h, pkt + packet_header_size);
+  card_.launch(dest, d.block, d.length);
+  d.busy = true;
+  d.retries = 0;
+  d.timestamp = d.first_sent = clock_.now_ns();
+  d.timeout = timeout_ns_;
+  instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
+  counters_[dest].requests_sent++;
+  return status::ok;
+}
+
+template <class Card>
+status endpoint<Card>::request_4(int dest, unsigned handler, const uint64_t (&args)[4], bool block) {
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  if (dest == my_proc_) return self_request(msg_kind::short4, handler, args, nullptr, 0);
+  return send_request(dest, msg_kind::short4, handler, block, [&](am_header& h, std::byte*) {
+    std::memcpy(h.word, args, sizeof h.word);
+    return 0u;
+  });
+}
+
+template <class Card>
+status endpoint<Card>::request_store(int dest, unsigned handler, const void* src, size_t len,
+                                     uint64_t target, uint64_t arg, bool block) {
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  if (len > max_bulk() || (len && !src)) return status::invalid_argument;
+  const uint64_t w[4] = {target, arg, len, 0};
+  if (dest == my_proc_) return self_request(msg_kind::store, handler, w, src, len);
+  return send_request(dest, msg_kind::store, handler, block, [&](am_header& h, std::byte* payload) {
+    std::memcpy(h.word, w, sizeof h.word);
+    if (len) std::memcpy(payload, src, len);
+    return static_cast<uint32_t>(len);
+  });
+}
+
+template <class Card>
+uint64_t endpoint<Card>::gather(std::byte* dst, const iovec* iov, int iovcnt, size_t limit,
+                                bool& fits) {
+  uint64_t total = 0;
+  fits = true;
+  for (int i = 0; i < iovcnt; ++i) {
+    if (iov[i].iov_len > limit - total) {
+      fits = false;
+      return total;
+    }
+    if (iov[i].iov_len) std::memcpy(dst + total, iov[i].iov_base, iov[i].iov_len);
+    total += iov[i].iov_len;
+  }
+  return total;
+}
+
+template <class Card>
+status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* iov, int iovcnt,
+                                      uint64_t arg, bool block) {
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  if (iovcnt < 0 || (iovcnt && !iov)) return status::invalid_argument;
+  uint64_t total = 0;
+  for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+  if (total > max_bulk()) return status::invalid_argument;
+  const uint64_t w[4] = {0, arg, total, 0};
+  bool fits;
+  if (dest == my_proc_) {
+    gather(self_buffer_.data(), iov, iovcnt, max_bulk(), fits);
+    return self_request(msg_kind::medium, handler, w, self_buffer_.data(), total);
+  }
+  return send_request(dest, msg_kind::medium, handler, block, [&](am_header& h, std::byte* payload) {
+    std::memcpy(h.word, w, sizeof h.word);
+    return static_cast<uint32_t>(gather(payload, iov, iovcnt, max_bulk(), fits));
+  });
+}
+
+template <class Card>
+status endpoint<Card>::request_get(int dest, unsigned handler, uint64_t remote, void* local,
+                                   size_t len, uint64_t arg, bool block) {
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  if (len > max_bulk() || (len && !local)) return status::invalid_argument;
+  const uint64_t w[4] = {remote, arg, len, reinterpret_cast<uint64_t>(local)};
+  if (dest == my_proc_) return self_request(msg_kind::get, handler, w, nullptr, 0);
+  return send_request(dest, msg_kind::get, handler, block, [&](am_header& h, std::byte*) {
+    std::memcpy(h.word, w, sizeof h.word);
+    return 0u;
+  });
+}
+
+// A reply goes into the reply buffer reserved for [src][instance],
+// overwriting the previous reply (HPAM 5.2.1 step 2.e).
+template <class Card>
+template <class Build>
+status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler, Build&& build) {
+  if (state_ != handler_state::request || current_token_ != &t || !t.is_request)
+    return rule_broken(state_ == handler_state::reply ? "a reply handler may not send"
+                                                      : "reply outside its request handler");
+  if (t.replied) return rule_broken("a request handler may reply only once");
+  if (handler >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+  reply_desc& r = replies_.at(t.src, t.instance);
+  std::byte* pkt = card_.tx_block(r.block);
+  am_header* h = header_of(pkt);
+  h->key = key_;
+  h->control = encode_control({msg_class::reply, kind, t.instance, t.sequence});
+  h->handler = static_cast<uint16_t>(handler);
+  h->reserved = 0;
+  r.length = packet_header_size + build(*h, pkt + packet_header_size);
+  card_.launch(t.src, r.block, r.length);
+  t.replied = true;
+  counters_[t.src].replies_sent++;
+  return status::ok;
+}
+
+template <class Card>
+status endpoint<Card>::reply_4(hpam_token& t, unsigned handler, const uint64_t (&args)[4]) {
+  if (t.src == my_proc_ && current_token_ == &t) return self_reply(t, msg_kind::short4, handler, args, nullptr, 0);
+  return send_reply(t, msg_kind::short4, handler, [&](am_header& h, std::byte*) {
+    std::memcpy(h.word, args, sizeof h.word);
+    return 0u;
+  });
+}
+
+template <class Card>
+status endpoint<Card>::reply_store(hpam_token& t, unsigned handler, const void* src, size_t len,
+                                   uint64_t target, uint64_t arg) {
+  if (len > max_bulk() || (len && !src)) return status::invalid_argument;
+  const uint64_t w[4] = {target, arg, len, 0};
+  if (t.src == my_proc_ && current_token_ == &t) return self_reply(t, msg_kind::store, handler, w, src, len);
+  return send_reply(t, msg_kind::store, handler, [&](am_header& h, std::byte* payload) {
+    std::memcpy(h.word, w, sizeof h.word);
+    if (len) std::memcpy(payload, src, len);
+    return static_cast<uint32_t>(len);
+  });
+}
+
+}  // namespace hpam::am

@@ -1,0 +1,315 @@
+// deposit::endpoint: registration, put/get/atomics by ticket, handles.
+// Operations served for peers (packets) and hybrid connections:
+// deposit_remote.cpp.
+#include "deposit/deposit.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "deposit/op_record.hpp"
+#include "nic/hamlyn/cross_memory.hpp"
+#include "sys/clock.hpp"
+
+namespace hpam::deposit {
+namespace {
+
+nic::hamlyn::card_config card_config_for(const setup& s) {
+  nic::hamlyn::card_config c;
+  c.job = s.job;
+  c.nprocs = s.nprocs;
+  c.my_proc = s.my_proc;
+  c.what = "deposit";
+  c.slot_count = s.max_registrations;
+  c.metadata_entries = s.max_registrations;
+  c.notify_capacity = 1024;
+  c.packet_size = s.packet_size;
+  c.rx_packets = s.inbound_packets;
+  c.area_bytes = s.card_memory + uint64_t{s.max_connections} * sizeof(connection_record) + 4096;
+  c.cross_memory = s.cross_memory;
+  c.attach_timeout_ms = s.attach_timeout_ms;
+  return c;
+}
+
+hybrid_code code_for(atomic_op op) {
+  switch (op) {
+    case atomic_op::add: return hybrid_code::fetch_add;
+    case atomic_op::bit_and: return hybrid_code::fetch_and;
+    case atomic_op::bit_or: return hybrid_code::fetch_or;
+    case atomic_op::bit_xor: return hybrid_code::fetch_xor;
+    case atomic_op::swap: return hybrid_code::swap;
+    case atomic_op::compare_swap: return hybrid_code::compare_swap;
+  }
+  return hybrid_code::none;
+}
+
+}  // namespace
+
+endpoint::endpoint(const setup& s)
+    : my_proc_(s.my_proc), nprocs_(s.nprocs), card_(card_config_for(s)), max_connections_(s.max_connections) {
+  if (s.max_operations == 0 || s.max_connections == 0)
+    throw std::invalid_argument("hpam deposit: max_operations and max_connections must be >= 1");
+  ops_.resize(s.max_operations);
+  for (uint32_t i = s.max_operations; i-- > 0;) free_ops_.push_back(i);
+  waiting_.reserve(s.max_operations);
+  registrations_.resize(s.max_registrations);
+  if (!is_ok(card_.allocate_area(uint64_t{max_connections_} * sizeof(connection_record), connections_offset_)))
+    throw std::runtime_error("hpam deposit: card memory too small for the connection table");
+  card_.header().user_word[1] = max_connections_;
+  // Publish: peers read the table's place from this word (0 = not ready).
+  __atomic_store_n(&card_.header().user_word[0], connections_offset_ + 1, __ATOMIC_RELEASE);
+  reply_scratch_.resize(card_.packet_data_bytes());
+  pending_.resize(pending_replies);
+  for (auto& p : pending_) p.bytes.resize(card_.packet_data_bytes());
+  card_.set_handler(nic::hamlyn::packet_kind::operation, &endpoint::on_operation, this);
+  card_.set_handler(nic::hamlyn::packet_kind::reply, &endpoint::on_reply, this);
+}
+
+endpoint::~endpoint() = default;
+
+void endpoint::attach_peer(int proc) { card_.attach_peer(proc); }
+void endpoint::attach_all() { card_.attach_all(); }
+
+// --- registration (setup code) -------------------------------------------
+
+status endpoint::register_memory(void* base, size_t len, ticket& out) {
+  if (!base || len == 0) return status::invalid_argument;
+  nic::hamlyn::slot_spec s;
+  s.memory = nic::hamlyn::area_memory::process;
+  s.base = reinterpret_cast<uint64_t>(base);
+  s.bound = len;
+  s.metadata_count = 1;
+  uint32_t slot;
+  const status st = card_.create_slot(s, slot);
+  if (!is_ok(st)) return st;
+  registrations_[slot] = registration{true, false, 0};
+  out = card_.make_ticket(slot, 0, 0, len, false);
+  return status::ok;
+}
+
+status endpoint::allocate_memory(size_t len, void*& addr, ticket& out) {
+  uint64_t offset;
+  status st = card_.allocate_area(len, offset);
+  if (!is_ok(st)) return st;
+  nic::hamlyn::slot_spec s;
+  s.memory = nic::hamlyn::area_memory::card;
+  s.base = offset;
+  s.bound = len;
+  s.metadata_count = 1;
+  uint32_t slot;
+  st = card_.create_slot(s, slot);
+  if (!is_ok(st)) {
+    card_.free_area(offset);
+    return st;
+  }
+  registrations_[slot] = registration{true, true, offset};
+  addr = card_.area_address(offset);
+  out = card_.make_ticket(slot, 0, 0, len, false);
+  return status::ok;
+}
+
+status endpoint::revoke(const ticket& t) {
+  if (t.node != static_cast<uint32_t>(my_proc_) || t.slot >= registrations_.size() ||
+      !registrations_[t.slot].in_use)
+    return status::invalid_argument;
+  return card_.revoke(t.slot);
+}
+
+status endpoint::deregister(const ticket& t) {
+  if (t.node != static_cast<uint32_t>(my_proc_) || t.slot >= registrations_.size() ||
+      !registrations_[t.slot].in_use)
+    return status::invalid_argument;
+  const status st = card_.release_slot(t.slot);
+  if (!is_ok(st)) return st;
+  if (registrations_[t.slot].card_memory) card_.free_area(registrations_[t.slot].area_offset);
+  registrations_[t.slot] = registration{};
+  return status::ok;
+}
+
+// --- operation records ---------------------------------------------------
+
+endpoint::op_record* endpoint::new_op(op_handle* h) {
+  if (free_ops_.empty()) return nullptr;
+  const uint32_t i = free_ops_.back();
+  free_ops_.pop_back();
+  op_record& r = ops_[i];
+  const uint32_t gen = r.generation + 1;
+  r = op_record{};
+  r.generation = gen;
+  r.in_use = true;
+  r.user_handle = h != nullptr;
+  r.state = op_state::pending;
+  if (h) *h = op_handle{i, gen};
+  return &r;
+}
+
+void endpoint::finish(op_record& r, status st) {
+  r.state = is_ok(st) ? op_state::sent : op_state::error;
+  r.error = st;
+  if (!r.user_handle) {
+    r.in_use = false;
+    free_ops_.push_back(static_cast<uint32_t>(&r - ops_.data()));
+  }
+}
+
+op_state endpoint::test(op_handle h, status* error) {
+  if (h.index >= ops_.size() || !ops_[h.index].in_use || ops_[h.index].generation != h.generation) {
+    if (error) *error = status::invalid_argument;
+    return op_state::error;
+  }
+  op_record& r = ops_[h.index];
+  if (r.is_put && r.state == op_state::pending) {
+    status e = status::ok;
+    const nic::hamlyn::send_state s = card_.state(r.send, &e);
+    if (s != nic::hamlyn::send_state::pending) finish(r, s == nic::hamlyn::send_state::sent ? status::ok : e);
+  }
+  if (r.state == op_state::pending) return op_state::pending;
+  if (error) *error = r.error;
+  const op_state s = r.state;
+  r.in_use = false;
+  free_ops_.push_back(h.index);
+  return s;
+}
+
+status endpoint::wait(op_handle h, uint64_t timeout_ms) {
+  const uint64_t deadline = sys::clock::monotonic_ns() + timeout_ms * 1'000'000ull;
+  status e = status::ok;
+  for (uint32_t spins = 0;; ++spins) {
+    const op_state s = test(h, &e);
+    if (s != op_state::pending) return s == op_state::sent ? status::ok : e;
+    progress();
+    if ((spins & 63) == 63) {  // blocking call: let the process we wait for run
+      if (sys::clock::monotonic_ns() > deadline) return status::would_block;
+      std::this_thread::yield();
+    }
+  }
+}
+
+// --- put, get, atomics ---------------------------------------------------
+
+// Where (t, offset, len) is and how to reach it. On local_pointer and
+// cross_memory the slot is held (card::resolve); the caller unresolves.
+status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route& r, std::byte*& ptr,
+                           uint64_t& address) {
+  if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
+    return status::invalid_argument;
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  if (!v.attached) return status::invalid_argument;
+  const status st = card_.resolve(v, t.slot, t.protection_key, t.offset + offset, len, ptr, address);
+  if (!is_ok(st)) return st;
+  if (ptr) {
+    r = route::local_pointer;
+  } else if (static_cast<int>(t.node) == my_proc_) {
+    ptr = reinterpret_cast<std::byte*>(address);
+    r = route::local_pointer;
+  } else if (v.cross_memory) {
+    r = route::cross_memory;
+  } else {
+    card_.unresolve(v, t.slot);
+    r = route::packets;
+  }
+  return status::ok;
+}
+
+status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
+  if (h && free_ops_.empty()) return status::would_block;
+  iovec v{const_cast<void*>(src), len};
+  nic::hamlyn::message m;
+  m.gather = &v;
+  m.gather_count = 1;
+  m.offset = offset;
+  nic::hamlyn::send_handle sh;
+  const status st = card_.send(t, m, sh);
+  if (!is_ok(st)) return st;
+  if (h) {
+    op_record* r = new_op(h);
+    r->is_put = true;
+    r->send = sh;
+  }
+  return status::ok;
+}
+
+status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
+  if (free_ops_.empty()) return status::would_block;
+  route r;
+  std::byte* ptr = nullptr;
+  uint64_t address = 0;
+  const status st = route_for(t, offset, len, r, ptr, address);
+  if (!is_ok(st)) return st;
+  if (r == route::packets) return start_get_packets(t, offset, dst, len, h);
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  status done = status::ok;
+  if (r == route::local_pointer)
+    std::memcpy(dst, ptr, len);
+  else
+    done = nic::hamlyn::cross_memory_read(v.pid, dst, len, address);
+  card_.unresolve(v, t.slot);
+  if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);  // refused after all
+  if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
+  return done;
+}
+
+status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h) {
+  op_record* r = new_op(h);
+  r->is_get = true;
+  r->local = static_cast<std::byte*>(dst);
+  r->length = len;
+  r->dest = static_cast<int>(t.node);
+  nic::hamlyn::packet_header& q = r->request;
+  q.destination = t.node;
+  q.source = static_cast<uint32_t>(my_proc_);
+  q.slot = t.slot;
+  q.protection_key = t.protection_key;
+  q.offset = t.offset + offset;
+  q.length = static_cast<uint32_t>(len);
+  q.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::read_request, false);
+  q.fast_word = op_id(static_cast<uint32_t>(r - ops_.data()), r->generation);
+  if (len > 0xFFFFFFFFull) {
+    finish(*r, status::invalid_argument);
+    return status::invalid_argument;
+  }
+  if (!post_request(*r)) waiting_.push_back(static_cast<uint32_t>(r - ops_.data()));
+  return status::ok;
+}
+
+status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
+                        uint64_t compare, uint64_t* fetched, op_handle* h) {
+  if (free_ops_.empty()) return status::would_block;
+  hybrid_op o{};
+  o.code = code_for(op);
+  o.mode = addressing::direct;
+  o.width = static_cast<uint8_t>(w);
+  o.value = operand;
+  o.compare = compare;
+  route r;
+  std::byte* ptr = nullptr;
+  uint64_t address = 0;
+  const status st = route_for(t, offset, o.width, r, ptr, address);
+  if (!is_ok(st)) return st;
+  if (r != route::local_pointer) {  // another process's private memory: its owner does it
+    if (r == route::cross_memory) card_.unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+    o.operand = t.offset + offset;
+    return remote_op(t.slot, t.protection_key, no_connection, o, nullptr, 0, nullptr, 0, fetched,
+                     static_cast<int>(t.node), h);
+  }
+  hybrid_result res;
+  const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
+  card_.unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  if (is_ok(done) && fetched) *fetched = res.fetched;
+  if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
+  return done;
+}
+
+void endpoint::progress() {
+  card_.kick();
+  (void)flush_replies();
+  while (!waiting_.empty()) {
+    if (!post_request(ops_[waiting_.front()])) break;
+    waiting_.erase(waiting_.begin());
+  }
+  (void)card_.poll_inbound();
+}
+
+bool endpoint::next_notification(notification& n) { return card_.receive(0, n); }
+
+}  // namespace hpam::deposit

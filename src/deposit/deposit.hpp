@@ -1,0 +1,173 @@
+// Sender-based deposit (Hamlyn tickets) and hybrid deposit operations: the
+// C++ API the Open MPI BTL uses for put, get and atomics.
+//
+// Setup: one deposit::endpoint per process, built from the job id, the
+// number of processes and this process's index (as nic::card_setup), then
+// attach_peer / attach_all. Everything is single-threaded per endpoint.
+//
+// (a) Registration. register_memory(base, len, t) makes a Hamlyn slot over
+//     private memory of this process and returns its ticket (48-byte POD:
+//     node, slot, key, range; see nic/hamlyn/ticket.hpp) to send to peers.
+//     allocate_memory(len, addr, t) gives memory in this process's card
+//     segment instead: peers then read, write and update it directly, with
+//     no system call and no work by this process.
+// (b) put(src, len, t, offset, h) / get(dst, len, t, offset, h): nonblocking
+//     with a per-operation handle; test(h) returns pending, sent or error
+//     (Hamlyn's library: the handle tells when the buffer may be reused).
+//     put: the source buffer must stay untouched until test says sent
+//     (small puts are copied at once, "direct I/O"). get: the bytes are in
+//     dst when test says sent.
+// (c) atomic(op, width, t, offset, operand, compare, fetched, h): 32/64-bit
+//     add, and, or, xor, swap, compare-and-swap at (t, offset), atomic at the
+//     destination and coherent with CPU atomics on that memory; `fetched`
+//     (may be null for the non-fetching forms) receives the old value when
+//     test says sent. offset must be aligned to the width.
+// (d) revoke(t) stops every further deposit with t's key (returns once no
+//     deposit that passed the checks is still writing); deregister(t) also
+//     frees the slot (and card memory from allocate_memory).
+//
+// Paths. The sender's process does the receiving interface's work itself:
+// card memory is written directly; private memory with process_vm_writev /
+// readv when the kernel allows it (probed per peer; the cross_memory
+// parameter can forbid it); otherwise packets go to the owner's inbound FIFO
+// and the owner deposits them (and answers gets) when it calls progress().
+// Atomics on another process's private memory always travel as packets and
+// are executed by the owner in progress(); atomics on card memory are
+// executed directly by the sender. A process must therefore call progress()
+// while peers may depend on it (the BTL's progress function does).
+//
+// Hybrid deposit connections: open_connection(source, endpoint ticket,
+// readable, writable) (source -1: any process of the job, e.g. several
+// senders appending to one queue) creates a connection with address_registers address
+// registers and returns a connection_ticket for the sender; hybrid(ct, op,
+// data, len, out, out_len, fetched, h) runs one compound operation (see
+// deposit/hybrid_op.hpp). Conditional notifications appear in this
+// process's notification queue (next_notification).
+//
+// Hot paths (put, get, atomic, hybrid, progress, test) do not allocate,
+// lock or throw; setup calls throw std::invalid_argument/runtime_error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deposit/hybrid_op.hpp"
+#include "nic/hamlyn/hamlyn_card.hpp"
+#include "nic/hamlyn/ticket.hpp"
+#include "sys/status.hpp"
+
+namespace hpam::deposit {
+
+using ticket = nic::hamlyn::ticket;
+using notification = nic::hamlyn::notification;
+
+struct setup {
+  std::string job;                      // job id, same in every process
+  int nprocs = 1;                       // processes in the job
+  int my_proc = 0;                      // this process
+  bool cross_memory = true;             // use/accept process_vm_writev/readv; false: packets
+  uint32_t packet_size = 4096;          // bytes per Hamlyn packet, header included
+  uint32_t inbound_packets = 64;        // inbound FIFO buffers (fallback path), power of two
+  uint64_t card_memory = 16u << 20;     // bytes for allocate_memory and the connection table
+  uint32_t max_registrations = 256;     // slots
+  uint32_t max_operations = 1024;       // operations in flight with a handle
+  uint32_t max_connections = 64;        // hybrid deposit connections (destination end)
+  uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer
+};
+
+enum class op_state : uint8_t { pending, sent, error };
+enum class atomic_op : uint8_t { add, bit_and, bit_or, bit_xor, swap, compare_swap };
+enum class atomic_width : uint8_t { w32 = 4, w64 = 8 };
+
+struct op_handle {
+  uint32_t index = ~0u;     // operation record
+  uint32_t generation = 0;  // its generation when issued
+};
+
+class endpoint {
+ public:
+  explicit endpoint(const setup& s);
+  ~endpoint();
+  endpoint(const endpoint&) = delete;
+  endpoint& operator=(const endpoint&) = delete;
+
+  void attach_peer(int proc);
+  void attach_all();
+  int my_proc() const { return my_proc_; }
+  int nprocs() const { return nprocs_; }
+  bool cross_memory_to(int proc) const { return card_.cross_memory_to(proc); }
+
+  // (a) and (d)
+  status register_memory(void* base, size_t len, ticket& out);
+  status allocate_memory(size_t len, void*& addr, ticket& out);
+  status revoke(const ticket& t);
+  status deregister(const ticket& t);
+
+  // (b) and (c). h may be null: the operation is then fire-and-forget.
+  status put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h);
+  status get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h);
+  status atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
+                uint64_t compare, uint64_t* fetched, op_handle* h);
+
+  // Hybrid deposit.
+  status open_connection(int source, const ticket& endpoint_ticket, uint32_t readable,
+                         uint32_t writable, connection_ticket& out);
+  status set_register(const connection_ticket& ct, uint32_t reg, uint64_t value);  // destination side
+  uint64_t get_register(const connection_ticket& ct, uint32_t reg) const;          // destination side
+  status close_connection(const connection_ticket& ct);
+  status hybrid(const connection_ticket& ct, const hybrid_op& op, const void* data, uint32_t len,
+                void* out, uint32_t out_len, uint64_t* fetched, op_handle* h);
+  uint32_t max_hybrid_data() const;  // data bytes one hybrid operation may carry
+
+  // Completion and progress.
+  op_state test(op_handle h, status* error = nullptr);  // frees the handle once not pending
+  status wait(op_handle h, uint64_t timeout_ms = 60'000);
+  void progress();
+  bool next_notification(notification& n);  // conditional notifications, Hamlyn arrivals
+
+  nic::hamlyn::card& card() { return card_; }
+  uint64_t completed_remote_ops() const { return served_; }  // operations this process served
+
+ private:
+  struct op_record;
+  struct registration;
+  struct pending_reply;
+  enum class route : uint8_t { local_pointer, cross_memory, packets };
+  status route_for(const ticket& t, uint64_t offset, uint64_t len, route& r, std::byte*& ptr,
+                   uint64_t& address);
+  status remote_op(uint32_t slot, uint64_t key, uint32_t connection, const hybrid_op& op,
+                   const void* data, uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
+                   int dest, op_handle* h);
+  status start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
+  op_record* new_op(op_handle* h);
+  void finish(op_record& r, status st);
+  bool post_request(op_record& r);
+  static bool on_operation(void* ctx, nic::hamlyn::card& c, const nic::hamlyn::packet_header& h,
+                           const std::byte* payload);
+  static bool on_reply(void* ctx, nic::hamlyn::card& c, const nic::hamlyn::packet_header& h,
+                       const std::byte* payload);
+  bool serve_operation(const nic::hamlyn::packet_header& h, const std::byte* payload);
+  void take_reply(const nic::hamlyn::packet_header& h, const std::byte* payload);
+  connection_record* connection_at(int proc, uint32_t index) const;
+  void raise(int proc, const connection_record& c, uint32_t index, uint64_t word);
+
+  int my_proc_;
+  int nprocs_;
+  nic::hamlyn::card card_;
+  std::vector<op_record> ops_;
+  std::vector<uint32_t> free_ops_;
+  std::vector<uint32_t> waiting_;           // ops whose request packet waits for room
+  std::vector<registration> registrations_; // by slot
+  uint64_t connections_offset_ = 0;         // my connection table in card memory
+  uint32_t max_connections_;
+  std::vector<std::byte> reply_scratch_;    // one packet's payload for answers
+  std::vector<pending_reply> pending_;      // answers waiting for room at their requester
+  uint32_t pending_count_ = 0;              // how many of pending_ are in use
+  bool flush_replies();
+  uint64_t served_ = 0;
+};
+
+}  // namespace hpam::deposit

@@ -1,0 +1,331 @@
+#include "nic/hamlyn/hamlyn_am_card.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "sys/crc32c.hpp"
+
+namespace hpam::nic {
+namespace {
+
+uint64_t next_pow2(uint64_t n) {
+  uint64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+uint32_t per_sender_for(const card_setup& s) {
+  const uint32_t senders = s.nprocs > 1 ? static_cast<uint32_t>(s.nprocs - 1) : 1;
+  const uint32_t per = (s.rx_blocks + senders - 1) / senders;
+  return per ? per : 1;
+}
+
+constexpr uint32_t held_buffers = 32;  // packets the wire can hold back (delay/reorder) at once
+
+hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint64_t ring_cap) {
+  if (s.block_size < 64 || (s.block_size & (s.block_size - 1)))
+    throw std::invalid_argument("hpam hamlyn: block_size must be a power of two >= 64");
+  hamlyn::card_config c;
+  c.job = s.job;
+  c.nprocs = s.nprocs;
+  c.my_proc = s.my_proc;
+  c.what = "hamlyn-am";
+  c.slot_count = 4;
+  c.metadata_entries = 0;
+  c.notification_queues = 1;
+  // Every notification names a block some sender owns, so the queue can
+  // never hold more entries than there are inbound blocks.
+  c.notify_capacity = next_pow2(uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs));
+  c.packet_size = s.block_size + static_cast<uint32_t>(sizeof(hamlyn::packet_header));
+  c.rx_packets = 2;
+  c.area_bytes = uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs) * s.block_size +
+                 static_cast<uint64_t>(s.nprocs) * (sys::spsc_fifo::bytes_for(ring_cap) + 64) + 4096;
+  c.direct_io_limit = 256;
+  c.attach_timeout_ms = s.attach_timeout_ms;
+  return c;
+}
+
+}  // namespace
+
+hamlyn_am_card::hamlyn_am_card(const card_setup& s)
+    : my_proc_(s.my_proc),
+      nprocs_(s.nprocs),
+      block_size_(s.block_size),
+      crc_(s.crc),
+      faults_(s.faults),
+      clock_(s.clock ? s.clock : &own_clock_),
+      attach_timeout_ms_(s.attach_timeout_ms),
+      per_sender_(per_sender_for(s)),
+      ring_capacity_(next_pow2(per_sender_)),
+      card_(inner_config(s, per_sender_, ring_capacity_)),
+      rng_(s.faults.seed * 0x9E3779B97F4A7C15ull + 1) {
+  // The inbound slot: one region of per_sender blocks per sender.
+  const uint64_t inbound_bytes = uint64_t{per_sender_} * static_cast<uint64_t>(nprocs_) * block_size_;
+  uint64_t area = 0, rings = 0;
+  const uint64_t ring_bytes = (sys::spsc_fifo::bytes_for(ring_capacity_) + 63) / 64 * 64;
+  if (!is_ok(card_.allocate_area(inbound_bytes, area)) ||
+      !is_ok(card_.allocate_area(ring_bytes * static_cast<uint64_t>(nprocs_) + 64, rings)))
+    throw std::runtime_error("hpam hamlyn: card memory too small for the inbound area");
+  hamlyn::slot_spec spec;
+  spec.memory = hamlyn::area_memory::card;
+  spec.base = area;
+  spec.bound = inbound_bytes;
+  spec.mode = hamlyn::slot_mode::fast;
+  if (!is_ok(card_.create_slot(spec, inbound_slot_)))
+    throw std::runtime_error("hpam hamlyn: cannot create the inbound slot");
+  inbound_ = card_.area_address(area);
+  for (int p = 0; p < nprocs_; ++p)
+    reinterpret_cast<sys::spsc_fifo*>(card_.area_address(rings + ring_bytes * static_cast<uint64_t>(p)))
+        ->init(ring_capacity_);
+  my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(
+      card_.area_address(rings + ring_bytes * static_cast<uint64_t>(nprocs_)));
+  hamlyn::card_header& h = card_.header();
+  h.user_word[0] = inbound_slot_;
+  h.user_word[1] = card_.slot_at(inbound_slot_).protection_key.load();
+  h.user_word[2] = rings;
+  // Publish: peers wait for this word before they read the others.
+  __atomic_store_n(&h.user_word[3], (uint64_t{per_sender_} << 32) | ring_bytes, __ATOMIC_RELEASE);
+  tx_memory_.reset(new std::byte[size_t{s.tx_blocks ? s.tx_blocks : 1} * block_size_]());
+  for (uint32_t b = s.tx_blocks; b-- > 0;) tx_free_.push_back(b);
+  peers_.resize(static_cast<size_t>(nprocs_));
+  held_.resize(s.faults.any() ? held_buffers : 0);
+  for (auto& hp : held_) hp.bytes.resize(block_size_);
+  scratch_.resize(block_size_);
+}
+
+sys::spsc_fifo* hamlyn_am_card::free_ring_at(const hamlyn::card_view& v, int sender) const {
+  const uint64_t ring_bytes = v.header->user_word[3] & 0xFFFFFFFFu;
+  return reinterpret_cast<sys::spsc_fifo*>(v.area + v.header->user_word[2] +
+                                           ring_bytes * static_cast<uint64_t>(sender));
+}
+
+void hamlyn_am_card::attach_peer(int proc) {
+  card_.attach_peer(proc);
+  if (proc == my_proc_) return;
+  const hamlyn::card_view& v = card_.view(proc);
+  peer_state& ps = peers_[proc];
+  if (ps.free_ring) return;
+  const uint64_t deadline = sys::clock::monotonic_ns() + attach_timeout_ms_ * 1'000'000ull;
+  uint64_t layout;
+  while ((layout = __atomic_load_n(&v.header->user_word[3], __ATOMIC_ACQUIRE)) == 0) {
+    if (sys::clock::monotonic_ns() > deadline)
+      throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
+                               " never finished setting up its inbound area");
+    std::this_thread::yield();
+  }
+  const uint32_t their_per_sender = static_cast<uint32_t>(layout >> 32);
+  if (their_per_sender != per_sender_)
+    throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
+                             " has a different inbound layout (rx_blocks or nprocs differ)");
+  ps.slot = static_cast<uint32_t>(v.header->user_word[0]);
+  ps.key = v.header->user_word[1];
+  ps.free_ring = free_ring_at(v, my_proc_);
+  ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(
+      v.area + v.header->user_word[2] + (layout & 0xFFFFFFFFu) * static_cast<uint64_t>(nprocs_));
+  ps.backlog.reserve(per_sender_);
+  for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
+}
+
+bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
+  if (tx_free_.empty()) return false;
+  b = tx_free_.back();
+  tx_free_.pop_back();
+  return true;
+}
+
+double hamlyn_am_card::draw() {  // splitmix64 → [0, 1)
+  uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
+  if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || len < wire_header_size || len > block_size_ ||
+      !peers_[dest].free_ring) {
+    malformed_++;
+    return;
+  }
+  std::byte* pkt = tx_block(b);
+  auto* w = reinterpret_cast<wire_header*>(pkt);
+  w->length = len;
+  w->src = static_cast<uint16_t>(my_proc_);
+  w->dst = static_cast<uint16_t>(dest);
+  w->pad = 0;
+  w->crc = crc_ ? sys::crc32c(pkt + offsetof(wire_header, length), len - offsetof(wire_header, length)) : 0;
+  if (__builtin_expect(faults_.any(), 0)) {
+    if (faults_.drop > 0 && draw() < faults_.drop) {
+      wire_.dropped++;
+      return;
+    }
+    if (faults_.delay > 0 && draw() < faults_.delay &&
+        hold(dest, pkt, len, clock_->now_ns() + faults_.delay_ns, false)) {
+      wire_.delayed++;
+      return;
+    }
+    if (faults_.reorder > 0 && draw() < faults_.reorder && hold(dest, pkt, len, 0, true)) {
+      wire_.reordered++;
+      return;
+    }
+    const std::byte* data = pkt;
+    if (faults_.corrupt > 0 && draw() < faults_.corrupt) {
+      std::memcpy(scratch_.data(), pkt, len);
+      const uint32_t at = wire_header_size + static_cast<uint32_t>(draw() * (len - wire_header_size));
+      if (at < len) scratch_[at] ^= std::byte{0x5a};
+      else scratch_[offsetof(wire_header, crc)] ^= std::byte{0x5a};
+      data = scratch_.data();
+      wire_.corrupted++;
+    }
+    const bool dup = faults_.duplicate > 0 && draw() < faults_.duplicate;
+    if (data == pkt) {
+      send_or_wait(dest, b, len);
+      if (dup) {
+        send_or_wait(dest, b, len);
+        wire_.duplicated++;
+      }
+    } else if (!transmit(dest, data, len)) {
+      overflow(dest);
+    }
+    flush_held(true);
+    return;
+  }
+  send_or_wait(dest, b, len);
+}
+
+void hamlyn_am_card::overflow(int dest) {
+  peers_[dest].overflow->fetch_add(1, std::memory_order_relaxed);
+}
+
+// Sends now when my region at dest has a free block and nothing is waiting
+// before this packet; otherwise the packet waits in the backlog (or, when
+// that is full, is dropped).
+void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
+  peer_state& ps = peers_[dest];
+  if (flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
+  for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
+    if (ps.backlog[i].block == block) {  // already waiting: it goes out with its latest bytes
+      ps.backlog[i].length = len;
+      return;
+    }
+  if (ps.backlog.size() - ps.backlog_head >= per_sender_) {
+    overflow(dest);
+    return;
+  }
+  if (ps.backlog_head > 0 && ps.backlog.size() == ps.backlog.capacity()) {
+    ps.backlog.erase(ps.backlog.begin(), ps.backlog.begin() + static_cast<long>(ps.backlog_head));
+    ps.backlog_head = 0;
+  }
+  ps.backlog.push_back(waiting{block, len});
+}
+
+// Sends waiting packets while blocks are free; true when none is left.
+bool hamlyn_am_card::flush_backlog(int dest) {
+  peer_state& ps = peers_[dest];
+  while (ps.backlog_head < ps.backlog.size()) {
+    const waiting w = ps.backlog[ps.backlog_head];
+    if (!transmit(dest, tx_block(w.block), w.length)) return false;
+    ps.backlog_head++;
+  }
+  ps.backlog.clear();
+  ps.backlog_head = 0;
+  return true;
+}
+
+bool hamlyn_am_card::refill(peer_state& ps) {
+  uint64_t blk;
+  while (ps.free_ring->pop(blk))
+    if (blk < per_sender_) ps.free_blocks.push_back(static_cast<uint32_t>(blk));
+  return !ps.free_blocks.empty();
+}
+
+// One packet into a block of my region at dest: a single-packet fast-mode
+// Hamlyn message whose word names the block.
+bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
+  peer_state& ps = peers_[dest];
+  if (ps.free_blocks.empty() && !refill(ps)) return false;
+  const uint32_t blk = ps.free_blocks.back();
+  hamlyn::ticket t{};
+  t.node = static_cast<uint32_t>(dest);
+  t.slot = ps.slot;
+  t.metadata_index = hamlyn::fast_index;
+  t.protection_key = ps.key;
+  t.offset = (uint64_t{per_sender_} * static_cast<uint64_t>(my_proc_) + blk) * block_size_;
+  t.range = block_size_;
+  t.flags = hamlyn::ticket_flags::notify;
+  iovec piece{const_cast<std::byte*>(data), len};
+  hamlyn::message m;
+  m.gather = &piece;
+  m.gather_count = 1;
+  m.fast_word = blk;
+  hamlyn::send_handle h;
+  if (!is_ok(card_.send(t, m, h)) || card_.state(h) != hamlyn::send_state::sent) {
+    malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
+    return true;
+  }
+  ps.free_blocks.pop_back();
+  wire_.sent++;
+  return true;
+}
+
+bool hamlyn_am_card::hold(int dest, const std::byte* data, uint32_t len, uint64_t release_ns,
+                          bool after_next) {
+  for (held_packet& hp : held_) {
+    if (hp.dest >= 0) continue;
+    std::memcpy(hp.bytes.data(), data, len);
+    hp.dest = dest;
+    hp.length = len;
+    hp.release_ns = release_ns;
+    hp.after_next = after_next;
+    return true;
+  }
+  return false;  // every hold buffer busy: the packet goes out now
+}
+
+void hamlyn_am_card::flush_held(bool next_sent) {
+  const uint64_t now = held_.empty() ? 0 : clock_->now_ns();
+  for (held_packet& hp : held_) {
+    if (hp.dest < 0) continue;
+    if (hp.after_next ? !next_sent : now < hp.release_ns) continue;
+    if (!transmit(hp.dest, hp.bytes.data(), hp.length)) overflow(hp.dest);
+    hp.dest = -1;
+  }
+}
+
+bool hamlyn_am_card::receive(rx_packet& p) {
+  hamlyn::notification n;
+  while (card_.receive(0, n)) {
+    const uint64_t blk = n.metadata;
+    if (n.slot != inbound_slot_ || n.metadata_index != hamlyn::fast_index ||
+        n.source >= static_cast<uint32_t>(nprocs_) || static_cast<int>(n.source) == my_proc_ ||
+        blk >= per_sender_ || n.length < wire_header_size || n.length > block_size_) {
+      malformed_++;  // a forged or damaged notification: nothing to hand over
+      continue;
+    }
+    p.block = static_cast<uint32_t>(n.source * per_sender_ + blk);
+    p.length = static_cast<uint32_t>(n.length);
+    p.data = inbound_ + size_t{p.block} * block_size_;
+    const auto* w = reinterpret_cast<const wire_header*>(p.data);
+    p.crc_ok = !crc_ || w->crc == sys::crc32c(p.data + offsetof(wire_header, length),
+                                              p.length - offsetof(wire_header, length));
+    return true;
+  }
+  return false;
+}
+
+void hamlyn_am_card::release(const rx_packet& p) {
+  const uint32_t sender = p.block / per_sender_;
+  if (sender >= static_cast<uint32_t>(nprocs_)) return;
+  // The sender reads this FIFO to learn the block is free again.
+  (void)free_ring_at(card_.view(my_proc_), static_cast<int>(sender))->push(p.block % per_sender_);
+}
+
+void hamlyn_am_card::service() {
+  card_.kick();
+  for (int p = 0; p < nprocs_; ++p)
+    if (peers_[p].backlog_head < peers_[p].backlog.size()) (void)flush_backlog(p);
+  if (!held_.empty()) flush_held(false);
+}
+
+}  // namespace hpam::nic

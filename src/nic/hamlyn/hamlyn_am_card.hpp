@@ -1,0 +1,121 @@
+// The HPAM protocol's card interface (nic/card.hpp) over the Hamlyn
+// interface: the same D-way request-reply protocol runs unchanged on it.
+//
+// Sender-based memory management: each process's inbound area is one Hamlyn
+// slot (fast mode, in card memory) split into one region per sender of
+// per_sender blocks (rx_blocks / (P-1), rounded up). A sender alone decides
+// which block of its region a packet goes to: launch() takes a block it
+// believes free, sends the packet as a single-packet Hamlyn message into it
+// (the fast-mode word names the block) and the arrival lands in the
+// receiver's notification queue. receive() pops a notification and returns
+// the packet in place; release() gives the block back to its sender through
+// a free FIFO in the receiver's card that only that sender reads. A sender
+// with no free block in its region keeps the packet (a reference to its
+// outbound block) in its terminus backlog, at most per_sender of them, and
+// sends it when the receiver gives a block back (service, or the next
+// launch); beyond that the packet is dropped and counted in the receiver's
+// card (overflow_drops), as the Medusa card does when RX_FREE is empty, and
+// the protocol retransmits it.
+//
+// Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) are
+// decided per launched packet by a seeded generator inside this card (a
+// minimal stand-in until the shared wire of src/nic/wire is used here).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nic/card.hpp"
+#include "nic/hamlyn/hamlyn_card.hpp"
+#include "sys/clock.hpp"
+#include "sys/ring.hpp"
+
+namespace hpam::nic {
+
+class hamlyn_am_card {
+ public:
+  explicit hamlyn_am_card(const card_setup& setup);  // creates my card (throws on setup error)
+  hamlyn_am_card(const hamlyn_am_card&) = delete;
+  hamlyn_am_card& operator=(const hamlyn_am_card&) = delete;
+
+  void attach_peer(int proc);  // maps proc's card (waits up to attach_timeout_ms; throws)
+  int my_proc() const { return my_proc_; }
+  int nprocs() const { return nprocs_; }
+  uint32_t block_size() const { return block_size_; }
+  std::byte* tx_block(uint32_t b) { return tx_memory_.get() + size_t{b} * block_size_; }
+  bool claim_tx_block(uint32_t& b);
+  void launch(int dest, uint32_t b, uint32_t len);  // the packet's first 16 bytes are the wire header
+  bool receive(rx_packet& p);
+  void release(const rx_packet& p);
+  void service();
+
+  const wire_counters& wire_stats() const { return wire_; }
+  uint64_t overflow_drops() const { return my_overflow_->load(std::memory_order_relaxed); }
+  uint64_t malformed() const { return malformed_; }
+  void announce_done() { card_.announce_done(); }
+  bool peer_done(int proc) const { return card_.peer_done(proc); }
+  bool peer_alive(int proc) const { return card_.peer_alive(proc); }
+
+  uint32_t blocks_per_sender() const { return per_sender_; }
+  hamlyn::card& hamlyn() { return card_; }
+
+ private:
+  struct held_packet {
+    int dest = -1;              // -1: this hold buffer is free
+    uint32_t length = 0;        // bytes
+    uint64_t release_ns = 0;    // delay: send at this time
+    bool after_next = false;    // reorder: send right after the next packet
+    std::vector<std::byte> bytes;  // copy of the packet (sized at setup)
+  };
+  struct waiting {
+    uint32_t block;   // my outbound block
+    uint32_t length;  // bytes
+  };
+  struct peer_state {
+    std::vector<uint32_t> free_blocks;  // blocks of my region at the peer I may write
+    std::vector<waiting> backlog;       // packets waiting for a free block (FIFO, bounded)
+    size_t backlog_head = 0;            // first waiting entry
+    std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
+    sys::spsc_fifo* free_ring = nullptr;  // the peer's FIFO of blocks it gave back to me
+    uint32_t slot = 0;                  // the peer's inbound slot
+    uint64_t key = 0;                   // its protection key
+  };
+
+  bool transmit(int dest, const std::byte* data, uint32_t len);
+  void send_or_wait(int dest, uint32_t block, uint32_t len);
+  bool flush_backlog(int dest);
+  bool refill(peer_state& ps);
+  void overflow(int dest);
+  bool hold(int dest, const std::byte* data, uint32_t len, uint64_t release_ns, bool after_next);
+  void flush_held(bool next_sent);
+  double draw();
+  sys::spsc_fifo* free_ring_at(const hamlyn::card_view& v, int sender) const;
+
+  int my_proc_;
+  int nprocs_;
+  uint32_t block_size_;
+  bool crc_;
+  fault_config faults_;
+  sys::clock own_clock_;
+  const sys::clock* clock_;
+  uint64_t attach_timeout_ms_;
+  uint32_t per_sender_ = 0;         // inbound blocks each sender owns here
+  uint64_t ring_capacity_ = 0;      // entries of each free FIFO
+  hamlyn::card card_;
+  uint32_t inbound_slot_ = 0;       // my inbound slot
+  std::byte* inbound_ = nullptr;    // its memory
+  std::unique_ptr<std::byte[]> tx_memory_;
+  std::vector<uint32_t> tx_free_;   // outbound blocks not yet claimed
+  std::vector<peer_state> peers_;
+  std::vector<held_packet> held_;
+  std::vector<std::byte> scratch_;  // a corrupted copy on its way
+  uint64_t rng_;
+  wire_counters wire_;
+  std::atomic<uint64_t>* my_overflow_ = nullptr;  // packets senders dropped for want of a block here
+  uint64_t malformed_ = 0;
+};
+
+}  // namespace hpam::nic

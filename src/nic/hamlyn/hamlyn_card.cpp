@@ -1,0 +1,351 @@
+// The Hamlyn card: segment layout, attach, and the setup code ("the OS")
+// that writes slots. Send terminus: send_terminus.cpp; arrival: arrival.cpp.
+#include "nic/hamlyn/hamlyn_card.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "nic/hamlyn/cross_memory.hpp"
+#include "nic/hamlyn/terminus.hpp"
+#include "sys/clock.hpp"
+#include "sys/protection_key.hpp"
+
+namespace hpam::nic::hamlyn {
+namespace {
+
+uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+void check_config(const card_config& c) {
+  using sys::ring_math::is_power_of_two;
+  auto bad = [](const std::string& what) { throw std::invalid_argument("hpam hamlyn: " + what); };
+  if (c.nprocs < 1 || c.nprocs > 65535) bad("nprocs must be in [1, 65535]");
+  if (c.my_proc < 0 || c.my_proc >= c.nprocs) bad("my_proc must be in [0, nprocs-1]");
+  if (c.slot_count < 1 || c.slot_count > 65536) bad("slot_count must be in [1, 65536]");
+  if (c.notification_queues < 1 || c.notification_queues > 64) bad("notification_queues must be in [1, 64]");
+  if (!is_power_of_two(c.notify_capacity)) bad("notify_capacity must be a power of two");
+  if (c.packet_size < 128 || c.packet_size % 64) bad("packet_size must be a multiple of 64, >= 128");
+  if (!is_power_of_two(c.rx_packets)) bad("rx_packets must be a power of two");
+  if (!is_power_of_two(c.work_queue_entries)) bad("work_queue_entries must be a power of two");
+  if (c.direct_io_limit > 4096) bad("direct_io_limit must be <= 4096");
+}
+
+// Starts the view's pointers from its mapped header.
+void bind_view(card_view& v) {
+  v.base = v.segment.payload();
+  v.header = reinterpret_cast<card_header*>(v.base);
+  v.slots = reinterpret_cast<slot*>(v.base + v.header->slots_offset);
+  v.metadata = reinterpret_cast<metadata_entry*>(v.base + v.header->metadata_offset);
+  v.rx_free = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.header->rx_free_offset);
+  v.rx_ready = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.header->rx_ready_offset);
+  v.area = v.base + v.header->area_offset;
+  v.pid = v.header->owner_pid;
+}
+
+}  // namespace
+
+uint64_t card::segment_bytes() const {
+  uint64_t off = sizeof(card_header);
+  off += uint64_t{cfg_.slot_count} * sizeof(slot);
+  off += uint64_t{cfg_.metadata_entries} * sizeof(metadata_entry);
+  off = align_up(off, 64);
+  off += cfg_.notification_queues * (sizeof(notification_queue_control) +
+                                     cfg_.notify_capacity * sizeof(notification_entry));
+  off += 2 * align_up(sys::mpmc_fifo::bytes_for(cfg_.rx_packets), 64);
+  off += uint64_t{cfg_.rx_packets} * cfg_.packet_size;
+  off = align_up(off, 4096);
+  return off + cfg_.area_bytes;
+}
+
+void card::layout_segment() {
+  card_view& v = views_[my_proc_];
+  auto* h = reinterpret_cast<card_header*>(v.segment.payload());
+  h->version = card_version;
+  h->header_size = sizeof(card_header);
+  h->size = v.segment.payload_size();
+  h->owner_pid = getpid();
+  h->my_proc = static_cast<uint32_t>(my_proc_);
+  h->nprocs = static_cast<uint32_t>(nprocs_);
+  h->slot_count = cfg_.slot_count;
+  h->metadata_entries = cfg_.metadata_entries;
+  h->notification_queues = cfg_.notification_queues;
+  h->notify_capacity = cfg_.notify_capacity;
+  h->packet_size = cfg_.packet_size;
+  h->rx_packets = cfg_.rx_packets;
+  uint64_t off = sizeof(card_header);
+  h->slots_offset = off;
+  off += uint64_t{cfg_.slot_count} * sizeof(slot);
+  h->metadata_offset = off;
+  off = align_up(off + uint64_t{cfg_.metadata_entries} * sizeof(metadata_entry), 64);
+  h->queues_offset = off;
+  off += cfg_.notification_queues * sizeof(notification_queue_control);
+  for (uint32_t q = 0; q < cfg_.notification_queues; ++q) {
+    auto* c = reinterpret_cast<notification_queue_control*>(v.segment.payload() + h->queues_offset) + q;
+    c->capacity = cfg_.notify_capacity;
+    c->entries_offset = off;
+    off += cfg_.notify_capacity * sizeof(notification_entry);
+  }
+  h->rx_free_offset = off;
+  off += align_up(sys::mpmc_fifo::bytes_for(cfg_.rx_packets), 64);
+  h->rx_ready_offset = off;
+  off += align_up(sys::mpmc_fifo::bytes_for(cfg_.rx_packets), 64);
+  h->rx_buffers_offset = off;
+  off = align_up(off + uint64_t{cfg_.rx_packets} * cfg_.packet_size, 4096);
+  h->area_offset = off;
+  h->area_bytes = cfg_.area_bytes;
+  h->probe_value = probe_word_;
+  h->probe_address = reinterpret_cast<uint64_t>(&probe_word_);
+  h->cross_memory_forbidden = cfg_.cross_memory ? 0 : 1;
+  bind_view(v);
+  v.rx_free->init(cfg_.rx_packets);
+  v.rx_ready->init(cfg_.rx_packets);
+  for (uint32_t i = 0; i < cfg_.rx_packets; ++i) (void)v.rx_free->push(i);
+  // Publish: every field above is written before the magic is.
+  std::atomic_thread_fence(std::memory_order_release);
+  h->magic = card_magic;
+}
+
+card::card(const card_config& cfg) : cfg_(cfg), my_proc_(cfg.my_proc), nprocs_(cfg.nprocs) {
+  check_config(cfg_);
+  probe_word_ = sys::random_protection_key();
+  views_.resize(static_cast<size_t>(nprocs_));
+  segment_name_ = sys::segment_name(cfg_.job, cfg_.what, my_proc_);
+  card_view& v = views_[my_proc_];
+  v.segment = sys::shared_segment::create(segment_name_, segment_bytes());
+  layout_segment();
+  v.segment.publish();
+  v.attached = true;
+  v.cross_memory = false;  // my own memory is written locally
+  free_area_[0] = cfg_.area_bytes;
+  if (cfg_.metadata_entries) free_metadata_[0] = cfg_.metadata_entries;
+  terminus_ = std::make_unique<terminus>(cfg_.work_queue_entries, cfg_.direct_io_limit);
+  deferred_.reserve(cfg_.rx_packets);
+}
+
+// The name goes once every peer has mapped the card; a card some peer never
+// attached stays attachable (a peer may start late) and is removed as stale
+// once this process is gone.
+card::~card() {
+  card_view& v = views_[my_proc_];
+  if (v.segment.valid() &&
+      v.header->attached_peers.load(std::memory_order_acquire) >= static_cast<uint32_t>(nprocs_ - 1))
+    v.segment.unlink();
+  for (int p = 0; p < nprocs_; ++p)  // cards of peers that died before they could remove them
+    if (p != my_proc_ && views_[p].attached && !peer_alive(p)) views_[p].segment.unlink();
+}
+
+void card::attach_peer(int proc) {
+  if (proc < 0 || proc >= nprocs_)
+    throw std::invalid_argument("hpam hamlyn: attach_peer(" + std::to_string(proc) + ") out of range");
+  card_view& v = views_[proc];
+  if (v.attached) return;
+  v.segment = sys::shared_segment::attach(sys::segment_name(cfg_.job, cfg_.what, proc),
+                                          cfg_.attach_timeout_ms);
+  const auto* h = reinterpret_cast<const card_header*>(v.segment.payload());
+  if (h->magic != card_magic || h->version != card_version ||
+      h->header_size != sizeof(card_header) || h->size > v.segment.payload_size() ||
+      h->my_proc != static_cast<uint32_t>(proc) || h->nprocs != static_cast<uint32_t>(nprocs_) ||
+      h->area_offset + h->area_bytes > h->size)
+    throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " in job " +
+                             cfg_.job + " has an incompatible layout");
+  bind_view(v);
+  v.header->attached_peers.fetch_add(1, std::memory_order_acq_rel);
+  v.cross_memory = cfg_.cross_memory && !h->cross_memory_forbidden &&
+                   cross_memory_probe(v.pid, h->probe_address, h->probe_value);
+  v.attached = true;
+}
+
+void card::attach_all() {
+  for (int p = 0; p < nprocs_; ++p) attach_peer(p);
+}
+
+bool card::peer_done(int proc) const {
+  const card_view& v = views_[proc];
+  return v.attached && v.header->done.load(std::memory_order_acquire) != 0;
+}
+
+bool card::peer_alive(int proc) const {
+  const card_view& v = views_[proc];
+  if (!v.attached) return true;
+  return kill(v.pid, 0) == 0 || errno == EPERM;
+}
+
+// --- setup code: areas, slots, keys ---------------------------------------
+
+status card::allocate_area(uint64_t bytes, uint64_t& offset) {
+  if (bytes == 0) return status::invalid_argument;
+  const uint64_t need = align_up(bytes, 64);
+  for (auto it = free_area_.begin(); it != free_area_.end(); ++it) {
+    if (it->second < need) continue;
+    offset = it->first;
+    const uint64_t rest = it->second - need;
+    free_area_.erase(it);
+    if (rest) free_area_[offset + need] = rest;
+    used_area_[offset] = need;
+    std::memset(area_address(offset), 0, need);
+    return status::ok;
+  }
+  return status::no_resource;
+}
+
+void card::free_area(uint64_t offset) {
+  auto it = used_area_.find(offset);
+  if (it == used_area_.end()) return;
+  uint64_t start = offset, len = it->second;
+  used_area_.erase(it);
+  auto next = free_area_.lower_bound(start);
+  if (next != free_area_.end() && start + len == next->first) {
+    len += next->second;
+    free_area_.erase(next);
+  }
+  auto prev = free_area_.lower_bound(start);
+  if (prev != free_area_.begin()) {
+    --prev;
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      len += prev->second;
+      free_area_.erase(prev);
+    }
+  }
+  free_area_[start] = len;
+}
+
+status card::create_slot(const slot_spec& spec, uint32_t& index) {
+  const bool fast = spec.mode == slot_mode::fast;
+  if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
+      spec.notification_queue >= cfg_.notification_queues || (!fast && spec.metadata_count == 0))
+    return status::invalid_argument;
+  if (spec.memory == area_memory::card &&
+      (spec.base > cfg_.area_bytes || spec.bound > cfg_.area_bytes - spec.base))
+    return status::invalid_argument;
+  card_view& v = views_[my_proc_];
+  uint32_t s = 0;
+  while (s < cfg_.slot_count && v.slots[s].state.load(std::memory_order_relaxed) != 0) ++s;
+  if (s == cfg_.slot_count) return status::no_resource;
+  const uint32_t count = fast ? 0 : spec.metadata_count;
+  uint32_t meta_base = 0;
+  if (count) {
+    auto it = free_metadata_.begin();
+    while (it != free_metadata_.end() && it->second < count) ++it;
+    if (it == free_metadata_.end()) return status::no_resource;
+    meta_base = it->first;
+    const uint32_t rest = it->second - count;
+    free_metadata_.erase(it);
+    if (rest) free_metadata_[meta_base + count] = rest;
+    for (uint32_t i = 0; i < count; ++i) {
+      metadata_entry& e = v.metadata[meta_base + i];
+      e.packet_accumulator.store(0, std::memory_order_relaxed);
+      e.paranoid_key.store(0, std::memory_order_relaxed);
+      e.paranoid_low = e.paranoid_high = 0;
+      e.one_shot_used.store(0, std::memory_order_relaxed);
+      e.metadata_length = 0;
+      e.messages = 0;
+    }
+  }
+  slot& sl = v.slots[s];
+  sl.base = spec.base;
+  sl.bound = spec.bound;
+  sl.mode = static_cast<uint32_t>(spec.mode);
+  sl.memory = static_cast<uint32_t>(spec.memory);
+  sl.metadata_base = meta_base;
+  sl.metadata_count = count;
+  sl.notification_queue = spec.notification_queue;
+  sl.generation++;
+  sl.protection_key.store(spec.key ? spec.key : sys::random_protection_key(), std::memory_order_relaxed);
+  // Publish: a sender that sees the slot active sees every field above.
+  sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
+  index = s;
+  return status::ok;
+}
+
+status card::revoke(uint32_t index) {
+  if (index >= cfg_.slot_count) return status::invalid_argument;
+  slot& sl = views_[my_proc_].slots[index];
+  if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
+    return status::invalid_argument;
+  sl.state.store(static_cast<uint32_t>(slot_state::revoked), std::memory_order_seq_cst);
+  sl.protection_key.store(0, std::memory_order_seq_cst);
+  // Wait (bounded) for arrivals that passed the checks before the revoke, so
+  // no byte lands in the area after this returns.
+  const uint64_t deadline = sys::clock::monotonic_ns() + 2'000'000'000ull;
+  while (sl.users.load(std::memory_order_seq_cst) != 0) {
+    if (sys::clock::monotonic_ns() > deadline) return status::would_block;  // a sender died inside
+    std::this_thread::yield();
+  }
+  return status::ok;
+}
+
+status card::rekey(uint32_t index, uint64_t key) {
+  if (index >= cfg_.slot_count || key == 0) return status::invalid_argument;
+  slot& sl = views_[my_proc_].slots[index];
+  if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
+    return status::invalid_argument;
+  sl.protection_key.store(key, std::memory_order_relaxed);
+  sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
+  return status::ok;
+}
+
+status card::release_slot(uint32_t index) {
+  const status r = revoke(index);
+  if (!is_ok(r)) return r;
+  slot& sl = views_[my_proc_].slots[index];
+  if (sl.metadata_count) free_metadata_[sl.metadata_base] = sl.metadata_count;
+  sl.metadata_count = 0;
+  sl.state.store(static_cast<uint32_t>(slot_state::free), std::memory_order_release);
+  return status::ok;
+}
+
+metadata_entry* card::metadata(uint32_t slot_index, uint32_t metadata_index) {
+  if (slot_index >= cfg_.slot_count) return nullptr;
+  const slot& sl = views_[my_proc_].slots[slot_index];
+  if (metadata_index >= sl.metadata_count) return nullptr;
+  return &views_[my_proc_].metadata[sl.metadata_base + metadata_index];
+}
+
+status card::set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key, uint64_t low,
+                          uint64_t high) {
+  metadata_entry* e = metadata(slot_index, metadata_index);
+  if (!e || low > high) return status::invalid_argument;
+  e->paranoid_low = low;
+  e->paranoid_high = high;
+  e->paranoid_key.store(key, std::memory_order_release);
+  return status::ok;
+}
+
+status card::rearm(uint32_t slot_index, uint32_t metadata_index) {
+  metadata_entry* e = metadata(slot_index, metadata_index);
+  if (!e) return status::invalid_argument;
+  e->one_shot_used.store(0, std::memory_order_release);
+  return status::ok;
+}
+
+ticket card::make_ticket(uint32_t slot_index, uint32_t metadata_index, uint64_t offset,
+                         uint64_t range, bool notify) const {
+  const slot& sl = views_[my_proc_].slots[slot_index];
+  ticket t{};
+  t.node = static_cast<uint32_t>(my_proc_);
+  t.slot = slot_index;
+  t.metadata_index = metadata_index;
+  t.delta = 0;
+  const bool paranoid = sl.mode == static_cast<uint32_t>(slot_mode::paranoid) ||
+                        sl.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
+  t.protection_key = sl.protection_key.load(std::memory_order_relaxed);
+  if (paranoid && metadata_index < sl.metadata_count)
+    t.protection_key = views_[my_proc_].metadata[sl.metadata_base + metadata_index]
+                           .paranoid_key.load(std::memory_order_relaxed);
+  t.offset = offset;
+  t.range = range;
+  t.flags = notify ? ticket_flags::notify : 0;
+  t.generation = sl.generation;
+  return t;
+}
+
+void card::set_handler(packet_kind kind, packet_handler fn, void* ctx) {
+  handlers_[static_cast<uint32_t>(kind)] = handler_entry{fn, ctx};
+}
+
+}  // namespace hpam::nic::hamlyn

@@ -1,0 +1,207 @@
+// The Hamlyn card's shared structures (Hamlyn OSDI'96 sections 2.2-2.7,
+// HotInterconnects'95 sections 2.2-2.5), laid out in each process's card
+// segment. A sender's process maps the receiver's segment and does the
+// receiving interface's work there (checks, deposit, counting, notification),
+// so every structure a sender touches lives in shared memory and holds
+// offsets, never pointers.
+//
+// Card segment (after the sys::segment_header):
+//   card_header | slot[slot_count] | metadata_entry[metadata_entries] |
+//   notification queues (control + entries) | inbound packet FIFOs + buffers |
+//   message-area memory (area_bytes, handed out by the owner's setup code)
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace hpam::nic::hamlyn {
+
+constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
+constexpr uint32_t card_version = 1;
+
+// Slot modes (OSDI'96 2.7).
+enum class slot_mode : uint32_t {
+  normal = 0,             // key and bounds of the slot
+  paranoid = 1,           // plus secondary base/bound/key of the metadata entry
+  paranoid_one_shot = 2,  // paranoid, and one message per metadata entry until re-armed
+  fast = 3,               // single-packet messages only, metadata index all ones
+};
+constexpr uint32_t slot_mode_count = 4;
+
+// Where a slot's message area lives.
+enum class area_memory : uint32_t {
+  card = 0,     // in the owner's card segment: senders write it directly
+  process = 1,  // the owner's private memory: cross-memory attach or packets
+};
+
+enum class slot_state : uint32_t { free = 0, active = 1, revoked = 2 };
+
+// A slot: names and protects a message area (OSDI'96 2.2). Written only by
+// the owner's setup code ("the OS"); read by every sender.
+struct slot {
+  std::atomic<uint64_t> protection_key;  // must match the packet's key; 0 = none matches
+  std::atomic<uint32_t> state;           // slot_state, published after the fields below
+  std::atomic<uint32_t> users;           // senders inside an arrival on this slot right now
+  uint64_t base;                         // card: offset in the area memory; process: owner's address
+  uint64_t bound;                        // bytes in the message area
+  uint32_t mode;                         // slot_mode
+  uint32_t memory;                       // area_memory
+  uint32_t metadata_base;                // first entry of this slot's metadata area in the pool
+  uint32_t metadata_count;               // entries in the metadata area (0 in fast mode)
+  uint32_t notification_queue;           // which of the card's queues gets this slot's arrivals
+  uint32_t generation;                   // bumped each time the slot is set up
+  uint64_t reserved;                     // zero
+};
+static_assert(std::is_standard_layout_v<slot>);
+static_assert(sizeof(slot) == 64);
+static_assert(offsetof(slot, base) == 16);
+static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free);
+
+constexpr uint32_t user_metadata_bytes = 60;  // OSDI'96: up to 60 bytes in the first packet
+constexpr uint32_t fast_index = 0xFFFFFFFFu;  // metadata index all ones: fast mode (2.7)
+
+// One entry of a metadata area (OSDI'96 Table 2), one per expected message.
+struct metadata_entry {
+  std::byte user_metadata[user_metadata_bytes];  // metadata of the message's first packet
+  std::atomic<uint32_t> packet_accumulator;       // sum of deltas, mod 2^32; 0 = complete (2.5)
+  std::atomic<uint64_t> paranoid_key;             // secondary protection key (paranoid modes)
+  uint64_t paranoid_low;                          // secondary base: lowest offset allowed
+  uint64_t paranoid_high;                         // secondary bound: first offset not allowed
+  uint64_t receive_class;                         // the receiving library's cookie (opaque)
+  std::atomic<uint32_t> one_shot_used;            // paranoid_one_shot: 1 after the first message
+  uint32_t metadata_length;                       // bytes of user metadata deposited
+  uint64_t messages;                              // messages completed on this entry
+  uint64_t reserved[2];                           // zero
+};
+static_assert(std::is_standard_layout_v<metadata_entry>);
+static_assert(sizeof(metadata_entry) == 128);
+static_assert(offsetof(metadata_entry, packet_accumulator) == 60);
+static_assert(offsetof(metadata_entry, paranoid_key) == 64);
+
+// One notification queue entry (OSDI'96 Table 3). The writer fills the fields
+// and then publishes the wrap flag (release); the reader compares it with
+// the flag it expects for its cursor (acquire).
+struct notification_entry {
+  std::atomic<uint32_t> wrap_flag;  // phase of the lap this entry was written in
+  uint32_t slot;                    // slot index
+  uint32_t metadata_index;          // notification index (fast_index in fast mode)
+  uint32_t source;                  // sending process (emulation: who completed it)
+  uint64_t metadata;                // card offset of the metadata entry, or the fast-mode word
+  uint64_t length;                  // bytes of the completing packet's data (fast mode: the message)
+};
+static_assert(std::is_standard_layout_v<notification_entry>);
+static_assert(sizeof(notification_entry) == 32);
+
+// Notification queue control block (NQCB). The cursor (tail) is advanced by
+// whichever sender completes a message; the reader publishes its own cursor
+// (head) so a writer never overruns an unread entry: an arrival that finds
+// the queue full is counted in `overruns` instead of overwriting.
+struct notification_queue_control {
+  alignas(64) std::atomic<uint64_t> tail;  // next entry to write (writers, CAS)
+  uint64_t pad0[7];                        // keeps head on its own line
+  alignas(64) std::atomic<uint64_t> head;  // next entry the reader will look at (reader)
+  uint64_t pad1[7];                        // keeps the counters on their own line
+  alignas(64) uint64_t capacity;           // entries (power of two)
+  uint64_t entries_offset;                 // card offset of notification_entry[capacity]
+  std::atomic<uint64_t> overruns;          // notifications lost because the queue was full
+  uint64_t pad2[5];                        // zero
+};
+static_assert(std::is_standard_layout_v<notification_queue_control>);
+static_assert(sizeof(notification_queue_control) == 192);
+
+// The wrap flag a writer stores at counter c: 1 on lap 0, 0 on lap 1, ...
+// (zeroed memory reads as "not yet written" on the first lap).
+constexpr uint32_t notification_phase(uint64_t counter, uint64_t capacity) {
+  return ((counter / capacity) & 1) ? 0u : 1u;
+}
+
+// Packet kinds (flags field, low byte).
+enum class packet_kind : uint32_t {
+  data = 0,          // deposit into a message area (a Hamlyn message packet)
+  read_request = 1,  // fallback get: send me [offset, offset+length) of the slot
+  operation = 2,     // a hybrid deposit operation for the upper layer's handler
+  reply = 3,         // answer to a read_request or operation of mine
+};
+constexpr uint32_t packet_kind_count = 4;
+constexpr uint32_t flag_notify = 1u << 8;  // notify the receiver when the message completes
+constexpr uint32_t flag_single = 1u << 9;  // the message is this one packet (a 0 delta notifies at once)
+constexpr uint32_t known_flags = 0xFFu | flag_notify | flag_single;
+
+constexpr uint32_t encode_flags(packet_kind k, bool notify) {
+  return static_cast<uint32_t>(k) | (notify ? flag_notify : 0u);
+}
+constexpr packet_kind flags_kind(uint32_t f) { return static_cast<packet_kind>(f & 0xFF); }
+constexpr bool flags_notify(uint32_t f) { return (f & flag_notify) != 0; }
+
+// Every packet's header (OSDI'96 Table 1), followed by metadata (first
+// packet only) and then data.
+struct packet_header {
+  uint32_t destination;     // destination host (process)
+  uint32_t source;          // sending process
+  uint32_t slot;            // slot number at the destination
+  uint32_t metadata_index;  // metadata entry (message identifier); fast_index = fast mode
+  uint64_t protection_key;  // must match the slot's (or the entry's secondary) key
+  uint64_t offset;          // where this packet's data go, from the message area base
+  uint32_t length;          // data bytes in this packet
+  uint32_t delta;           // added to the packet accumulator (2.5); 0 = single packet
+  uint32_t metadata_length; // metadata bytes following this header
+  uint32_t flags;           // packet_kind | flag_notify
+  uint64_t fast_word;       // fast mode: the one word of metadata; replies: operation id
+  uint64_t reserved;        // zero
+};
+static_assert(std::is_standard_layout_v<packet_header> && std::is_trivially_copyable_v<packet_header>);
+static_assert(sizeof(packet_header) == 64);
+
+// Counters of the receiving interface, in the card segment (senders add to
+// them while doing the receiver's work). Relaxed atomics: statistics only.
+struct arrival_counters {
+  std::atomic<uint64_t> packets;           // packets deposited
+  std::atomic<uint64_t> messages;          // messages completed (notified or not)
+  std::atomic<uint64_t> key_rejections;    // wrong protection key
+  std::atomic<uint64_t> bounds_rejections; // outside the message area (or secondary range)
+  std::atomic<uint64_t> revoked_rejections;// slot revoked or free
+  std::atomic<uint64_t> mode_rejections;   // one-shot used, fast-mode misuse
+  std::atomic<uint64_t> malformed;         // bad slot/metadata index, lengths
+  std::atomic<uint64_t> fallback_packets;  // packets that came through the inbound FIFO
+};
+static_assert(sizeof(arrival_counters) == 64);
+
+// The card header at the start of the payload of every card segment.
+struct card_header {
+  uint64_t magic;                 // card_magic once valid
+  uint32_t version;               // card_version
+  uint32_t header_size;           // sizeof(card_header)
+  uint64_t size;                  // payload bytes of the card segment
+  int32_t owner_pid;              // process that owns the card (for cross-memory attach)
+  uint32_t my_proc;               // owner's process index in the job
+  uint32_t nprocs;                // processes in the job
+  uint32_t slot_count;            // slots in the table
+  uint32_t metadata_entries;      // entries in the metadata pool
+  uint32_t notification_queues;   // notification queues
+  uint64_t notify_capacity;       // entries per notification queue
+  uint32_t packet_size;           // bytes per packet, header included
+  uint32_t rx_packets;            // inbound packet buffers (fallback path)
+  uint64_t slots_offset;          // card offset of slot[slot_count]
+  uint64_t metadata_offset;       // card offset of metadata_entry[metadata_entries]
+  uint64_t queues_offset;         // card offset of the notification queue controls
+  uint64_t rx_free_offset;        // card offset of the inbound free FIFO (mpmc)
+  uint64_t rx_ready_offset;       // card offset of the inbound ready FIFO (mpmc)
+  uint64_t rx_buffers_offset;     // card offset of the inbound packet buffers
+  uint64_t area_offset;           // card offset of the message-area memory
+  uint64_t area_bytes;            // bytes of message-area memory
+  uint64_t probe_value;           // random; also held at probe_address in the owner
+  uint64_t probe_address;         // owner's address of its private copy of probe_value
+  std::atomic<uint32_t> done;     // owner has finished (drain) — read by peers
+  uint32_t cross_memory_forbidden;// owner forbids cross-memory attach into it
+  uint64_t user_word[4];          // for the layer above (e.g. the AM card's inbound slot)
+  std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
+  uint32_t reserved;              // zero
+  arrival_counters counters;      // what arrived here
+};
+static_assert(std::is_standard_layout_v<card_header>);
+static_assert(offsetof(card_header, counters) % 64 == 0);
+static_assert(sizeof(card_header) == 256);
+
+}  // namespace hpam::nic::hamlyn

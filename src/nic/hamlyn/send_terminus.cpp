@@ -1,0 +1,199 @@
+// The send terminus and the card's send engine (OSDI'96 2.3, 2.5): post a
+// transmission request, segment it into packets with the packet counter's
+// deltas, and deliver each packet: directly into the receiver's card (card
+// memory, or its private memory by cross-memory attach), or into its inbound
+// FIFO when neither is possible.
+#include <cstring>
+
+#include "nic/hamlyn/hamlyn_card.hpp"
+#include "nic/hamlyn/terminus.hpp"
+
+namespace hpam::nic::hamlyn {
+namespace {
+
+uint32_t packets_for(uint64_t length, uint32_t per_packet, uint32_t metadata) {
+  const uint64_t first = per_packet - metadata;
+  if (length <= first) return 1;
+  return static_cast<uint32_t>(1 + (length - first + per_packet - 1) / per_packet);
+}
+
+// The iovecs covering [from, from+len) of the gather list.
+int slice(const iovec* g, int n, uint64_t from, uint64_t len, iovec* out) {
+  int m = 0;
+  for (int i = 0; i < n && len > 0; ++i) {
+    if (from >= g[i].iov_len) {
+      from -= g[i].iov_len;
+      continue;
+    }
+    const uint64_t take = std::min<uint64_t>(g[i].iov_len - from, len);
+    out[m++] = iovec{static_cast<char*>(g[i].iov_base) + from, take};
+    len -= take;
+    from = 0;
+  }
+  return m;
+}
+
+}  // namespace
+
+status card::send(const ticket& t, const message& m, send_handle& h) {
+  uint64_t length = 0;
+  if (m.gather_count < 0 || m.gather_count > max_gather || m.metadata_length > user_metadata_bytes)
+    return status::invalid_argument;
+  for (int i = 0; i < m.gather_count; ++i) length += m.gather[i].iov_len;
+  if (t.node >= static_cast<uint32_t>(nprocs_) || m.offset > t.range || length > t.range - m.offset)
+    return status::invalid_argument;
+  const bool fast = t.metadata_index == fast_index;
+  const uint32_t per_packet = packet_data_bytes();
+  const uint32_t packets = packets_for(length, per_packet, m.metadata_length);
+  if (fast && (packets != 1 || m.metadata_length != 0)) return status::invalid_argument;
+  terminus& q = *terminus_;
+  if (q.posted - q.running > q.mask) {
+    kick();
+    if (q.posted - q.running > q.mask) return status::would_block;
+  }
+  work_entry& w = q.queue[q.posted & q.mask];
+  w.target = t;
+  w.offset = t.offset + m.offset;
+  w.length = length;
+  w.fast_word = m.fast_word;
+  w.metadata_length = m.metadata_length;
+  if (m.metadata_length) std::memcpy(w.metadata, m.metadata, m.metadata_length);
+  w.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0);
+  if (length <= q.direct_io_limit) {  // direct I/O: the data go into the work queue now
+    std::byte* copy = q.inline_data.data() + (q.posted & q.mask) * q.direct_io_limit;
+    uint64_t at = 0;
+    for (int i = 0; i < m.gather_count; ++i) {
+      std::memcpy(copy + at, m.gather[i].iov_base, m.gather[i].iov_len);
+      at += m.gather[i].iov_len;
+    }
+    w.gather[0] = iovec{copy, length};
+    w.gather_count = 1;
+  } else {  // DMA: the engine reads the caller's buffers as it sends
+    for (int i = 0; i < m.gather_count; ++i) w.gather[i] = m.gather[i];
+    w.gather_count = m.gather_count;
+  }
+  w.packets = packets;
+  w.counter = t.delta;
+  w.two_first = packets >= 2 && static_cast<uint32_t>(t.delta - (packets - 1)) == 0;
+  w.next_packet = 0;
+  w.sent = 0;
+  w.sequence = q.posted;
+  h.sequence = q.posted++;
+  kick();
+  return status::ok;
+}
+
+void card::kick() {
+  terminus& q = *terminus_;
+  uint32_t budget = cfg_.engine_budget ? cfg_.engine_budget : ~0u;
+  while (q.running != q.posted && budget > 0) {
+    work_entry& w = q.queue[q.running & q.mask];
+    if (!run_entry(w, budget)) return;  // waiting for room at the receiver, or out of budget
+    q.running++;
+    // The completion word: entries before it (and their buffers) may be reused.
+    completion_.store(q.running, std::memory_order_release);
+  }
+}
+
+// Sends the entry's remaining packets. True when the entry is finished
+// (sent, or refused by the receiving side).
+bool card::run_entry(work_entry& w, uint32_t& budget) {
+  const uint32_t per_packet = packet_data_bytes();
+  while (w.next_packet < w.packets) {
+    if (budget == 0) return false;
+    const bool first = w.next_packet == 0;
+    const bool last = w.next_packet + 1 == w.packets;
+    const uint32_t meta = first ? w.metadata_length : 0;
+    const uint64_t len = std::min<uint64_t>(per_packet - meta, w.length - w.sent);
+    uint32_t delta = 1;
+    if (first && w.two_first) delta = 2;
+    if (last) delta = w.counter;
+    packet_header h{};
+    h.destination = w.target.node;
+    h.source = static_cast<uint32_t>(my_proc_);
+    h.slot = w.target.slot;
+    h.metadata_index = w.target.metadata_index;
+    h.protection_key = w.target.protection_key;
+    h.offset = w.offset + w.sent;
+    h.length = static_cast<uint32_t>(len);
+    h.delta = delta;
+    h.metadata_length = meta;
+    h.flags = w.flags | (first && last ? flag_single : 0u);
+    h.fast_word = w.fast_word;
+    iovec data[max_gather];
+    const int n = slice(w.gather, w.gather_count, w.sent, len, data);
+    bool retry = false;
+    const status st = deliver(h, data, n, first ? w.metadata : nullptr, retry);
+    if (retry) return false;
+    if (!is_ok(st)) {
+      rejected_sends_++;
+      terminus_->results[w.sequence % terminus::results_kept] = {w.sequence, st};
+      return true;
+    }
+    if (!last) w.counter -= delta;  // keeps counter + deltas sent == Y (2.5)
+    w.sent += len;
+    w.next_packet++;
+    budget--;
+  }
+  terminus_->results[w.sequence % terminus::results_kept] = {w.sequence, status::ok};
+  return true;
+}
+
+status card::deliver(const packet_header& h, const iovec* data, int n, const std::byte* meta,
+                     bool& retry) {
+  card_view& v = views_[h.destination];
+  if (!v.attached) return status::invalid_argument;
+  const bool local = static_cast<int>(h.destination) == my_proc_;
+  bool direct = local || v.cross_memory;
+  if (!direct && h.slot < v.header->slot_count)
+    direct = v.slots[h.slot].memory == static_cast<uint32_t>(area_memory::card);
+  if (direct) {
+    const status st = arrive(v, h, data, n, meta, local);
+    if (st != status::system_error) return st;
+    v.cross_memory = false;  // the kernel refused after all: use packets from now on
+  }
+  iovec pieces[max_gather + 1];
+  int m = 0;
+  if (h.metadata_length) pieces[m++] = iovec{const_cast<std::byte*>(meta), h.metadata_length};
+  for (int i = 0; i < n; ++i) pieces[m++] = data[i];
+  if (!push_packet(static_cast<int>(h.destination), h, pieces, m)) {
+    retry = true;
+    return status::would_block;
+  }
+  return status::ok;
+}
+
+bool card::push_packet(int proc, const packet_header& h, const iovec* pieces, int n) {
+  const card_view& v = views_[proc];
+  uint64_t total = 0;
+  for (int i = 0; i < n; ++i) total += pieces[i].iov_len;
+  if (!v.attached || sizeof(packet_header) + total > v.header->packet_size) return false;
+  uint64_t buffer;
+  if (!v.rx_free->pop(buffer)) return false;
+  std::byte* p = v.rx_buffer(buffer);
+  std::memcpy(p, &h, sizeof h);
+  uint64_t at = sizeof h;
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(p + at, pieces[i].iov_base, pieces[i].iov_len);
+    at += pieces[i].iov_len;
+  }
+  // Publish: the packet is complete before its buffer number is on the FIFO.
+  return v.rx_ready->push(buffer);
+}
+
+send_state card::state(const send_handle& h, status* error) const {
+  const terminus& q = *terminus_;
+  if (h.sequence >= q.posted) {
+    if (error) *error = status::invalid_argument;
+    return send_state::error;
+  }
+  if (h.sequence >= completion_.load(std::memory_order_acquire)) return send_state::pending;
+  const terminus::result& r = q.results[h.sequence % terminus::results_kept];
+  if (r.sequence == h.sequence && !is_ok(r.outcome)) {
+    if (error) *error = r.outcome;
+    return send_state::error;
+  }
+  return send_state::sent;
+}
+
+}  // namespace hpam::nic::hamlyn

@@ -1,0 +1,104 @@
+// The C API (include/hpam_am.h) as a program would use it: two forked
+// processes, request/reply, store, get, medium, counters, destroy; and the
+// errors a bad configuration gets.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../common/test_util.hpp"
+#include "hpam_am.h"
+
+namespace hpam::test {
+namespace {
+
+enum : unsigned { h_echo = 1, h_done = 2, h_bulk = 3 };
+struct ctx_t {
+  int done = 0;
+  uint64_t sum = 0;
+  std::vector<char> bulk;
+};
+
+void echo(hpam_token_t* t, void*, uint64_t a0, uint64_t a1, uint64_t, uint64_t) {
+  (void)hpam_reply_4(t, h_done, a0 + a1, 0, 0, 0);
+}
+void done(hpam_token_t*, void* c, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+  auto* x = static_cast<ctx_t*>(c);
+  x->done++;
+  x->sum += a0;
+}
+void bulk(hpam_token_t*, void* c, void* data, size_t len, uint64_t) {
+  auto* x = static_cast<ctx_t*>(c);
+  x->bulk.assign(static_cast<char*>(data), static_cast<char*>(data) + len);
+  x->done++;
+}
+
+int run_proc(const std::string& job, int me, std::vector<char>& area) {
+  hpam_config_t cfg;
+  hpam_config_init(&cfg);
+  cfg.job = job.c_str();
+  cfg.nprocs = 2;
+  cfg.my_proc = me;
+  hpam_ep_t* ep = nullptr;
+  if (hpam_ep_create(&cfg, &ep) != HPAM_OK) return 10;
+  if (hpam_connect_all(ep) != HPAM_OK) return 11;
+  ctx_t c;
+  hpam_register_handler4(ep, h_echo, echo, &c);
+  hpam_register_handler4(ep, h_done, done, &c);
+  hpam_register_handler_bulk(ep, h_bulk, bulk, &c);
+  const int peer = 1 - me;
+  for (int i = 0; i < 100; ++i)
+    if (hpam_request_4(ep, peer, h_echo, i, 1, 0, 0) != HPAM_OK) return 12;
+  if (!spin_until([&] { hpam_poll(ep); return c.done == 100; })) return 13;
+  if (c.sum != 100u * 99 / 2 + 100) return 14;
+  // get the peer's area (same address in both: allocated before fork)
+  std::vector<char> got(area.size());
+  if (hpam_get(ep, peer, h_bulk, reinterpret_cast<uint64_t>(area.data()), got.data(), got.size(), 0) != HPAM_OK)
+    return 15;
+  if (!spin_until([&] { hpam_poll(ep); return c.done == 101; })) return 16;
+  if (got != area) return 17;
+  hpam_counters_t k;
+  if (hpam_get_counters(ep, &k) != HPAM_OK || k.requests_sent != 101 || k.replies_received != 101) return 18;
+  if (hpam_ep_destroy(ep) != HPAM_OK) return 19;
+  return 0;
+}
+
+TEST(c_api, two_processes_request_reply_get_destroy) {
+  const std::string job = unique_job("capi");
+  std::vector<char> area(4000);
+  for (size_t i = 0; i < area.size(); ++i) area[i] = static_cast<char>(i * 7);
+  pid_t a = fork_child([&] { return run_proc(job, 0, area); });
+  pid_t b = fork_child([&] { return run_proc(job, 1, area); });
+  EXPECT_EQ(reap(a), 0);
+  EXPECT_EQ(reap(b), 0);
+}
+
+TEST(c_api, bad_configuration_is_a_clear_error) {
+  hpam_config_t cfg;
+  hpam_config_init(&cfg);
+  cfg.job = "bad-config";
+  cfg.nprocs = 2;
+  hpam_ep_t* ep = reinterpret_cast<hpam_ep_t*>(1);
+  cfg.nic = "ethernet";
+  EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
+  EXPECT_EQ(ep, nullptr);
+  EXPECT_NE(std::string(hpam_last_error()).find("nic"), std::string::npos) << hpam_last_error();
+  cfg.nic = "medusa";
+  cfg.depth = 0;
+  EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
+  EXPECT_NE(std::string(hpam_last_error()).find("depth"), std::string::npos) << hpam_last_error();
+  cfg.depth = 4;
+  cfg.fault_drop = 2;
+  EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
+  EXPECT_NE(std::string(hpam_last_error()).find("fault_drop"), std::string::npos);
+  EXPECT_EQ(hpam_ep_create(nullptr, &ep), HPAM_ERR_INVALID);
+}
+
+TEST(c_api, strerror_names_every_code) {
+  for (int e = 0; e >= HPAM_ERR_NOT_SUPPORTED; --e)
+    EXPECT_STRNE(hpam_strerror(e), "unknown error") << e;
+}
+
+}  // namespace
+}  // namespace hpam::test

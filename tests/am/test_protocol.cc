@@ -1,0 +1,454 @@
+// The HPAM D-way request-reply protocol between endpoints of one job in one
+// process, over every card type: replies and acknowledgements, bulk store,
+// get and medium, hint pointer, non-blocking busy, duplicate reflection,
+// keys, the request-reply rules, timeouts with an injected clock.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "am/endpoint_receive.hpp"
+#include "am/endpoint_send.hpp"
+#include "protocol_fixture.hpp"
+
+namespace hpam::test {
+namespace {
+
+enum : unsigned { h_add = 1, h_result = 2, h_silent = 3, h_bulk = 4, h_bad_request = 5, h_bad_reply = 6 };
+
+// What handlers saw, per endpoint.
+struct observed {
+  uint64_t counter = 0;           // fetch-and-add target
+  std::vector<uint64_t> results;  // values replies brought back
+  int silent_runs = 0;
+  std::vector<uint8_t> bulk_seen;
+  uint64_t bulk_arg = 0;
+  void* bulk_where = nullptr;
+  int bulk_runs = 0;
+  hpam::status rule_status = hpam::status::ok;
+  void* endpoint = nullptr;
+};
+
+template <class Card>
+struct handlers {
+  using ep = am::endpoint<Card>;
+  static void add(hpam_token_t* t, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+    auto* o = static_cast<observed*>(ctx);
+    const uint64_t old = o->counter;
+    o->counter += a0;
+    const uint64_t w[4] = {old, a0, 0, 0};
+    (void)static_cast<ep*>(t->endpoint)->reply_4(*t, h_result, w);
+  }
+  static void result(hpam_token_t*, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+    static_cast<observed*>(ctx)->results.push_back(a0);
+  }
+  static void silent(hpam_token_t*, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
+    static_cast<observed*>(ctx)->silent_runs++;
+  }
+  static void bulk(hpam_token_t*, void* ctx, void* data, size_t len, uint64_t arg) {
+    auto* o = static_cast<observed*>(ctx);
+    auto* p = static_cast<uint8_t*>(data);
+    o->bulk_seen.assign(p, p + len);
+    o->bulk_arg = arg;
+    o->bulk_where = data;
+    o->bulk_runs++;
+  }
+  // Breaks the rules: a request handler that sends a request, replies twice.
+  static void bad_request(hpam_token_t* t, void* ctx, uint64_t mode, uint64_t, uint64_t, uint64_t) {
+    auto* o = static_cast<observed*>(ctx);
+    auto& e = *static_cast<ep*>(t->endpoint);
+    const uint64_t w[4] = {};
+    if (mode == 0) o->rule_status = e.request_4(t->src, h_silent, w, false);
+    if (mode == 1) {
+      (void)e.reply_4(*t, h_bad_reply, w);
+      o->rule_status = e.reply_4(*t, h_bad_reply, w);
+    }
+    if (mode == 2) o->rule_status = e.poll();
+    if (mode == 3) (void)e.reply_4(*t, h_bad_reply, w);
+  }
+  static void bad_reply(hpam_token_t* t, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
+    auto* o = static_cast<observed*>(ctx);
+    auto& e = *static_cast<ep*>(t->endpoint);
+    const uint64_t w[4] = {};
+    o->rule_status = e.request_4(t->src, h_silent, w, false);
+    if (o->rule_status == hpam::status::rule_violation) o->rule_status = e.reply_4(*t, h_silent, w);
+  }
+  static void install(ep& e, observed& o) {
+    o.endpoint = &e;
+    ASSERT_EQ(e.register_handler4(h_add, add, &o), hpam::status::ok);
+    ASSERT_EQ(e.register_handler4(h_result, result, &o), hpam::status::ok);
+    ASSERT_EQ(e.register_handler4(h_silent, silent, &o), hpam::status::ok);
+    ASSERT_EQ(e.register_handler_bulk(h_bulk, bulk, &o), hpam::status::ok);
+    ASSERT_EQ(e.register_handler4(h_bad_request, bad_request, &o), hpam::status::ok);
+    ASSERT_EQ(e.register_handler4(h_bad_reply, bad_reply, &o), hpam::status::ok);
+  }
+};
+
+template <class Card>
+class protocol : public ::testing::Test {
+ protected:
+  using ep = am::endpoint<Card>;
+  void start(const job_options& o) {
+    job_ = std::make_unique<local_job<Card>>(o);
+    seen_.assign(o.nprocs, observed{});
+    for (int p = 0; p < o.nprocs; ++p) handlers<Card>::install((*job_)[p], seen_[p]);
+  }
+  // Pumps until no request is outstanding anywhere; time moves 100 us per
+  // round so that lost packets are retransmitted.
+  bool settle(int rounds = 100000) {
+    for (int r = 0; r < rounds; ++r) {
+      bool idle = true;
+      for (int p = 0; p < job_->size(); ++p)
+        for (int q = 0; q < job_->size(); ++q)
+          if (p != q && (*job_)[p].request_outstanding(q)) idle = false;
+      if (idle) return true;
+      job_->time().advance(100'000);
+      job_->pump();
+    }
+    return false;
+  }
+  std::unique_ptr<local_job<Card>> job_;
+  std::vector<observed> seen_;
+};
+TYPED_TEST_SUITE(protocol, card_types);
+
+TYPED_TEST(protocol, short_request_gets_its_reply) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {5, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_add, w, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].counter, 5u);
+  ASSERT_EQ(this->seen_[0].results.size(), 1u);
+  EXPECT_EQ(this->seen_[0].results[0], 0u);
+  EXPECT_EQ(j[1].peer_counters(0).replies_sent, 1u);
+  EXPECT_EQ(j[1].peer_counters(0).acks_sent, 0u);
+  EXPECT_EQ(j[0].peer_counters(1).replies_received, 1u);
+}
+
+TYPED_TEST(protocol, handler_without_reply_gets_empty_ack) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  EXPECT_TRUE(j[0].request_outstanding(1));
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].silent_runs, 1);
+  EXPECT_EQ(j[1].peer_counters(0).acks_sent, 1u);
+  EXPECT_FALSE(j[0].request_outstanding(1));
+}
+
+TYPED_TEST(protocol, store_copies_bytes_then_runs_handler) {
+  this->start({});
+  auto& j = *this->job_;
+  std::vector<uint8_t> src(j[0].max_bulk()), dst(src.size() + 64, 0xEE);
+  std::iota(src.begin(), src.end(), uint8_t{7});
+  ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), src.size(),
+                               reinterpret_cast<uint64_t>(dst.data() + 32), 99, false),
+            hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].bulk_runs, 1);
+  EXPECT_EQ(this->seen_[1].bulk_arg, 99u);
+  EXPECT_EQ(this->seen_[1].bulk_where, dst.data() + 32);
+  EXPECT_EQ(0, std::memcmp(dst.data() + 32, src.data(), src.size()));
+  EXPECT_EQ(dst[31], 0xEE);  // guard bytes untouched
+  EXPECT_EQ(dst[32 + src.size()], 0xEE);
+}
+
+TYPED_TEST(protocol, store_larger_than_a_packet_is_refused) {
+  this->start({});
+  std::vector<uint8_t> src((*this->job_)[0].max_bulk() + 1);
+  EXPECT_EQ((*this->job_)[0].request_store(1, h_bulk, src.data(), src.size(), 0, 0, false),
+            hpam::status::invalid_argument);
+}
+
+TYPED_TEST(protocol, get_fetches_remote_bytes) {
+  this->start({});
+  auto& j = *this->job_;
+  std::vector<uint8_t> remote(3000), local(3000, 0);
+  for (size_t i = 0; i < remote.size(); ++i) remote[i] = static_cast<uint8_t>(i * 31 + 1);
+  ASSERT_EQ(j[0].request_get(1, h_bulk, reinterpret_cast<uint64_t>(remote.data()), local.data(),
+                             local.size(), 5, false),
+            hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(local, remote);
+  EXPECT_EQ(this->seen_[0].bulk_runs, 1);  // the requester's handler ran, as a reply handler
+  EXPECT_EQ(this->seen_[0].bulk_arg, 5u);
+}
+
+TYPED_TEST(protocol, medium_gathers_and_delivers_in_place) {
+  this->start({});
+  auto& j = *this->job_;
+  char a[] = "header:", b[] = "payload bytes";
+  iovec iov[2] = {{a, 7}, {b, sizeof b}};
+  ASSERT_EQ(j[0].request_medium(1, h_bulk, iov, 2, 42, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  ASSERT_EQ(this->seen_[1].bulk_seen.size(), 7 + sizeof b);
+  EXPECT_EQ(0, std::memcmp(this->seen_[1].bulk_seen.data(), "header:payload bytes", 7 + sizeof b));
+  EXPECT_EQ(this->seen_[1].bulk_arg, 42u);
+}
+
+TYPED_TEST(protocol, all_instances_busy_returns_busy) {
+  job_options o;
+  o.depth = 3;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  EXPECT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::busy);
+  EXPECT_EQ(j[0].peer_counters(1).busy_returns, 1u);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].silent_runs, 4);
+}
+
+// Hint names a busy instance while another is free: the linear search finds it.
+TYPED_TEST(protocol, hint_miss_falls_back_to_search) {
+  job_options o;
+  o.receive_budget = 1;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // instance 0
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // instance 1
+  EXPECT_EQ(j[0].peer_counters(1).hint_misses, 0u);
+  (void)j[1].poll();  // handles only instance 0 (budget 1)
+  (void)j[0].poll();  // its ack frees instance 0: the hint now names 0
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // instance 0, hint -> 1 (busy)
+  EXPECT_EQ(j[0].peer_counters(1).hint_misses, 0u);
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // hint miss: finds 2
+  EXPECT_EQ(j[0].peer_counters(1).hint_misses, 1u);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].silent_runs, 4);
+}
+
+// Every request is delivered twice: the duplicate is answered from the
+// stored reply and the fetch-and-add handler runs exactly once per request.
+TYPED_TEST(protocol, duplicate_request_reflected_not_rerun) {
+  job_options o;
+  o.faults.duplicate = 1.0;
+  this->start(o);
+  auto& j = *this->job_;
+  const int n = 200;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t w[4] = {1, 0, 0, 0};
+    while (j[0].request_4(1, h_add, w, false) == hpam::status::busy) j.pump();
+  }
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].counter, static_cast<uint64_t>(n));
+  EXPECT_EQ(j[1].peer_counters(0).requests_received, static_cast<uint64_t>(n));
+  EXPECT_GT(j[1].peer_counters(0).duplicates_reflected, 0u);
+  EXPECT_GT(j[0].peer_counters(1).stale_replies, 0u);
+  // Each fetch-and-add returned a distinct old value: 0..n-1.
+  auto r = this->seen_[0].results;
+  std::sort(r.begin(), r.end());
+  ASSERT_EQ(r.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) EXPECT_EQ(r[i], static_cast<uint64_t>(i));
+}
+
+TYPED_TEST(protocol, wrong_key_is_rejected_and_counted) {
+  // Proc 0 stamps another key than the one proc 1 expects.
+  const std::string job = unique_job("key");
+  sys::manual_time t;
+  am::endpoint_config c0, c1;
+  c0.card.job = c1.card.job = job;
+  c0.card.nprocs = c1.card.nprocs = 2;
+  c0.card.my_proc = 0;
+  c1.card.my_proc = 1;
+  c0.key = 0x1111;
+  c1.key = 0x2222;
+  c0.manual_time = c1.manual_time = &t;
+  c0.give_up_ns = c1.give_up_ns = 50'000'000;
+  am::endpoint<TypeParam> e0(c0), e1(c1);
+  e0.connect_all();
+  e1.connect_all();
+  observed s0, s1;
+  handlers<TypeParam>::install(e0, s0);
+  handlers<TypeParam>::install(e1, s1);
+  const uint64_t w[4] = {1, 0, 0, 0};
+  ASSERT_EQ(e0.request_4(1, h_add, w, false), hpam::status::ok);
+  (void)e1.poll();
+  EXPECT_EQ(e1.peer_counters(0).key_rejections, 1u);
+  EXPECT_EQ(s1.counter, 0u);
+  // Never answered: retransmitted, each time rejected, finally given up on.
+  hpam::status st = hpam::status::ok;
+  for (int i = 0; i < 100 && st == hpam::status::ok; ++i) {
+    t.advance(2'000'000);
+    st = e0.poll();
+    (void)e1.poll();
+  }
+  EXPECT_EQ(st, hpam::status::peer_unreachable);
+  EXPECT_GT(e1.peer_counters(0).key_rejections, 1u);
+  EXPECT_EQ(s1.counter, 0u);
+}
+
+TYPED_TEST(protocol, key_check_off_accepts_any_key) {
+  const std::string job = unique_job("nokey");
+  am::endpoint_config c0, c1;
+  c0.card.job = c1.card.job = job;
+  c0.card.nprocs = c1.card.nprocs = 2;
+  c1.card.my_proc = 1;
+  c0.key = 0x1111;
+  c1.key = 0x2222;
+  c1.key_check = false;
+  am::endpoint<TypeParam> e0(c0), e1(c1);
+  e0.connect_all();
+  e1.connect_all();
+  observed s0, s1;
+  handlers<TypeParam>::install(e0, s0);
+  handlers<TypeParam>::install(e1, s1);
+  const uint64_t w[4] = {3, 0, 0, 0};
+  ASSERT_EQ(e0.request_4(1, h_add, w, false), hpam::status::ok);
+  (void)e1.poll();
+  EXPECT_EQ(s1.counter, 3u);
+  EXPECT_EQ(e1.peer_counters(0).key_rejections, 0u);
+}
+
+TYPED_TEST(protocol, request_handler_may_not_send_requests) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {0, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation);
+  EXPECT_EQ(j[1].totals().rule_violations, 1u);
+}
+
+TYPED_TEST(protocol, request_handler_may_reply_only_once) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {1, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation);
+}
+
+TYPED_TEST(protocol, poll_from_handler_is_refused) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {2, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation);
+}
+
+TYPED_TEST(protocol, reply_handler_may_not_send) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {3, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[0].rule_status, hpam::status::rule_violation);
+  EXPECT_EQ(j[0].totals().rule_violations, 2u);  // the request and the reply attempt
+}
+
+TYPED_TEST(protocol, requests_to_self_run_directly) {
+  this->start({});
+  auto& j = *this->job_;
+  const uint64_t w[4] = {9, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(0, h_add, w, true), hpam::status::ok);
+  EXPECT_EQ(this->seen_[0].counter, 9u);
+  ASSERT_EQ(this->seen_[0].results.size(), 1u);
+  std::vector<uint8_t> src(100, 3), dst(100, 0);
+  ASSERT_EQ(j[0].request_get(0, h_bulk, reinterpret_cast<uint64_t>(src.data()), dst.data(), 100, 1, true),
+            hpam::status::ok);
+  EXPECT_EQ(src, dst);
+}
+
+// Lost requests are resent after the timeout, which then doubles; after the
+// give-up time the peer is reported unreachable, by name.
+TYPED_TEST(protocol, timeout_retransmits_with_backoff_then_gives_up) {
+  job_options o;
+  o.faults.drop = 1.0;
+  o.timeout_ns = 1'000'000;
+  o.give_up_ns = 100'000'000;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  auto walk = [&] {  // enough polls for the timeout cursor to visit every descriptor
+    hpam::status s = hpam::status::ok;
+    for (int i = 0; i < 8; ++i)
+      if (hpam::status r = j[0].poll(); r != hpam::status::ok) s = r;
+    return s;
+  };
+  (void)walk();
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+  j.time().advance(1'000'000);
+  (void)walk();
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  j.time().advance(1'500'000);  // timeout is now 2 ms
+  (void)walk();
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  j.time().advance(500'000);
+  (void)walk();
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 2u);
+  j.time().advance(100'000'000);
+  EXPECT_EQ(walk(), hpam::status::peer_unreachable);
+  EXPECT_EQ(j[0].unreachable_peer(), 1);
+  EXPECT_NE(j[0].last_error().find("process 1"), std::string::npos) << j[0].last_error();
+  EXPECT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::peer_unreachable);
+  EXPECT_EQ(this->seen_[1].silent_runs, 0);
+}
+
+TYPED_TEST(protocol, small_inbound_pool_drops_then_recovers) {
+  job_options o;
+  o.rx_blocks = 1;
+  o.depth = 4;
+  o.timeout_ns = 1'000;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {1, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(j[0].request_4(1, h_add, w, false), hpam::status::ok);
+  EXPECT_GT(j[1].card().overflow_drops(), 0u);
+  for (int r = 0; r < 20000 && this->seen_[0].results.size() < 4; ++r) {
+    j.time().advance(10'000);
+    j.pump();
+  }
+  EXPECT_EQ(this->seen_[1].counter, 4u);
+  EXPECT_EQ(this->seen_[0].results.size(), 4u);
+  EXPECT_GT(j[0].peer_counters(1).retransmissions, 0u);
+}
+
+TEST(protocol_config, bad_values_name_the_parameter) {
+  am::endpoint_config c;
+  c.card.job = "x";
+  c.card.nprocs = 2;
+  EXPECT_EQ(am::validate(c), "");
+  auto bad = [&](auto mutate, const char* name) {
+    am::endpoint_config b = c;
+    mutate(b);
+    const std::string err = am::validate(b);
+    EXPECT_NE(err.find(name), std::string::npos) << err;
+    EXPECT_NE(err.find("valid range"), std::string::npos) << err;
+  };
+  bad([](auto& b) { b.depth = 0; }, "depth");
+  bad([](auto& b) { b.depth = 65; }, "depth");
+  bad([](auto& b) { b.card.block_size = 1000; }, "block_size");
+  bad([](auto& b) { b.card.my_proc = 2; }, "my_proc");
+  bad([](auto& b) { b.timeout_ns = 0; }, "timeout_ns");
+  bad([](auto& b) { b.give_up_ns = 10; }, "give_up_ns");
+  bad([](auto& b) { b.checks_per_poll = 0; }, "checks_per_poll");
+  bad([](auto& b) { b.card.faults.drop = 1.5; }, "fault_drop");
+  bad([](auto& b) { b.card.faults.corrupt = -0.1; }, "fault_corrupt");
+  bad([](auto& b) { b.backoff_limit = 31; }, "backoff_limit");
+}
+
+TEST(protocol_packet, control_word_round_trips) {
+  for (uint32_t cls = 0; cls < 2; ++cls)
+    for (uint32_t kind = 0; kind < am::msg_kind_count; ++kind)
+      for (uint32_t inst : {0u, 1u, 63u, am::max_depth - 1})
+        for (uint32_t seq : {0u, 1u, 0x7FFFu, 0xFFFFu}) {
+          const am::control_word c{static_cast<am::msg_class>(cls), static_cast<am::msg_kind>(kind), inst, seq};
+          const am::control_word d = am::decode_control(am::encode_control(c));
+          EXPECT_EQ(d.cls, c.cls);
+          EXPECT_EQ(d.kind, c.kind);
+          EXPECT_EQ(d.instance, c.instance);
+          EXPECT_EQ(d.sequence, c.sequence);
+        }
+}
+
+}  // namespace
+}  // namespace hpam::test

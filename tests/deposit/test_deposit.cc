@@ -1,0 +1,244 @@
+// deposit::endpoint between endpoints of one job in one process: put, get
+// and atomics by ticket on card memory and on private memory, by
+// cross-memory attach and by the fallback packets, handles, refusals,
+// revocation, hybrid connections.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "deposit/deposit.hpp"
+#include "../common/test_util.hpp"
+
+namespace hpam::deposit {
+namespace {
+
+struct pair_of_endpoints {
+  std::unique_ptr<endpoint> e[2];
+  explicit pair_of_endpoints(bool cross_memory, uint32_t packet_size = 4096) {
+    const std::string job = test::unique_job("dep");
+    for (int p = 0; p < 2; ++p) {
+      setup s;
+      s.job = job;
+      s.nprocs = 2;
+      s.my_proc = p;
+      s.cross_memory = cross_memory;
+      s.packet_size = packet_size;
+      s.card_memory = 4u << 20;
+      s.attach_timeout_ms = 5000;
+      e[p] = std::make_unique<endpoint>(s);
+    }
+    e[0]->attach_all();
+    e[1]->attach_all();
+  }
+  // Waits for h while both endpoints make progress (one process plays both).
+  status finish(op_handle h) {
+    status err = status::ok;
+    for (int i = 0; i < 1'000'000; ++i) {
+      const op_state s = e[0]->test(h, &err);
+      if (s != op_state::pending) return s == op_state::sent ? status::ok : err;
+      e[0]->progress();
+      e[1]->progress();
+    }
+    return status::would_block;
+  }
+};
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed ^ (i * 29) ^ (i >> 9));
+  return v;
+}
+
+// Memory kinds x paths: card memory, private memory by cross-memory attach,
+// private memory by packets.
+struct target_kind {
+  bool card_memory;
+  bool cross_memory;
+};
+class deposit_paths : public ::testing::TestWithParam<target_kind> {
+ protected:
+  void SetUp() override {
+    j = std::make_unique<pair_of_endpoints>(GetParam().cross_memory, 1024);
+    if (GetParam().card_memory) {
+      void* a = nullptr;
+      ASSERT_EQ(j->e[1]->allocate_memory(bytes, a, t), status::ok);
+      target = static_cast<uint8_t*>(a);
+    } else {
+      storage.assign(bytes + 2 * 512, 0xEE);
+      target = storage.data() + 512;
+      ASSERT_EQ(j->e[1]->register_memory(target, bytes, t), status::ok);
+      EXPECT_EQ(j->e[0]->cross_memory_to(1), GetParam().cross_memory);
+    }
+    std::memset(target, 0, bytes);
+  }
+  bool guards_intact() const {
+    for (size_t i = 0; i < storage.size(); ++i)
+      if ((i < 512 || i >= 512 + bytes) && storage[i] != 0xEE) return false;
+    return true;
+  }
+  static constexpr size_t bytes = 256 * 1024;
+  std::unique_ptr<pair_of_endpoints> j;
+  std::vector<uint8_t> storage;
+  uint8_t* target = nullptr;
+  ticket t{};
+};
+
+TEST_P(deposit_paths, put_then_get_round_trips_every_size) {
+  for (size_t len : {size_t{0}, size_t{1}, size_t{8}, size_t{255}, size_t{4096}, size_t{100'000}}) {
+    const auto data = pattern(len, static_cast<uint8_t>(len));
+    op_handle h;
+    ASSERT_EQ(j->e[0]->put(data.data(), len, t, 1000, &h), status::ok);
+    ASSERT_EQ(j->finish(h), status::ok) << len;
+    if (len) {
+      for (int i = 0; i < 100; ++i) j->e[1]->progress();  // fallback packets land when the owner polls
+      EXPECT_EQ(std::memcmp(target + 1000, data.data(), len), 0) << len;
+    }
+    std::vector<uint8_t> back(len + 1, 0x11);
+    ASSERT_EQ(j->e[0]->get(back.data(), len, t, 1000, &h), status::ok);
+    ASSERT_EQ(j->finish(h), status::ok) << len;
+    EXPECT_EQ(std::memcmp(back.data(), data.data(), len), 0) << len;
+    EXPECT_EQ(back[len], 0x11);  // not one byte more
+  }
+  EXPECT_TRUE(guards_intact());
+}
+
+TEST_P(deposit_paths, atomics_fetch_the_old_value) {
+  struct row { atomic_op op; atomic_width w; uint64_t operand, compare, old, after; };
+  const row rows[] = {{atomic_op::add, atomic_width::w64, 5, 0, 0, 5},
+                      {atomic_op::add, atomic_width::w64, 1ull << 33, 0, 5, (1ull << 33) + 5},
+                      {atomic_op::swap, atomic_width::w64, 42, 0, (1ull << 33) + 5, 42},
+                      {atomic_op::compare_swap, atomic_width::w64, 7, 41, 42, 42},
+                      {atomic_op::compare_swap, atomic_width::w64, 7, 42, 42, 7},
+                      {atomic_op::bit_or, atomic_width::w64, 8, 0, 7, 15},
+                      {atomic_op::bit_and, atomic_width::w64, 9, 0, 15, 9},
+                      {atomic_op::bit_xor, atomic_width::w64, 1, 0, 9, 8}};
+  uint64_t* word = reinterpret_cast<uint64_t*>(target + 64);
+  for (const row& r : rows) {
+    uint64_t fetched = ~0ull;
+    op_handle h;
+    ASSERT_EQ(j->e[0]->atomic(r.op, r.w, t, 64, r.operand, r.compare, &fetched, &h), status::ok);
+    ASSERT_EQ(j->finish(h), status::ok);
+    EXPECT_EQ(fetched, r.old);
+    EXPECT_EQ(*word, r.after);
+  }
+  uint32_t* w32 = reinterpret_cast<uint32_t*>(target + 128);
+  *w32 = 0xFFFFFFFF;
+  uint64_t fetched = 0;
+  op_handle h;
+  ASSERT_EQ(j->e[0]->atomic(atomic_op::add, atomic_width::w32, t, 128, 2, 0, &fetched, &h), status::ok);
+  ASSERT_EQ(j->finish(h), status::ok);
+  EXPECT_EQ(fetched, 0xFFFFFFFFu);
+  EXPECT_EQ(*w32, 1u);
+  EXPECT_EQ(w32[1], 0u);  // the add did not carry into the next word
+  // Misaligned: an error (at once, or through the handle), nothing changed.
+  const status mis = j->e[0]->atomic(atomic_op::add, atomic_width::w64, t, 4, 1, 0, &fetched, &h);
+  EXPECT_EQ(is_ok(mis) ? j->finish(h) : mis, status::invalid_argument);
+  EXPECT_TRUE(guards_intact());
+}
+
+TEST_P(deposit_paths, wrong_key_and_revoked_ticket_write_nothing) {
+  ticket bad = t;
+  bad.protection_key ^= 0x10;
+  const auto data = pattern(3000, 3);
+  op_handle h;
+  const status posted = j->e[0]->put(data.data(), data.size(), bad, 0, &h);
+  if (is_ok(posted)) (void)j->finish(h);
+  uint64_t v = 0;
+  EXPECT_NE(j->e[0]->atomic(atomic_op::add, atomic_width::w64, bad, 0, 1, 0, &v, nullptr), status::ok);
+  std::vector<uint8_t> back(16);
+  const status g = j->e[0]->get(back.data(), 16, bad, 0, &h);
+  EXPECT_TRUE(g == status::rejected || (is_ok(g) && j->finish(h) == status::rejected));
+  for (int i = 0; i < 100; ++i) j->e[1]->progress();
+  EXPECT_GE(j->e[1]->card().counters().key_rejections.load(), 2u);
+  for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(target[i], 0) << i;
+  ASSERT_EQ(j->e[1]->revoke(t), status::ok);
+  if (is_ok(j->e[0]->put(data.data(), data.size(), t, 0, &h))) (void)j->finish(h);
+  for (int i = 0; i < 100; ++i) j->e[1]->progress();
+  EXPECT_GE(j->e[1]->card().counters().revoked_rejections.load(), 1u);
+  for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(target[i], 0) << i;
+  EXPECT_EQ(j->e[1]->deregister(t), status::ok);
+  EXPECT_TRUE(guards_intact());
+}
+
+INSTANTIATE_TEST_SUITE_P(kinds, deposit_paths,
+                         ::testing::Values(target_kind{true, true}, target_kind{false, true},
+                                           target_kind{false, false}),
+                         [](const ::testing::TestParamInfo<target_kind>& i) {
+                           return std::string(i.param.card_memory ? "card_memory" : "private_memory") +
+                                  (i.param.cross_memory ? "_cross" : "_fallback");
+                         });
+
+TEST(deposit, handles_report_once_then_are_refused) {
+  pair_of_endpoints j(true);
+  void* a;
+  ticket t;
+  ASSERT_EQ(j.e[1]->allocate_memory(4096, a, t), status::ok);
+  uint64_t v = 1;
+  op_handle h;
+  ASSERT_EQ(j.e[0]->put(&v, 8, t, 0, &h), status::ok);
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  status e = status::ok;
+  EXPECT_EQ(j.e[0]->test(h, &e), op_state::error);  // already reported: the handle is gone
+  EXPECT_EQ(e, status::invalid_argument);
+  EXPECT_EQ(j.e[0]->put(&v, 8, t, 4090, &h), status::invalid_argument);  // beyond the ticket
+  EXPECT_EQ(j.e[0]->test(op_handle{}), op_state::error);
+}
+
+TEST(deposit, fallback_put_waits_for_the_owner_to_poll) {
+  pair_of_endpoints j(false, 1024);
+  std::vector<uint8_t> mem(200'000, 0);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(mem.data(), mem.size(), t), status::ok);
+  const auto data = pattern(mem.size(), 1);
+  op_handle h;
+  ASSERT_EQ(j.e[0]->put(data.data(), data.size(), t, 0, &h), status::ok);
+  EXPECT_EQ(j.e[0]->test(h), op_state::pending);  // more packets than the owner's FIFO holds
+  EXPECT_EQ(mem[0], 0);                           // and none deposited before the owner polls
+  ASSERT_EQ(j.finish(h), status::ok);
+  for (int i = 0; i < 100; ++i) j.e[1]->progress();
+  EXPECT_EQ(mem, data);
+  EXPECT_GT(j.e[1]->card().counters().fallback_packets.load(), 0u);
+}
+
+TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {
+  pair_of_endpoints j(true, 1024);
+  std::vector<uint64_t> mem(128, 0);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(mem.data(), mem.size() * 8, t), status::ok);
+  connection_ticket ct;
+  ASSERT_EQ(j.e[1]->open_connection(0, t, 0, 0, ct), status::ok);
+  ASSERT_EQ(j.e[1]->set_register(ct, 0, 16), status::ok);  // queue tail at byte 16
+  hybrid_op app{};
+  app.code = hybrid_code::store_post_increment;
+  app.reg_i = 0;
+  app.reg_j = use_operand;
+  app.cond_reg = 0;
+  app.condition = compare_fn::ge;
+  app.compare = 40;  // notify once the queue holds three records
+  for (uint64_t v = 1; v <= 3; ++v) {
+    op_handle h;
+    uint64_t at = 0;
+    ASSERT_EQ(j.e[0]->hybrid(ct, app, &v, 8, nullptr, 0, &at, &h), status::ok);
+    ASSERT_EQ(j.finish(h), status::ok);
+    EXPECT_EQ(at, 8 + 8 * v);
+  }
+  EXPECT_EQ(mem[2], 1u);
+  EXPECT_EQ(mem[4], 3u);
+  EXPECT_EQ(j.e[1]->get_register(ct, 0), 40u);
+  notification n;
+  ASSERT_TRUE(j.e[1]->next_notification(n));
+  EXPECT_EQ(n.metadata_index, hybrid_notification_index);
+  EXPECT_EQ(n.metadata, 40u);
+  EXPECT_EQ(n.length, ct.connection);
+  EXPECT_FALSE(j.e[1]->next_notification(n));
+  // Another process's ticket for this connection is refused (it names proc 0 only).
+  EXPECT_EQ(j.e[1]->hybrid(ct, app, mem.data(), 8, nullptr, 0, nullptr, nullptr), status::rejected);
+  connection_ticket forged = ct;
+  forged.connection_key++;
+  EXPECT_EQ(j.e[0]->hybrid(forged, app, mem.data(), 8, nullptr, 0, nullptr, nullptr), status::rejected);
+}
+
+}  // namespace
+}  // namespace hpam::deposit

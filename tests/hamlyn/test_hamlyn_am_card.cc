@@ -1,0 +1,303 @@
+// The HPAM card interface over Hamlyn: packets land in sender-managed
+// regions of the receiver's slot and are found through its notification
+// queue; blocks go back to their sender; seeded faults; and the D-way
+// protocol itself running over the card, in one process and forked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "am/endpoint_receive.hpp"
+#include "am/endpoint_send.hpp"
+#include "nic/hamlyn/hamlyn_am_card.hpp"
+#include "../common/test_util.hpp"
+
+namespace hpam::test {
+namespace {
+
+using nic::hamlyn_am_card;
+
+nic::card_setup am_setup(const std::string& job, int nprocs, int me, uint32_t rx, uint32_t tx) {
+  nic::card_setup s;
+  s.job = job;
+  s.nprocs = nprocs;
+  s.my_proc = me;
+  s.block_size = 1024;
+  s.rx_blocks = rx;
+  s.tx_blocks = tx;
+  s.attach_timeout_ms = 5000;
+  return s;
+}
+
+struct am_pair {
+  sys::manual_time time;
+  sys::clock clk{&time};
+  std::unique_ptr<hamlyn_am_card> c[2];
+  am_pair(uint32_t rx, uint32_t tx, const nic::fault_config& f = {}) {
+    const std::string job = unique_job("hamcard");
+    for (int p = 0; p < 2; ++p) {
+      nic::card_setup s = am_setup(job, 2, p, rx, tx);
+      s.faults = f;
+      s.clock = &clk;
+      c[p] = std::make_unique<hamlyn_am_card>(s);
+    }
+    for (auto& x : c) {
+      x->attach_peer(0);
+      x->attach_peer(1);
+    }
+  }
+  // Writes a packet carrying `tag` in a claimed block of card 0 and launches it.
+  void launch(uint32_t block, uint64_t tag, uint32_t len = 200) {
+    std::byte* b = c[0]->tx_block(block);
+    std::memset(b + nic::wire_header_size, static_cast<int>(tag & 0xFF), len - nic::wire_header_size);
+    std::memcpy(b + nic::wire_header_size, &tag, sizeof tag);
+    c[0]->launch(1, block, len);
+  }
+  std::vector<uint64_t> drain(bool release = true) {
+    std::vector<uint64_t> tags;
+    nic::rx_packet p;
+    while (c[1]->receive(p)) {
+      uint64_t tag;
+      std::memcpy(&tag, p.data + nic::wire_header_size, sizeof tag);
+      tags.push_back(p.crc_ok ? tag : ~0ull);
+      if (release) c[1]->release(p);
+    }
+    return tags;
+  }
+};
+
+TEST(hamlyn_am_card, packet_arrives_in_place_with_header_and_crc) {
+  am_pair j(8, 4);
+  uint32_t b;
+  ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  j.launch(b, 0x1122334455667788ull, 300);
+  nic::rx_packet p;
+  ASSERT_TRUE(j.c[1]->receive(p));
+  EXPECT_TRUE(p.crc_ok);
+  EXPECT_EQ(p.length, 300u);
+  const auto* w = reinterpret_cast<const nic::wire_header*>(p.data);
+  EXPECT_EQ(w->src, 0);
+  EXPECT_EQ(w->dst, 1);
+  EXPECT_EQ(w->length, 300u);
+  EXPECT_LT(p.block, 2 * j.c[1]->blocks_per_sender());
+  EXPECT_EQ(p.block / j.c[1]->blocks_per_sender(), 0u);  // sender 0's region
+  uint64_t tag;
+  std::memcpy(&tag, p.data + nic::wire_header_size, 8);
+  EXPECT_EQ(tag, 0x1122334455667788ull);
+  j.c[1]->release(p);
+  EXPECT_FALSE(j.c[1]->receive(p));
+  EXPECT_EQ(j.c[0]->wire_stats().sent, 1u);
+}
+
+TEST(hamlyn_am_card, released_blocks_go_back_to_their_sender) {
+  am_pair j(4, 2);
+  uint32_t b;
+  ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  std::vector<uint64_t> got;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    j.launch(b, i);
+    if (i % 3 == 2) {
+      auto t = j.drain();
+      got.insert(got.end(), t.begin(), t.end());
+    }
+  }
+  auto t = j.drain();
+  got.insert(got.end(), t.begin(), t.end());
+  ASSERT_EQ(got.size(), 1000u);
+  for (uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(got[i], i);
+  EXPECT_EQ(j.c[1]->overflow_drops(), 0u);
+}
+
+TEST(hamlyn_am_card, full_region_backlogs_then_drops_and_recovers) {
+  am_pair j(4, 12);
+  std::vector<uint32_t> blocks(12);
+  for (auto& b : blocks) ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  for (uint64_t i = 0; i < 9; ++i) j.launch(blocks[i], i);  // 4 land, 4 wait, 1 is dropped
+  EXPECT_EQ(j.c[1]->overflow_drops(), 1u);
+  auto first = j.drain();  // releases the 4 blocks
+  EXPECT_EQ(first, (std::vector<uint64_t>{0, 1, 2, 3}));
+  j.c[0]->service();  // the backlog goes out
+  auto second = j.drain();
+  EXPECT_EQ(second, (std::vector<uint64_t>{4, 5, 6, 7}));
+  EXPECT_EQ(j.c[0]->wire_stats().sent, 8u);
+}
+
+TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
+  am_pair j(4, 2);
+  const auto& v = j.c[0]->hamlyn().view(1);
+  nic::hamlyn::notification n{0, nic::hamlyn::fast_index, 0, 9999, 100};
+  ASSERT_TRUE(nic::hamlyn::notification_append(*v.queue(0), v.entries(0), n));
+  nic::rx_packet p;
+  EXPECT_FALSE(j.c[1]->receive(p));
+  EXPECT_EQ(j.c[1]->malformed(), 1u);
+}
+
+TEST(hamlyn_am_card, faults_drop_corrupt_duplicate) {
+  nic::fault_config drop;
+  drop.drop = 1.0;
+  am_pair d(8, 2, drop);
+  uint32_t b;
+  ASSERT_TRUE(d.c[0]->claim_tx_block(b));
+  d.launch(b, 1);
+  EXPECT_TRUE(d.drain().empty());
+  EXPECT_EQ(d.c[0]->wire_stats().dropped, 1u);
+
+  nic::fault_config corrupt;
+  corrupt.corrupt = 1.0;
+  am_pair c(8, 2, corrupt);
+  ASSERT_TRUE(c.c[0]->claim_tx_block(b));
+  std::vector<uint64_t> bad;
+  for (int i = 0; i < 20; ++i) {
+    c.launch(b, 7);
+    for (uint64_t t : c.drain()) bad.push_back(t);
+  }
+  ASSERT_EQ(bad.size(), 20u);
+  for (uint64_t t : bad) EXPECT_EQ(t, ~0ull);  // every CRC failed
+  EXPECT_EQ(c.c[0]->wire_stats().corrupted, 20u);
+
+  nic::fault_config dup;
+  dup.duplicate = 1.0;
+  am_pair u(8, 2, dup);
+  ASSERT_TRUE(u.c[0]->claim_tx_block(b));
+  u.launch(b, 5);
+  EXPECT_EQ(u.drain(), (std::vector<uint64_t>{5, 5}));
+  EXPECT_EQ(u.c[0]->wire_stats().duplicated, 1u);
+}
+
+TEST(hamlyn_am_card, faults_delay_and_reorder) {
+  nic::fault_config delay;
+  delay.delay = 1.0;
+  delay.delay_ns = 1000;
+  am_pair d(8, 2, delay);
+  uint32_t b;
+  ASSERT_TRUE(d.c[0]->claim_tx_block(b));
+  d.launch(b, 3);
+  d.c[0]->service();
+  EXPECT_TRUE(d.drain().empty());
+  d.time.advance(1000);
+  d.c[0]->service();
+  EXPECT_EQ(d.drain(), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(d.c[0]->wire_stats().delayed, 1u);
+
+  nic::fault_config reorder;
+  reorder.reorder = 0.5;
+  reorder.seed = 11;
+  am_pair r(64, 40, reorder);
+  std::vector<uint32_t> blocks(40);
+  for (auto& x : blocks) ASSERT_TRUE(r.c[0]->claim_tx_block(x));
+  for (uint64_t i = 0; i < 40; ++i) r.launch(blocks[i], i);
+  for (uint64_t k = 0; k < 20; ++k) r.launch(blocks[k], 100 + k);  // the first one not held flushes the rest
+  auto got = r.drain();
+  EXPECT_GT(r.c[0]->wire_stats().reordered, 0u);
+  std::vector<uint64_t> first40;
+  for (uint64_t t : got)
+    if (t < 40) first40.push_back(t);
+  EXPECT_FALSE(std::is_sorted(first40.begin(), first40.end()));
+  std::sort(first40.begin(), first40.end());
+  first40.erase(std::unique(first40.begin(), first40.end()), first40.end());
+  EXPECT_EQ(first40.size(), 40u);  // held back, never lost
+}
+
+// --- the protocol over the card ------------------------------------------
+
+using ep = am::endpoint<hamlyn_am_card>;
+enum : unsigned { h_add = 1, h_result = 2 };
+struct seen {
+  uint64_t counter = 0;
+  std::vector<uint64_t> results;
+};
+void on_add(hpam_token_t* t, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
+  auto* s = static_cast<seen*>(ctx);
+  const uint64_t w[4] = {s->counter, 0, 0, 0};
+  s->counter += a;
+  (void)static_cast<ep*>(t->endpoint)->reply_4(*t, h_result, w);
+}
+void on_result(hpam_token_t*, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
+  static_cast<seen*>(ctx)->results.push_back(a);
+}
+
+am::endpoint_config ep_config(const std::string& job, int me, const nic::fault_config& f,
+                              sys::manual_time* t) {
+  am::endpoint_config c;
+  c.card.job = job;
+  c.card.nprocs = 2;
+  c.card.my_proc = me;
+  c.card.faults = f;
+  c.card.faults.seed = f.seed + 31u * static_cast<unsigned>(me);
+  c.card.attach_timeout_ms = 5000;
+  c.timeout_ns = 1'000'000;
+  c.manual_time = t;
+  return c;
+}
+
+TEST(hamlyn_am_protocol, exactly_once_over_a_faulty_hamlyn_wire) {
+  nic::fault_config f;
+  f.drop = f.duplicate = f.corrupt = f.reorder = f.delay = 0.05;
+  f.delay_ns = 500'000;
+  f.seed = 99;
+  sys::manual_time t;
+  const std::string job = unique_job("hamproto");
+  ep a(ep_config(job, 0, f, &t)), b(ep_config(job, 1, f, &t));
+  a.connect_all();
+  b.connect_all();
+  seen sa, sb;
+  for (auto* e : {&a, &b}) {
+    seen* s = e == &a ? &sa : &sb;
+    ASSERT_EQ(e->register_handler4(h_add, on_add, s), status::ok);
+    ASSERT_EQ(e->register_handler4(h_result, on_result, s), status::ok);
+  }
+  const int n = 300;
+  const uint64_t w[4] = {1, 0, 0, 0};
+  for (int i = 0; i < n; ++i)
+    while (a.request_4(1, h_add, w, false) == status::busy) {
+      t.advance(100'000);
+      (void)a.poll();
+      (void)b.poll();
+    }
+  for (int r = 0; r < 200000 && a.request_outstanding(1); ++r) {
+    t.advance(100'000);
+    (void)a.poll();
+    (void)b.poll();
+  }
+  EXPECT_EQ(sb.counter, static_cast<uint64_t>(n));
+  auto res = sa.results;
+  std::sort(res.begin(), res.end());
+  ASSERT_EQ(res.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) EXPECT_EQ(res[i], static_cast<uint64_t>(i));
+  EXPECT_GT(a.totals().retransmissions, 0u);
+}
+
+TEST(hamlyn_am_protocol, forked_peers_exchange_requests) {
+  const std::string job = unique_job("hamfork");
+  const int n = 2000;
+  const pid_t child = fork_child([&] {
+    ep e(ep_config(job, 1, {}, nullptr));
+    e.connect_all();
+    seen s;
+    (void)e.register_handler4(h_add, on_add, &s);
+    (void)e.register_handler4(h_result, on_result, &s);
+    if (!spin_until([&] {
+          (void)e.poll();
+          return s.counter == static_cast<uint64_t>(n);
+        }, 30'000))
+      return 2;
+    return is_ok(e.drain()) ? 0 : 3;
+  });
+  ep e(ep_config(job, 0, {}, nullptr));
+  e.connect_all();
+  seen s;
+  ASSERT_EQ(e.register_handler4(h_add, on_add, &s), status::ok);
+  ASSERT_EQ(e.register_handler4(h_result, on_result, &s), status::ok);
+  const uint64_t w[4] = {1, 0, 0, 0};
+  for (int i = 0; i < n; ++i) ASSERT_EQ(e.request_4(1, h_add, w, true), status::ok);
+  EXPECT_EQ(e.drain(), status::ok);
+  EXPECT_EQ(reap(child), 0);
+  std::sort(s.results.begin(), s.results.end());
+  ASSERT_EQ(s.results.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) EXPECT_EQ(s.results[i], static_cast<uint64_t>(i));
+}
+
+}  // namespace
+}  // namespace hpam::test

@@ -1,0 +1,426 @@
+// The Hamlyn card between cards of one job in one process: slots, keys and
+// bounds, packet counting (single, multi-packet out of order, group
+// receive), the notification queue and its wrap flag, the slot modes,
+// revocation, and the send terminus.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "hamlyn_fixture.hpp"
+
+namespace hpam::test {
+namespace {
+
+using namespace nic::hamlyn;
+
+struct sent {
+  status posted;
+  send_state state;
+  status error;
+};
+
+sent send_bytes(card& c, const ticket& t, const void* data, size_t n, uint64_t offset = 0,
+                const void* meta = nullptr, uint32_t meta_len = 0, uint64_t fast_word = 0) {
+  iovec v{const_cast<void*>(data), n};
+  message m;
+  m.gather = &v;
+  m.gather_count = 1;
+  m.offset = offset;
+  m.metadata = meta;
+  m.metadata_length = meta_len;
+  m.fast_word = fast_word;
+  send_handle h;
+  sent r{c.send(t, m, h), send_state::error, status::ok};
+  if (is_ok(r.posted)) r.state = c.state(h, &r.error);
+  return r;
+}
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 8));
+  return v;
+}
+
+uint32_t make_slot(card& c, const guarded_area& a, slot_mode mode = slot_mode::normal,
+                   uint32_t metadata = 4) {
+  slot_spec s;
+  s.memory = area_memory::card;
+  s.base = a.offset;
+  s.bound = a.bytes;
+  s.mode = mode;
+  s.metadata_count = mode == slot_mode::fast ? 0 : metadata;
+  uint32_t index = ~0u;
+  EXPECT_EQ(c.create_slot(s, index), status::ok);
+  return index;
+}
+
+TEST(hamlyn_layout, notification_phase_flips_each_lap) {
+  struct row { uint64_t counter, capacity; uint32_t phase; };
+  const row table[] = {{0, 8, 1}, {7, 8, 1}, {8, 8, 0}, {15, 8, 0}, {16, 8, 1}, {~0ull, 8, 0}, {1, 1, 0}};
+  for (const row& r : table) EXPECT_EQ(notification_phase(r.counter, r.capacity), r.phase) << r.counter;
+}
+
+TEST(hamlyn_layout, flags_round_trip) {
+  for (uint32_t k = 0; k < packet_kind_count; ++k)
+    for (bool n : {false, true}) {
+      const uint32_t f = encode_flags(static_cast<packet_kind>(k), n);
+      EXPECT_EQ(flags_kind(f), static_cast<packet_kind>(k));
+      EXPECT_EQ(flags_notify(f), n);
+    }
+}
+
+TEST(hamlyn_ticket, split_keeps_the_counter_sum_and_the_range) {
+  ticket t{};
+  t.offset = 100;
+  t.range = 3000;
+  t.delta = 0;
+  ticket a{}, b{};
+  ASSERT_EQ(split_ticket(t, 1000, a), status::ok);
+  ASSERT_EQ(split_ticket(t, 1000, b), status::ok);
+  EXPECT_EQ(static_cast<uint32_t>(t.delta + a.delta + b.delta), 0u);
+  EXPECT_NE(t.delta, 0u);
+  EXPECT_NE(a.delta, 0u);
+  EXPECT_NE(b.delta, 0u);
+  EXPECT_EQ(t.range, 1000u);
+  EXPECT_EQ(a.offset, 2100u);
+  EXPECT_EQ(b.offset, 1100u);
+  ticket c{};
+  EXPECT_EQ(split_ticket(t, 1000, c), status::invalid_argument);  // nothing left for t
+  t.delta = 1;
+  EXPECT_EQ(split_ticket(t, 10, c), status::invalid_argument);    // 1 cannot be split into non-zero parts
+}
+
+TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified) {
+  hamlyn_job j(2);
+  guarded_area a(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a);
+  const ticket t = j[1].make_ticket(s, 2, 0, 4096, true);
+  const auto data = pattern(100, 3);
+  const char meta[] = "reply-seed";
+  const sent r = send_bytes(j[0], t, data.data(), data.size(), 64, meta, sizeof meta);
+  ASSERT_EQ(r.posted, status::ok);
+  EXPECT_EQ(r.state, send_state::sent);
+  EXPECT_EQ(j[0].completion_word(), 1u);
+  notification n;
+  ASSERT_TRUE(j[1].receive(0, n));
+  EXPECT_EQ(n.slot, s);
+  EXPECT_EQ(n.metadata_index, 2u);
+  EXPECT_EQ(n.source, 0u);
+  EXPECT_EQ(std::memcmp(a.memory + 64, data.data(), data.size()), 0);
+  const auto* e = reinterpret_cast<const metadata_entry*>(j[1].view(1).base + n.metadata);
+  EXPECT_EQ(e, j[1].metadata(s, 2));
+  EXPECT_EQ(e->metadata_length, sizeof meta);
+  EXPECT_EQ(std::memcmp(e->user_metadata, meta, sizeof meta), 0);
+  EXPECT_EQ(e->packet_accumulator.load(), 0u);
+  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_TRUE(a.guards_intact());
+}
+
+TEST(hamlyn_card, multi_packet_message_notifies_once_with_every_byte) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
+  guarded_area a(j[1], 1 << 16);
+  const uint32_t s = make_slot(j[1], a);
+  const ticket t = j[1].make_ticket(s, 0, 0, 1 << 16, true);
+  for (size_t len : {size_t{192}, size_t{193}, size_t{5000}, size_t{60000}}) {
+    const auto data = pattern(len, static_cast<uint8_t>(len));
+    ASSERT_EQ(send_bytes(j[0], t, data.data(), len, 8, "m", 1).state, send_state::sent);
+    notification n;
+    ASSERT_TRUE(j[1].receive(0, n)) << len;
+    EXPECT_FALSE(j[1].receive(0, n)) << len;
+    EXPECT_EQ(std::memcmp(a.memory + 8, data.data(), len), 0) << len;
+    EXPECT_EQ(j[1].metadata(s, 0)->packet_accumulator.load(), 0u);
+  }
+  EXPECT_TRUE(a.guards_intact());
+}
+
+// The receiver's accumulator alone decides completion: packets handed to it
+// in every kind of order notify exactly once, after the last one.
+TEST(hamlyn_card, out_of_order_packets_are_reassembled) {
+  hamlyn_job j(2);
+  guarded_area a(j[1], 8192);
+  const uint32_t s = make_slot(j[1], a);
+  const ticket t = j[1].make_ticket(s, 1, 0, 8192, true);
+  const auto data = pattern(8000, 9);
+  constexpr uint32_t per = 1000;
+  std::mt19937 rng(42);
+  for (int round = 0; round < 20; ++round) {
+    const uint32_t packets = 8;
+    std::vector<packet_header> hs(packets);
+    for (uint32_t i = 0; i < packets; ++i) {
+      packet_header& h = hs[i];
+      h = packet_header{};
+      h.destination = 1;
+      h.slot = s;
+      h.metadata_index = 1;
+      h.protection_key = t.protection_key;
+      h.offset = uint64_t{i} * per;
+      h.length = per;
+      h.delta = i + 1 == packets ? static_cast<uint32_t>(-(int32_t)(packets - 1)) : 1u;
+      h.flags = encode_flags(packet_kind::data, true);
+    }
+    std::vector<uint32_t> order(packets);
+    std::iota(order.begin(), order.end(), 0u);
+    if (round == 1) std::reverse(order.begin(), order.end());
+    if (round > 1) std::shuffle(order.begin(), order.end(), rng);
+    std::memset(a.memory, 0, 8192);
+    notification n;
+    for (uint32_t k = 0; k < packets; ++k) {
+      EXPECT_FALSE(j[1].receive(0, n)) << "notified before packet " << k;
+      const packet_header& h = hs[order[k]];
+      iovec d{const_cast<uint8_t*>(data.data() + h.offset), per};
+      ASSERT_EQ(j[0].arrive(j[0].view(1), h, &d, 1, nullptr, false), status::ok);
+    }
+    ASSERT_TRUE(j[1].receive(0, n)) << round;
+    EXPECT_FALSE(j[1].receive(0, n));
+    EXPECT_EQ(std::memcmp(a.memory, data.data(), 8000), 0);
+  }
+  EXPECT_TRUE(a.guards_intact());
+}
+
+// A last delta that would be 0 (Y = p-1) is avoided by the sender.
+TEST(hamlyn_card, counter_start_equal_to_packets_minus_one_still_counts) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
+  guarded_area a(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a);
+  ticket whole = j[1].make_ticket(s, 0, 0, 4096, true);
+  ticket part{};
+  ASSERT_EQ(split_ticket(whole, 2048, part), status::ok);
+  whole.delta = 2;  // 3 packets: 1 + 1 + 0 would notify too early
+  part.delta = static_cast<uint32_t>(-2);
+  const auto data = pattern(192 * 3, 1);
+  ASSERT_EQ(send_bytes(j[0], whole, data.data(), data.size()).state, send_state::sent);
+  notification n;
+  EXPECT_FALSE(j[1].receive(0, n));
+  ASSERT_EQ(send_bytes(j[0], part, data.data(), 10).state, send_state::sent);
+  EXPECT_TRUE(j[1].receive(0, n));
+}
+
+TEST(hamlyn_card, group_receive_notifies_exactly_once_after_every_sender) {
+  hamlyn_job j(4, [](card_config& c) { c.packet_size = 512; });
+  guarded_area a(j[3], 3 * 4096);
+  const uint32_t s = make_slot(j[3], a);
+  ticket t0 = j[3].make_ticket(s, 3, 0, 3 * 4096, true);
+  ticket t1{}, t2{};
+  ASSERT_EQ(split_ticket(t0, 4096, t1), status::ok);
+  ASSERT_EQ(split_ticket(t0, 4096, t2), status::ok);
+  const ticket tickets[3] = {t0, t1, t2};
+  const size_t sizes[3] = {4000, 100, 2500};  // multi, single and multi-packet messages
+  notification n;
+  for (int sender = 0; sender < 3; ++sender) {
+    EXPECT_FALSE(j[3].receive(0, n)) << "notified before sender " << sender;
+    const auto data = pattern(sizes[sender], static_cast<uint8_t>(sender));
+    ASSERT_EQ(send_bytes(j[sender], tickets[sender], data.data(), data.size()).state, send_state::sent);
+    EXPECT_EQ(std::memcmp(a.memory + tickets[sender].offset, data.data(), data.size()), 0);
+  }
+  ASSERT_TRUE(j[3].receive(0, n));
+  EXPECT_EQ(n.metadata_index, 3u);
+  EXPECT_FALSE(j[3].receive(0, n));
+  EXPECT_EQ(j[3].counters().messages.load(), 1u);
+  EXPECT_TRUE(a.guards_intact());
+}
+
+TEST(hamlyn_card, notification_queue_wraps_many_times_and_refuses_overrun) {
+  hamlyn_job j(2, [](card_config& c) { c.notify_capacity = 8; });
+  guarded_area a(j[1], 1024);
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.mode = slot_mode::fast;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  const ticket t = j[1].make_ticket(s, fast_index, 0, 1024, true);
+  uint64_t expect = 0;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    const uint64_t word = i * 0x9E3779B97F4A7C15ull;
+    ASSERT_EQ(send_bytes(j[0], t, &i, sizeof i, (i % 100) * 8, nullptr, 0, word).state, send_state::sent);
+    if (i % 5 == 4) {  // read in batches that straddle the wrap point
+      notification n;
+      while (j[1].receive(0, n)) {
+        EXPECT_EQ(n.metadata, expect * 0x9E3779B97F4A7C15ull);
+        EXPECT_EQ(n.metadata_index, fast_index);
+        ++expect;
+      }
+    }
+  }
+  EXPECT_EQ(expect, 1000u);
+  EXPECT_EQ(j[1].view(1).queue(0)->overruns.load(), 0u);
+  uint64_t v = 1;
+  for (int i = 0; i < 9; ++i) ASSERT_EQ(send_bytes(j[0], t, &v, 8, 0, nullptr, 0, 500 + i).state, send_state::sent);
+  EXPECT_EQ(j[1].view(1).queue(0)->overruns.load(), 1u);
+  notification n;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(j[1].receive(0, n));
+    EXPECT_EQ(n.metadata, 500u + i);  // the oldest eight, none overwritten
+  }
+  EXPECT_FALSE(j[1].receive(0, n));
+}
+
+TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) {
+  hamlyn_job j(2);
+  guarded_area a(j[1], 1024);
+  const uint32_t s = make_slot(j[1], a);
+  const auto data = pattern(200, 5);
+  ticket bad = j[1].make_ticket(s, 0, 0, 1 << 20, true);
+  bad.protection_key ^= 1;
+  sent r = send_bytes(j[0], bad, data.data(), data.size());
+  EXPECT_EQ(r.state, send_state::error);
+  EXPECT_EQ(r.error, status::rejected);
+  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  // A forged ticket wider than the slot: the receiving side's bounds check.
+  const ticket wide = j[1].make_ticket(s, 0, 0, 1 << 20, true);
+  for (uint64_t off : {uint64_t{1024 - 199}, uint64_t{1024}, uint64_t{5000}, uint64_t{~0ull - 100}}) {
+    ticket w = wide;
+    w.offset = off;
+    w.range = 1000;
+    r = send_bytes(j[0], w, data.data(), data.size());
+    EXPECT_EQ(r.error, status::rejected) << off;
+  }
+  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 4u);
+  EXPECT_TRUE(a.untouched());
+  // Revoked: the old key no longer works; a new one does.
+  ASSERT_EQ(send_bytes(j[0], wide, data.data(), 8).state, send_state::sent);
+  ASSERT_EQ(j[1].revoke(s), status::ok);
+  std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
+  r = send_bytes(j[0], wide, data.data(), data.size());
+  EXPECT_EQ(r.error, status::rejected);
+  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  ASSERT_EQ(j[1].rekey(s, 0x1234), status::ok);
+  r = send_bytes(j[0], wide, data.data(), data.size());
+  EXPECT_EQ(r.error, status::rejected);
+  EXPECT_EQ(j[1].counters().key_rejections.load(), 2u);
+  EXPECT_TRUE(a.untouched());
+  const ticket fresh = j[1].make_ticket(s, 0, 0, 1024, true);
+  EXPECT_EQ(send_bytes(j[0], fresh, data.data(), data.size()).state, send_state::sent);
+  EXPECT_TRUE(a.guards_intact());
+  // A bad slot number and a bad metadata index are malformed.
+  ticket no_slot = fresh;
+  no_slot.slot = 4000;
+  EXPECT_EQ(send_bytes(j[0], no_slot, data.data(), 8).error, status::rejected);
+  ticket no_entry = fresh;
+  no_entry.metadata_index = 4;
+  EXPECT_EQ(send_bytes(j[0], no_entry, data.data(), 8).error, status::rejected);
+  EXPECT_EQ(j[1].counters().malformed.load(), 2u);
+}
+
+TEST(hamlyn_card, paranoid_mode_checks_the_secondary_key_and_range) {
+  hamlyn_job j(2);
+  guarded_area a(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a, slot_mode::paranoid);
+  ASSERT_EQ(j[1].set_paranoid(s, 0, 0xABCDEF, 1024, 2048), status::ok);
+  const ticket t = j[1].make_ticket(s, 0, 1024, 1024, true);
+  EXPECT_EQ(t.protection_key, 0xABCDEFu);
+  const auto data = pattern(512, 1);
+  EXPECT_EQ(send_bytes(j[0], t, data.data(), 512, 512).state, send_state::sent);
+  ticket slot_key = t;
+  slot_key.protection_key = j[1].slot_at(s).protection_key.load();
+  EXPECT_EQ(send_bytes(j[0], slot_key, data.data(), 512).error, status::rejected);
+  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  ticket outside = t;
+  outside.offset = 0;  // inside the slot, outside the entry's range
+  EXPECT_EQ(send_bytes(j[0], outside, data.data(), 512).error, status::rejected);
+  outside.offset = 1900;
+  EXPECT_EQ(send_bytes(j[0], outside, data.data(), 512).error, status::rejected);
+  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 2u);
+  for (uint64_t i = 0; i < 1024; ++i) EXPECT_EQ(a.memory[i], guarded_area::pattern);
+  for (uint64_t i = 2048; i < 4096; ++i) EXPECT_EQ(a.memory[i], guarded_area::pattern);
+}
+
+TEST(hamlyn_card, one_shot_refuses_a_second_message_until_rearmed) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
+  guarded_area a(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a, slot_mode::paranoid_one_shot);
+  ASSERT_EQ(j[1].set_paranoid(s, 1, 77, 0, 4096), status::ok);
+  const ticket t = j[1].make_ticket(s, 1, 0, 4096, true);
+  const auto first = pattern(1000, 1), second = pattern(1000, 2);
+  ASSERT_EQ(send_bytes(j[0], t, first.data(), first.size()).state, send_state::sent);  // 6 packets
+  EXPECT_EQ(send_bytes(j[0], t, second.data(), second.size()).error, status::rejected);
+  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  EXPECT_EQ(std::memcmp(a.memory, first.data(), first.size()), 0);  // not overwritten
+  notification n;
+  ASSERT_TRUE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receive(0, n));
+  ASSERT_EQ(j[1].rearm(s, 1), status::ok);
+  ASSERT_EQ(send_bytes(j[0], t, second.data(), second.size()).state, send_state::sent);
+  EXPECT_EQ(std::memcmp(a.memory, second.data(), second.size()), 0);
+  EXPECT_TRUE(j[1].receive(0, n));
+}
+
+TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
+  guarded_area a(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a, slot_mode::fast);
+  const ticket t = j[1].make_ticket(s, fast_index, 0, 4096, true);
+  const auto data = pattern(150, 4);
+  ASSERT_EQ(send_bytes(j[0], t, data.data(), 150, 300, nullptr, 0, 0xFEEDull).state, send_state::sent);
+  notification n;
+  ASSERT_TRUE(j[1].receive(0, n));
+  EXPECT_EQ(n.metadata_index, fast_index);
+  EXPECT_EQ(n.metadata, 0xFEEDu);
+  EXPECT_EQ(n.length, 150u);
+  EXPECT_EQ(std::memcmp(a.memory + 300, data.data(), 150), 0);
+  const auto big = pattern(1000, 4);
+  EXPECT_EQ(send_bytes(j[0], t, big.data(), 1000).posted, status::invalid_argument);  // not one packet
+  ticket normal = t;
+  normal.metadata_index = 0;
+  EXPECT_EQ(send_bytes(j[0], normal, data.data(), 10).error, status::rejected);
+  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+}
+
+TEST(hamlyn_card, work_queue_fills_then_the_completion_word_catches_up) {
+  // engine_budget 1 and a receiver FIFO it cannot use: each kick sends one packet.
+  hamlyn_job j(2, [](card_config& c) {
+    c.engine_budget = 1;
+    c.work_queue_entries = 4;
+    c.packet_size = 256;
+  });
+  guarded_area a(j[1], 1 << 16);
+  const uint32_t s = make_slot(j[1], a);
+  const ticket t = j[1].make_ticket(s, 0, 0, 1 << 16, false);
+  const auto data = pattern(192 * 3, 1);  // 3 packets each
+  iovec v{const_cast<uint8_t*>(data.data()), data.size()};
+  message m;
+  m.gather = &v;
+  m.gather_count = 1;
+  std::vector<send_handle> hs;
+  status st = status::ok;
+  while (st == status::ok) {
+    send_handle h;
+    st = j[0].send(t, m, h);
+    if (is_ok(st)) hs.push_back(h);
+  }
+  EXPECT_EQ(st, status::would_block);
+  EXPECT_GE(hs.size(), 4u);
+  EXPECT_EQ(j[0].state(hs.back()), send_state::pending);
+  for (int k = 0; k < 100 && j[0].state(hs.back()) != send_state::sent; ++k) j[0].kick();
+  for (const send_handle& h : hs) EXPECT_EQ(j[0].state(h), send_state::sent);
+  EXPECT_EQ(j[0].completion_word(), hs.size());
+  EXPECT_EQ(std::memcmp(a.memory, data.data(), data.size()), 0);
+}
+
+TEST(hamlyn_card, gather_list_and_direct_io_deliver_the_same_bytes) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
+  guarded_area a(j[1], 8192);
+  const uint32_t s = make_slot(j[1], a);
+  const ticket t = j[1].make_ticket(s, 0, 0, 8192, true);
+  const auto data = pattern(3000, 8);
+  iovec parts[3] = {{const_cast<uint8_t*>(data.data()), 1000},
+                    {const_cast<uint8_t*>(data.data()) + 1000, 1},
+                    {const_cast<uint8_t*>(data.data()) + 1001, 1999}};
+  message m;
+  m.gather = parts;
+  m.gather_count = 3;
+  send_handle h;
+  ASSERT_EQ(j[0].send(t, m, h), status::ok);
+  EXPECT_EQ(j[0].state(h), send_state::sent);
+  EXPECT_EQ(std::memcmp(a.memory, data.data(), 3000), 0);
+  notification n;
+  EXPECT_TRUE(j[1].receive(0, n));
+  EXPECT_TRUE(a.guards_intact());
+}
+
+}  // namespace
+}  // namespace hpam::test

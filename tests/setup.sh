@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# hpam: install dependencies, build, install, run the demo, run the suite.
+#
+#   bash tests/setup.sh demo    # deps + build + install + a real demo over hpam
+#   bash tests/setup.sh check   # deps + build + the whole test suite
+#
+# Options (environment): HPAM_BUILD_DIR (default _build), HPAM_CONFIGURE_FLAGS
+# (e.g. --enable-sanitizers), HPAM_JOBS (default: number of CPUs).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${HPAM_BUILD_DIR:-$top/_build}
+jobs=${HPAM_JOBS:-$(nproc)}
+packages=(libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev libgtest-dev
+          autoconf automake libtool pkg-config make g++ gnuplot-nox valgrind)
+
+say() { printf '== %s\n' "$*"; }
+
+install_deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+build_tree() {
+  cd "$top"
+  if [ ! -x configure ] || [ configure.ac -nt configure ] || [ -n "$(find . m4 -maxdepth 3 -name 'local.mk' -newer configure 2>/dev/null | head -1)" ] || [ Makefile.am -nt configure ]; then
+    say "autoreconf"
+    autoreconf -fi >/dev/null
+  fi
+  mkdir -p "$build"
+  cd "$build"
+  if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
+    say "configure ${HPAM_CONFIGURE_FLAGS:-}"
+    # shellcheck disable=SC2086
+    "$top/configure" -q ${HPAM_CONFIGURE_FLAGS:-}
+  fi
+  say "make -j$jobs"
+  make -s -j"$jobs"
+}
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+demo() {
+  install_deps
+  build_tree
+  say "make install (mca_btl_hpam.so goes where Open MPI finds it)"
+  make -s install >/dev/null
+  if command -v ompi_info >/dev/null && ompi_info | grep -q "btl: hpam"; then
+    say "ompi_info lists: $(ompi_info | grep 'btl: hpam' | sed 's/^ *//')"
+  fi
+  say "native active messages: 4-word round trip and bulk bandwidth between two processes"
+  "$build/bench/am_bench" --quick
+  if [ -x "$build/bench/mpi_pingpong" ] && ompi_info | grep -q "btl: hpam"; then
+    say "an MPI program over hpam: mpirun --mca pml ob1 --mca btl hpam,self -np 2 bench/mpi_pingpong"
+    timeout 300 mpirun --mca pml ob1 --mca btl hpam,self -np 2 "$build/bench/mpi_pingpong" --quick
+  fi
+}
+
+# The closing line sums the GoogleTest cases and the script tests of all logs.
+summarize() {
+  local passed=0 failed=0 n
+  set +o pipefail
+  for log in $(find "$build/tests" -name '*.log'); do
+    if grep -q '^\[==========\]' "$log"; then
+      n=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}' || true)
+      passed=$((passed + n))
+      n=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}' || true)
+      failed=$((failed + n))
+      # a gtest binary that crashed or timed out reports no totals
+      grep -qE '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$log" || failed=$((failed + 1))
+    else
+      local trs=${log%.log}.trs
+      if [ -f "$trs" ] && grep -q ':test-result: PASS' "$trs"; then passed=$((passed + 1));
+      elif [ -f "$trs" ] && grep -q ':test-result: SKIP' "$trs"; then :;
+      else failed=$((failed + 1)); fi
+    fi
+  done
+  echo "$passed passed, $failed failed"
+}
+
+check() {
+  install_deps
+  build_tree
+  say "make check"
+  local rc=0
+  make -j"$jobs" check || rc=$?
+  if [ $rc -ne 0 ]; then
+    for log in $(grep -l -E ':test-result: (FAIL|ERROR)' $(find "$build/tests" -name '*.trs') 2>/dev/null | sed 's/\.trs$/.log/'); do
+      say "failed: $log (last 60 lines)"
+      tail -n 60 "$log"
+    done
+  fi
+  summarize
+  return $rc
+}
+
+case "${1:-}" in
+  demo) demo ;;
+  check) check ;;
+  *) echo "usage: bash tests/setup.sh demo|check" >&2; exit 2 ;;
+esac
