@@ -400,6 +400,43 @@ struct child_guard {
   }
 };
 
+TEST(MedusaCard, FinalizeHandshakeAndLiveness) {
+  const std::string job = unique_job("done");
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    close(go[1]);
+    int rc = 0;
+    try {
+      medusa_card c(make_setup(job, 2, 1, 1, 1));
+      char ch;
+      (void)!read(go[0], &ch, 1);  // until the parent has looked at us
+      c.announce_done();
+    } catch (...) {
+      rc = 1;
+    }
+    _exit(rc);
+  }
+  child_guard guard{child};
+  close(go[0]);
+  medusa_card a(make_setup(job, 2, 0, 1, 1));
+  EXPECT_TRUE(a.peer_alive(0));
+  EXPECT_FALSE(a.peer_alive(1));  // not attached yet
+  a.attach_peer(1);
+  EXPECT_TRUE(a.peer_alive(1));
+  EXPECT_FALSE(a.peer_done(1));
+  close(go[1]);
+  const int st = guard.wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_TRUE(a.peer_done(1));    // the mapping outlives the peer
+  EXPECT_FALSE(a.peer_alive(1));  // reaped: gone
+  a.announce_done();
+  EXPECT_TRUE(a.peer_done(0));
+}
+
 // Process 0 (parent) sends numbered packets with a bounded window; process 1
 // (child) checks each and echoes it back; the parent checks the echoes.
 int run_echo_child(const std::string& job, uint64_t count) {
