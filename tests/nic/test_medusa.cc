@@ -23,8 +23,8 @@ using medusa::entry_block;
 using medusa::entry_length;
 
 TEST(MedusaEntry, EncodeDecodeRoundTrip) {
-  const uint32_t values[] = {0, 1, 2, 63, 64, 4095, 8192, 65535, 65536, 0x7fffffffu,
-                             0x80000000u, 0xfffffffeu, 0xffffffffu};
+  const uint32_t values[] = {0,     1,     2,           63,          64,          4095,       8192,
+                             65535, 65536, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu};
   for (uint32_t b : values)
     for (uint32_t len : values) {
       const uint64_t e = encode_entry(b, len);
@@ -43,9 +43,11 @@ TEST(MedusaLayout, RegionsAlignedAndDisjoint) {
       EXPECT_TRUE(sys::ring_math::is_power_of_two(l.tx_fifo_capacity));
       EXPECT_TRUE(sys::ring_math::is_power_of_two(l.rx_fifo_capacity));
       EXPECT_GE(l.tx_ready_offset, sizeof(medusa::card_header));
-      EXPECT_GE(l.tx_free_offset, l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
+      EXPECT_GE(l.tx_free_offset,
+                l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
       EXPECT_GE(l.rx_free_offset, l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
-      EXPECT_GE(l.rx_ready_offset, l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
+      EXPECT_GE(l.rx_ready_offset,
+                l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
       EXPECT_GE(l.vram_offset, l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
       EXPECT_EQ(l.vram_offset % 64, 0u);
       EXPECT_EQ(l.size, l.vram_offset + uint64_t{tx + rx} * 8192);
@@ -185,7 +187,8 @@ TEST(MedusaCard, EmptyRxFreeDropsAndCounts) {
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
   const uint32_t bs = p.a->block_size();
-  for (uint64_t seq = 0; seq < 10; ++seq) p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, bs));
+  for (uint64_t seq = 0; seq < 10; ++seq)
+    p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, bs));
   EXPECT_EQ(p.b->overflow_drops(), 6u);
   EXPECT_EQ(p.a->overflow_drops(), 0u);
   std::vector<rx_packet> got;
@@ -264,12 +267,12 @@ TEST(MedusaCard, ForgedRxReadyEntriesAreRejectedAndCounted) {
     bool real_block;
   };
   const forged cases[] = {
-      {first_rx, bs + 1, true},          // longer than a block
-      {first_rx + 1, 0xffffffffu, true}, // absurd length
-      {first_rx + 2, 3, true},           // shorter than the wire header
-      {0, 64, false},                    // a tx block, not an rx block
-      {first_rx + 8, 64, false},         // one past the last block
-      {0xffffffffu, 64, false},          // far out of range
+      {first_rx, bs + 1, true},           // longer than a block
+      {first_rx + 1, 0xffffffffu, true},  // absurd length
+      {first_rx + 2, 3, true},            // shorter than the wire header
+      {0, 64, false},                     // a tx block, not an rx block
+      {first_rx + 8, 64, false},          // one past the last block
+      {0xffffffffu, 64, false},           // far out of range
       {0xfffffffeu, 0, false},
   };
   uint64_t expect_malformed = 0;
@@ -310,7 +313,7 @@ TEST(MedusaCard, ForgedRxFreeEntryIsNotWrittenThrough) {
   uint64_t e;
   while (b.rx_free_fifo().pop(e)) {
   }
-  ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0, 1024)));          // b's tx block
+  ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0, 1024)));           // b's tx block
   ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0x7fffffff, 1024)));  // beyond its VRAM
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
@@ -327,10 +330,10 @@ TEST(MedusaCard, BadLaunchArgumentsAreRejected) {
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
   build_packet(p.a->tx_block(t), 1, p.a->block_size());
-  p.a->launch(1, 2, 100);                           // not a tx block
-  p.a->launch(1, t, wire_header_size - 1);          // shorter than the header
-  p.a->launch(1, t, p.a->block_size() + 1);         // longer than a block
-  p.a->launch(2, t, 100);                           // no such process
+  p.a->launch(1, 2, 100);                    // not a tx block
+  p.a->launch(1, t, wire_header_size - 1);   // shorter than the header
+  p.a->launch(1, t, p.a->block_size() + 1);  // longer than a block
+  p.a->launch(2, t, 100);                    // no such process
   p.a->launch(-1, t, 100);
   EXPECT_EQ(p.a->malformed(), 5u);
   EXPECT_EQ(p.a->wire_stats().sent, 0u);

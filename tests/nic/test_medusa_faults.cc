@@ -39,10 +39,10 @@ struct faulty_pair {
 // What the receiver saw.
 struct observed {
   explicit observed(uint64_t n) : copies(n, 0) {}
-  uint64_t entries = 0;    // packets popped from RX_READY
-  uint64_t crc_bad = 0;    // of which failed the CRC check
-  uint64_t mismatch = 0;   // passed the CRC but differ from what was sent (must stay 0)
-  std::vector<int> copies; // per sequence number: copies that arrived intact
+  uint64_t entries = 0;         // packets popped from RX_READY
+  uint64_t crc_bad = 0;         // of which failed the CRC check
+  uint64_t mismatch = 0;        // passed the CRC but differ from what was sent (must stay 0)
+  std::vector<int> copies;      // per sequence number: copies that arrived intact
   std::vector<uint64_t> order;  // sequence numbers in arrival order
 
   void drain(medusa_card& c) {

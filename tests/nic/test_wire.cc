@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <bitset>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 

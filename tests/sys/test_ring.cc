@@ -42,9 +42,9 @@ const math_row math_table[] = {
     {15, 16, 8, 1, 7, true, false, 0, false},  // third lap: wrap flag back to 0
     {1, 1, 1, 0, 1, false, false, 0, true},    // capacity 1
     {1, 2, 1, 1, 0, true, true, 0, false},
-    {top, top, 8, 0, 8, false, false, 7, true},   // counters at 2^64 - 1
+    {top, top, 8, 0, 8, false, false, 7, true},  // counters at 2^64 - 1
     {top - 3, top, 8, 3, 5, true, false, 7, true},
-    {top, 0, 8, 1, 7, true, false, 0, false},     // tail wrapped past 2^64
+    {top, 0, 8, 1, 7, true, false, 0, false},  // tail wrapped past 2^64
     {top - 1, 2, 8, 4, 4, true, false, 2, false},
     {top - 5, 2, 8, 8, 0, true, true, 2, false},  // full across the 2^64 boundary
     {top - 1023, 0, 1024, 1024, 0, true, true, 0, false},
@@ -141,8 +141,8 @@ constexpr int producers = 3;
 constexpr uint64_t per_producer = 50'000;
 
 struct stress_area {
-  uint64_t consumer_errors;                      // out-of-order or unknown values seen
-  uint8_t seen[producers * per_producer];         // times each value was popped
+  uint64_t consumer_errors;                // out-of-order or unknown values seen
+  uint8_t seen[producers * per_producer];  // times each value was popped
   // the mpmc_fifo follows, 64-byte aligned
 };
 
@@ -154,7 +154,8 @@ int produce(std::byte* payload, int id) {
   alarm(60);
   mpmc_fifo* f = stress_fifo(payload);
   for (uint64_t i = 0; i < per_producer; ++i)
-    while (!f->push((static_cast<uint64_t>(id) << 32) | i)) sched_yield();  // full: let the consumer run
+    while (!f->push((static_cast<uint64_t>(id) << 32) | i))
+      sched_yield();  // full: let the consumer run
   return 0;
 }
 

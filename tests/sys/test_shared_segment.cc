@@ -1,7 +1,7 @@
 // Shared segments: create/attach/publish, attach timeouts, stale segments
 // left by killed processes, live conflicts, and stale cleanup.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -17,7 +17,9 @@
 namespace hpam::sys {
 namespace {
 
-std::string job_for(const char* tag) { return std::string("seg") + tag + std::to_string(getpid()); }
+std::string job_for(const char* tag) {
+  return std::string("seg") + tag + std::to_string(getpid());
+}
 
 bool name_exists(const std::string& name) {
   const int fd = shm_open(name.c_str(), O_RDONLY, 0);
