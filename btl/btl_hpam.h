@@ -23,6 +23,7 @@
 #include "opal/util/proc.h"
 
 #include "hpam_am.h"
+#include "hpam_deposit.h"
 
 BEGIN_C_DECLS
 
@@ -67,9 +68,30 @@ typedef struct mca_btl_hpam_frag_t {
     mca_btl_base_segment_t segments[2];
     struct mca_btl_base_endpoint_t *endpoint;
     mca_btl_base_tag_t tag;    /* set when queued by send */
-    unsigned char *data;       /* points into the free-list element */
+    unsigned char *data;       /* the payload area right behind this struct */
+    struct mca_btl_hpam_frag_t *next_free; /* free stack link */
 } mca_btl_hpam_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_hpam_frag_t);
+
+/* What a peer needs to deposit into memory registered here: the Hamlyn
+ * ticket of the slot and the virtual address the slot starts at. */
+struct mca_btl_base_registration_handle_t {
+    hpam_ticket_t ticket;
+    uint64_t base;
+};
+
+/* A put, get or atomic in flight on the deposit layer. */
+#define MCA_BTL_HPAM_MAX_RDMA_OPS 1024
+typedef struct mca_btl_hpam_rdma_op_t {
+    hpam_dep_handle_t handle;                   /* the deposit operation */
+    mca_btl_base_rdma_completion_fn_t cbfunc;   /* Open MPI's completion */
+    void *cbcontext, *cbdata;
+    void *local_address;                        /* for the callback; fetched value goes here */
+    mca_btl_base_registration_handle_t *local_handle;
+    struct mca_btl_base_endpoint_t *endpoint;
+    uint64_t fetched;                           /* old value of a fetching atomic */
+    int fetch_width;                            /* 0: no fetched value, else 4 or 8 */
+} mca_btl_hpam_rdma_op_t;
 
 typedef struct mca_btl_hpam_module_t {
     mca_btl_base_module_t super;
@@ -83,10 +105,19 @@ typedef struct mca_btl_hpam_component_t {
     int nlocal;                         /* processes of the job on this node */
     int my_local_rank;
     struct mca_btl_base_endpoint_t **peers;  /* by local rank, NULL until add_procs */
-    opal_free_list_t frags;             /* send fragments of max_send_size */
+    mca_btl_hpam_frag_t *free_frags;    /* stack of free send fragments */
+    void **frag_chunks;                 /* malloc'd chunks of fragments, freed at close */
+    int nchunks;
+    size_t frag_stride;                 /* bytes per fragment: struct + max_send_size */
     opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */
+    hpam_dep_t *dep;                    /* sender-based deposit: put, get, atomics */
+    mca_btl_hpam_rdma_op_t rdma_ops[MCA_BTL_HPAM_MAX_RDMA_OPS];
+    int rdma_free[MCA_BTL_HPAM_MAX_RDMA_OPS];     /* stack of free op indices */
+    int rdma_nfree;
+    int rdma_inflight[MCA_BTL_HPAM_MAX_RDMA_OPS]; /* indices of ops in flight */
+    int rdma_ninflight;
     char job[96];                       /* job id shared by the node's processes */
 } mca_btl_hpam_component_t;
 
@@ -103,6 +134,8 @@ mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
                                               struct mca_btl_base_endpoint_t *endpoint,
                                               uint8_t order, size_t size, uint32_t flags);
 int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+bool mca_btl_hpam_grow_frags(void);
+void mca_btl_hpam_release_frags(void);
 int mca_btl_hpam_to_opal_error(int hpam_err);
 
 /* btl_hpam_send.c */
@@ -115,6 +148,48 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t tag);
 int mca_btl_hpam_drain_pending(void);
 void mca_btl_hpam_report_lost_peer(void);
+
+/* btl_hpam_rdma.c */
+int mca_btl_hpam_rdma_init(void);
+int mca_btl_hpam_rdma_connect(int lrank);
+int mca_btl_hpam_rdma_progress(void);
+void mca_btl_hpam_rdma_fini(void);
+extern const uint32_t mca_btl_hpam_atomic_flags;
+struct mca_btl_base_registration_handle_t *
+mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                          void *base, size_t size, uint32_t flags);
+int mca_btl_hpam_deregister_mem(struct mca_btl_base_module_t *btl,
+                                struct mca_btl_base_registration_handle_t *handle);
+int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     void *local_address, uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata);
+int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     void *local_address, uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata);
+int mca_btl_hpam_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                           uint64_t remote_address,
+                           struct mca_btl_base_registration_handle_t *remote_handle,
+                           mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                           mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                            void *local_address, uint64_t remote_address,
+                            struct mca_btl_base_registration_handle_t *local_handle,
+                            struct mca_btl_base_registration_handle_t *remote_handle,
+                            mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                            mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                              void *local_address, uint64_t remote_address,
+                              struct mca_btl_base_registration_handle_t *local_handle,
+                              struct mca_btl_base_registration_handle_t *remote_handle,
+                              uint64_t compare, uint64_t value, int flags, int order,
+                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
 
 /* btl_hpam_mpit.c */
 int mca_btl_hpam_mpit_register(void);

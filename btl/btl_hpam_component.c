@@ -51,15 +51,31 @@ static int hpam_register(void)
     m->btl_min_rdma_pipeline_size = 0;
     m->btl_latency = 1;
     m->btl_bandwidth = 10000;
-    m->btl_flags = MCA_BTL_FLAGS_SEND;
+    m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_OPS |
+                   MCA_BTL_FLAGS_ATOMIC_FOPS | MCA_BTL_FLAGS_RDMA_FLUSH;
+    m->btl_atomic_flags = mca_btl_hpam_atomic_flags;
+    m->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
+    m->btl_get_limit = m->btl_put_limit = (size_t) 1 << 30;
+    m->btl_get_alignment = m->btl_put_alignment = 0;
+    /* Local memory never needs registering: deposits read and write any address. */
+    m->btl_get_local_registration_threshold = SIZE_MAX;
+    m->btl_put_local_registration_threshold = SIZE_MAX;
     rc = mca_btl_base_param_register(&mca_btl_hpam_component.super.btl_version, m);
     if (OPAL_SUCCESS != rc) return rc;
     return mca_btl_hpam_mpit_register();
 }
 
+/* MPI_T_init and MPI_Init may each open and close the component: construct
+ * and destruct once. */
+static bool constructed = false;
+
 static int hpam_open(void)
 {
-    OBJ_CONSTRUCT(&mca_btl_hpam_component.frags, opal_free_list_t);
+    if (constructed) return OPAL_SUCCESS;
+    constructed = true;
+    mca_btl_hpam_component.free_frags = NULL;
+    mca_btl_hpam_component.frag_chunks = NULL;
+    mca_btl_hpam_component.nchunks = 0;
     OBJ_CONSTRUCT(&mca_btl_hpam_component.pending_endpoints, opal_list_t);
     OBJ_CONSTRUCT(&mca_btl_hpam_component.lock, opal_recursive_mutex_t);
     mca_btl_hpam_component.ep = NULL;
@@ -69,7 +85,9 @@ static int hpam_open(void)
 
 static int hpam_close(void)
 {
-    OBJ_DESTRUCT(&mca_btl_hpam_component.frags);
+    if (!constructed) return OPAL_SUCCESS;
+    constructed = false;
+    mca_btl_hpam_release_frags();
     OBJ_DESTRUCT(&mca_btl_hpam_component.pending_endpoints);
     OBJ_DESTRUCT(&mca_btl_hpam_component.lock);
     return OPAL_SUCCESS;
@@ -103,12 +121,13 @@ static void make_job_id(char *out, size_t len)
     snprintf(out, len, "ompi%x-%08x", (unsigned) OPAL_PROC_MY_NAME.jobid, h);
 }
 
+/* Fragments live in plain malloc'd chunks (not an opal_free_list on an
+ * mpool): MPI_T_finalize may finalize this BTL after the memory pools. */
 static int setup_frags(size_t max_send_size)
 {
     mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    return opal_free_list_init(&c->frags, sizeof(mca_btl_hpam_frag_t) + max_send_size,
-                               opal_cache_line_size, OBJ_CLASS(mca_btl_hpam_frag_t), 0,
-                               opal_cache_line_size, 64, -1, 64, NULL, 0, NULL, NULL, NULL);
+    c->frag_stride = (sizeof(mca_btl_hpam_frag_t) + max_send_size + 63) & ~(size_t) 63;
+    return mca_btl_hpam_grow_frags() ? OPAL_SUCCESS : OPAL_ERR_OUT_OF_RESOURCE;
 }
 
 static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, bool mpi_threads)
@@ -133,6 +152,11 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
         return NULL;
     }
     (void) hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);
+    if (OPAL_SUCCESS != mca_btl_hpam_rdma_init()) {
+        (void) hpam_ep_destroy(c->ep);
+        c->ep = NULL;
+        return NULL;
+    }
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
     if (m->btl_max_send_size > max_bulk || 0 == m->btl_max_send_size) m->btl_max_send_size = max_bulk;
@@ -166,6 +190,7 @@ static int hpam_progress(void)
         n = 0;
     }
     if (!opal_list_is_empty(&c->pending_endpoints)) n += mca_btl_hpam_drain_pending();
+    n += mca_btl_hpam_rdma_progress();
     MCA_BTL_HPAM_UNLOCK();
     return n;
 }

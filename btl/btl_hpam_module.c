@@ -25,6 +25,7 @@ OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct
 static void frag_construct(mca_btl_hpam_frag_t *frag)
 {
     frag->data = (unsigned char *) (frag + 1);
+    frag->next_free = NULL;
     frag->base.des_segments = frag->segments;
     frag->base.des_segment_count = 1;
     frag->segments[0].seg_addr.pval = frag->data;
@@ -67,6 +68,7 @@ static mca_btl_base_endpoint_t *connect_peer(opal_proc_t *proc, int lrank)
                     OPAL_NAME_PRINT(proc->proc_name), opal_process_info.nodename, hpam_last_error());
         return NULL;
     }
+    if (OPAL_SUCCESS != mca_btl_hpam_rdma_connect(lrank)) return NULL;
     mca_btl_base_endpoint_t *ep = OBJ_NEW(mca_btl_base_endpoint_t);
     if (NULL == ep) return NULL;
     ep->proc = proc;
@@ -114,6 +116,7 @@ static int hpam_finalize(struct mca_btl_base_module_t *btl)
         if (c->lost_peer_reported) break;
     }
     if (c->params.stats) mca_btl_hpam_print_stats();
+    mca_btl_hpam_rdma_fini();
     int rc = hpam_ep_destroy(c->ep); /* serves the network until every peer is done */
     if (HPAM_OK != rc && c->params.verbose > 0) {
         opal_output(0, "btl/hpam: finalize: %s", hpam_last_error());
@@ -135,14 +138,51 @@ static int hpam_register_error(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
+/* Adds a chunk of 64 fragments to the free stack (setup, and when ob1 holds
+ * every fragment). Returns false when out of memory. */
+bool mca_btl_hpam_grow_frags(void)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    enum { per_chunk = 64 };
+    void **chunks = realloc(c->frag_chunks, sizeof(void *) * (c->nchunks + 1));
+    if (NULL == chunks) return false;
+    c->frag_chunks = chunks;
+    unsigned char *mem = NULL;
+    if (0 != posix_memalign((void **) &mem, 64, c->frag_stride * per_chunk)) return false;
+    c->frag_chunks[c->nchunks++] = mem;
+    for (int i = 0; i < per_chunk; ++i) {
+        mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) (mem + c->frag_stride * i);
+        OBJ_CONSTRUCT(frag, mca_btl_hpam_frag_t);
+        frag->next_free = c->free_frags;
+        c->free_frags = frag;
+    }
+    return true;
+}
+
+void mca_btl_hpam_release_frags(void)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    for (int i = 0; i < c->nchunks; ++i) free(c->frag_chunks[i]);
+    free(c->frag_chunks);
+    c->frag_chunks = NULL;
+    c->nchunks = 0;
+    c->free_frags = NULL;
+}
+
 mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
                                               struct mca_btl_base_endpoint_t *endpoint,
                                               uint8_t order, size_t size, uint32_t flags)
 {
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
     if (OPAL_UNLIKELY(size > btl->btl_max_send_size)) return NULL;
-    mca_btl_hpam_frag_t *frag =
-        (mca_btl_hpam_frag_t *) opal_free_list_get(&mca_btl_hpam_component.frags);
-    if (OPAL_UNLIKELY(NULL == frag)) return NULL;
+    MCA_BTL_HPAM_LOCK();
+    if (OPAL_UNLIKELY(NULL == c->free_frags) && !mca_btl_hpam_grow_frags()) {
+        MCA_BTL_HPAM_UNLOCK();
+        return NULL;
+    }
+    mca_btl_hpam_frag_t *frag = c->free_frags;
+    c->free_frags = frag->next_free;
+    MCA_BTL_HPAM_UNLOCK();
     frag->segments[0].seg_addr.pval = frag->data;
     frag->segments[0].seg_len = size;
     frag->base.des_segment_count = 1;
@@ -155,7 +195,11 @@ mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
 
 int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
-    opal_free_list_return(&mca_btl_hpam_component.frags, (opal_free_list_item_t *) des);
+    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
+    MCA_BTL_HPAM_LOCK();
+    frag->next_free = mca_btl_hpam_component.free_frags;
+    mca_btl_hpam_component.free_frags = frag;
+    MCA_BTL_HPAM_UNLOCK();
     return OPAL_SUCCESS;
 }
 
@@ -202,6 +246,14 @@ mca_btl_hpam_module_t mca_btl_hpam_module = {
         .btl_prepare_src = hpam_prepare_src,
         .btl_send = mca_btl_hpam_send,
         .btl_sendi = mca_btl_hpam_sendi,
+        .btl_put = mca_btl_hpam_put,
+        .btl_get = mca_btl_hpam_get,
+        .btl_atomic_op = mca_btl_hpam_atomic_op,
+        .btl_atomic_fop = mca_btl_hpam_atomic_fop,
+        .btl_atomic_cswap = mca_btl_hpam_atomic_cswap,
+        .btl_register_mem = mca_btl_hpam_register_mem,
+        .btl_deregister_mem = mca_btl_hpam_deregister_mem,
+        .btl_flush = mca_btl_hpam_flush,
         .btl_dump = hpam_dump,
         .btl_register_error = hpam_register_error,
     },

@@ -41,19 +41,21 @@ static const struct {
 #undef C
 };
 
-static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *ctx)
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
+    const size_t offset = (size_t) pvar->ctx;
     hpam_counters_t k;
     memset(&k, 0, sizeof k);
     if (NULL != mca_btl_hpam_component.ep) (void) hpam_get_counters(mca_btl_hpam_component.ep, &k);
-    *(unsigned long *) value = (unsigned long) *(uint64_t *) ((char *) &k + (size_t) ctx);
+    *(unsigned long *) value = (unsigned long) *(uint64_t *) ((char *) &k + offset);
     return OPAL_SUCCESS;
 }
 
 int mca_btl_hpam_mpit_register(void)
 {
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); ++i) {
-        int rc = mca_base_pvar_register("opal", "btl", "hpam", counters[i].name, counters[i].help,
+        int rc = mca_base_component_pvar_register(&mca_btl_hpam_component.super.btl_version,
+                                        counters[i].name, counters[i].help,
                                         OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
                                         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
                                         MCA_BASE_VAR_BIND_NO_OBJECT,

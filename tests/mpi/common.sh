@@ -4,7 +4,7 @@ set -u
 : "${HPAM_BUILDDIR:?run through make check}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=${MPIRUN:-mpirun}
-component_path="$HPAM_BUILDDIR/btl/.libs:${HPAM_OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}"
+component_path="$HPAM_BUILDDIR/btl/component:${HPAM_OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}"
 failures=0
 
 # hpam_run NP NIC PROGRAM [extra mpirun args...]: stdout+stderr in $out
@@ -13,7 +13,7 @@ hpam_run() {
   shift 3
   out=$(timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
         --mca pml ob1 --mca btl hpam,self --mca mca_base_component_path "$component_path" \
-        --mca btl_hpam_nic "$nic" "$@" "$HPAM_BUILDDIR/tests/mpi/$prog" 2>&1)
+        --mca btl_hpam_nic "$nic" "$@" "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-} 2>&1)
 }
 
 # expect_ok NAME NP NIC PROGRAM [args]: the program must print "ok" and exit 0

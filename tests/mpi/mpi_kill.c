@@ -1,7 +1,9 @@
-/* A rank dies mid-run (SIGKILL) while the others keep sending to it: the
- * survivors must end with an error naming the lost peer within the give-up
- * time. Run with mpirun --enable-recovery so that the launcher does not
- * kill the job first. */
+/* A rank dies mid-run while the others keep sending to it: the survivors
+ * must end with an error naming the lost peer within the give-up time.
+ * `mpi_kill kill`: SIGKILL (run with mpirun --enable-recovery so that the
+ * launcher does not end the job first); `mpi_kill stop`: SIGSTOP, a peer
+ * that stops answering without the launcher noticing. */
+#include <string.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,7 +22,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 10; ++i) MPI_Recv(buf, sizeof buf, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         fprintf(stderr, "mpi_kill: rank %d dies now\n", rank);
         fflush(stderr);
-        kill(getpid(), SIGKILL);
+        kill(getpid(), argc > 1 && !strcmp(argv[1], "stop") ? SIGSTOP : SIGKILL);
     }
     if (rank == 0) {
         /* Far more than the victim will ever receive: sends pile up on the dead peer. */

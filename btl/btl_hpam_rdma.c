@@ -1,0 +1,335 @@
+/*
+ * put, get and atomics as sender-based deposits (Hamlyn tickets, hybrid
+ * deposit operations). register_mem makes a Hamlyn slot with its own
+ * protection key over the memory and the handle carries the ticket; a peer
+ * deposits at (ticket, remote address - base). Each operation has a deposit
+ * handle; progress tests the ones in flight and calls Open MPI's completion
+ * callbacks. Atomics are atomic at the destination and coherent with CPU
+ * atomics there, so the own rank's memory counts too (ATOMIC_SUPPORTS_GLOB).
+ */
+#include "btl_hpam.h"
+
+#include <string.h>
+
+#include "opal/util/output.h"
+
+const uint32_t mca_btl_hpam_atomic_flags =
+    MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_AND | MCA_BTL_ATOMIC_SUPPORTS_OR |
+    MCA_BTL_ATOMIC_SUPPORTS_XOR | MCA_BTL_ATOMIC_SUPPORTS_SWAP | MCA_BTL_ATOMIC_SUPPORTS_CSWAP |
+    MCA_BTL_ATOMIC_SUPPORTS_32BIT | MCA_BTL_ATOMIC_SUPPORTS_GLOB;
+
+#define C (&mca_btl_hpam_component)
+
+int mca_btl_hpam_rdma_init(void)
+{
+    char job[128];
+    snprintf(job, sizeof job, "%s-dep", C->job); /* its own segments beside the AM card's */
+    hpam_dep_config_t cfg;
+    hpam_dep_config_init(&cfg);
+    cfg.job = job;
+    cfg.nprocs = C->nlocal;
+    cfg.my_proc = C->my_local_rank;
+    cfg.packet_size = (uint32_t) C->params.packet_size;
+    cfg.attach_timeout_ms = (uint64_t) C->params.attach_timeout_ms;
+    if (HPAM_OK != hpam_dep_create(&cfg, &C->dep)) {
+        opal_output(0, "btl/hpam: cannot start the deposit layer: %s", hpam_dep_last_error());
+        return OPAL_ERROR;
+    }
+    C->rdma_nfree = MCA_BTL_HPAM_MAX_RDMA_OPS;
+    for (int i = 0; i < MCA_BTL_HPAM_MAX_RDMA_OPS; ++i) C->rdma_free[i] = MCA_BTL_HPAM_MAX_RDMA_OPS - 1 - i;
+    C->rdma_ninflight = 0;
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_hpam_rdma_connect(int lrank)
+{
+    if (HPAM_OK == hpam_dep_attach(C->dep, lrank)) return OPAL_SUCCESS;
+    opal_output(0, "btl/hpam: cannot attach the deposit card of local rank %d: %s", lrank,
+                hpam_dep_last_error());
+    return OPAL_ERR_UNREACH;
+}
+
+void mca_btl_hpam_rdma_fini(void)
+{
+    while (C->rdma_ninflight > 0) (void) mca_btl_hpam_rdma_progress();
+    hpam_dep_destroy(C->dep);
+    C->dep = NULL;
+}
+
+struct mca_btl_base_registration_handle_t *
+mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                          void *base, size_t size, uint32_t flags)
+{
+    mca_btl_base_registration_handle_t *h = malloc(sizeof(*h));
+    if (NULL == h) return NULL;
+    MCA_BTL_HPAM_LOCK();
+    const int rc = hpam_dep_register(C->dep, base, size, &h->ticket);
+    MCA_BTL_HPAM_UNLOCK();
+    if (HPAM_OK != rc) {
+        opal_output_verbose(10, 0, "btl/hpam: cannot register %zu bytes at %p: %s", size, base,
+                            hpam_strerror(rc));
+        free(h);
+        return NULL;
+    }
+    h->base = (uint64_t) (uintptr_t) base;
+    return h;
+}
+
+int mca_btl_hpam_deregister_mem(struct mca_btl_base_module_t *btl,
+                                struct mca_btl_base_registration_handle_t *handle)
+{
+    MCA_BTL_HPAM_LOCK();
+    const int rc = hpam_dep_deregister(C->dep, &handle->ticket);
+    MCA_BTL_HPAM_UNLOCK();
+    free(handle);
+    return mca_btl_hpam_to_opal_error(rc);
+}
+
+static mca_btl_hpam_rdma_op_t *op_new(struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                                      mca_btl_base_registration_handle_t *local_handle,
+                                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                                      void *cbdata)
+{
+    if (0 == C->rdma_nfree) return NULL;
+    mca_btl_hpam_rdma_op_t *op = &C->rdma_ops[C->rdma_free[--C->rdma_nfree]];
+    op->cbfunc = cbfunc;
+    op->cbcontext = cbcontext;
+    op->cbdata = cbdata;
+    op->local_address = local_address;
+    op->local_handle = local_handle;
+    op->endpoint = endpoint;
+    op->fetched = 0;
+    op->fetch_width = 0;
+    return op;
+}
+
+static void op_release(mca_btl_hpam_rdma_op_t *op) { C->rdma_free[C->rdma_nfree++] = (int) (op - C->rdma_ops); }
+
+static void op_complete(mca_btl_hpam_rdma_op_t *op, int status)
+{
+    if (OPAL_SUCCESS == status && op->fetch_width) memcpy(op->local_address, &op->fetched, op->fetch_width);
+    mca_btl_hpam_rdma_op_t done = *op;
+    op_release(op); /* before the callback: it may start another operation */
+    if (NULL != done.cbfunc) {
+        done.cbfunc(&mca_btl_hpam_module.super, done.endpoint, done.local_address, done.local_handle,
+                    done.cbcontext, done.cbdata, status);
+    }
+}
+
+/* After issuing: complete now if the deposit is already done, else track it. */
+static int op_started(mca_btl_hpam_rdma_op_t *op, int rc)
+{
+    if (HPAM_OK != rc) {
+        op_release(op);
+        return HPAM_ERR_UNREACHABLE == rc ? OPAL_ERR_UNREACH : mca_btl_hpam_to_opal_error(rc);
+    }
+    const int state = hpam_dep_test(C->dep, op->handle);
+    if (0 == state) {
+        C->rdma_inflight[C->rdma_ninflight++] = (int) (op - C->rdma_ops);
+    } else {
+        op_complete(op, state > 0 ? OPAL_SUCCESS : mca_btl_hpam_to_opal_error(state));
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_hpam_rdma_progress(void)
+{
+    if (NULL == C->dep) return 0;
+    hpam_dep_progress(C->dep);
+    int done = 0;
+    for (int i = 0; i < C->rdma_ninflight;) {
+        mca_btl_hpam_rdma_op_t *op = &C->rdma_ops[C->rdma_inflight[i]];
+        const int state = hpam_dep_test(C->dep, op->handle);
+        if (0 == state) {
+            ++i;
+            continue;
+        }
+        C->rdma_inflight[i] = C->rdma_inflight[--C->rdma_ninflight];
+        op_complete(op, state > 0 ? OPAL_SUCCESS : mca_btl_hpam_to_opal_error(state));
+        ++done;
+    }
+    return done;
+}
+
+/* osc/rdma hands a NULL remote handle for this process's own memory (we
+ * advertise ATOMIC_SUPPORTS_GLOB): the operation is done here with CPU
+ * atomics, coherent with the deposits peers make into the same memory. */
+static uint64_t local_atomic(enum hpam_dep_atomic_op op, int width, uint64_t address,
+                             uint64_t operand, uint64_t compare)
+{
+    if (4 == width) {
+        uint32_t *p = (uint32_t *) (uintptr_t) address, v = (uint32_t) operand, c = (uint32_t) compare;
+        switch (op) {
+        case HPAM_DEP_ADD: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+        case HPAM_DEP_AND: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+        case HPAM_DEP_OR: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+        case HPAM_DEP_XOR: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+        case HPAM_DEP_SWAP: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+        case HPAM_DEP_CSWAP:
+            __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            return c;
+        }
+    }
+    uint64_t *p = (uint64_t *) (uintptr_t) address, c = compare;
+    switch (op) {
+    case HPAM_DEP_ADD: return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
+    case HPAM_DEP_AND: return __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST);
+    case HPAM_DEP_OR: return __atomic_fetch_or(p, operand, __ATOMIC_SEQ_CST);
+    case HPAM_DEP_XOR: return __atomic_fetch_xor(p, operand, __ATOMIC_SEQ_CST);
+    case HPAM_DEP_SWAP: return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
+    case HPAM_DEP_CSWAP:
+        __atomic_compare_exchange_n(p, &c, operand, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        return c;
+    }
+    return 0;
+}
+
+static int local_done(struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                      mca_btl_base_registration_handle_t *local_handle,
+                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    if (NULL != cbfunc) {
+        cbfunc(&mca_btl_hpam_module.super, endpoint, local_address, local_handle, cbcontext, cbdata,
+               OPAL_SUCCESS);
+    }
+    return OPAL_SUCCESS;
+}
+
+static inline uint64_t offset_of(const mca_btl_base_registration_handle_t *h, uint64_t address)
+{
+    return address - h->base; /* out of range wraps high: the deposit layer rejects it */
+}
+
+int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     void *local_address, uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata)
+{
+    if (NULL == remote_handle) {
+        memcpy((void *) (uintptr_t) remote_address, local_address, size);
+        return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    }
+    MCA_BTL_HPAM_LOCK();
+    mca_btl_hpam_rdma_op_t *op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    int rc = OPAL_ERR_OUT_OF_RESOURCE;
+    if (NULL != op) {
+        rc = op_started(op, hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
+                                         offset_of(remote_handle, remote_address), &op->handle));
+    }
+    MCA_BTL_HPAM_UNLOCK();
+    return rc;
+}
+
+int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     void *local_address, uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata)
+{
+    if (NULL == remote_handle) {
+        memcpy(local_address, (void *) (uintptr_t) remote_address, size);
+        return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    }
+    MCA_BTL_HPAM_LOCK();
+    mca_btl_hpam_rdma_op_t *op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    int rc = OPAL_ERR_OUT_OF_RESOURCE;
+    if (NULL != op) {
+        rc = op_started(op, hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
+                                         offset_of(remote_handle, remote_address), &op->handle));
+    }
+    MCA_BTL_HPAM_UNLOCK();
+    return rc;
+}
+
+static bool map_op(mca_btl_base_atomic_op_t op, enum hpam_dep_atomic_op *out)
+{
+    switch (op) {
+    case MCA_BTL_ATOMIC_ADD: *out = HPAM_DEP_ADD; return true;
+    case MCA_BTL_ATOMIC_AND: *out = HPAM_DEP_AND; return true;
+    case MCA_BTL_ATOMIC_OR: *out = HPAM_DEP_OR; return true;
+    case MCA_BTL_ATOMIC_XOR: *out = HPAM_DEP_XOR; return true;
+    case MCA_BTL_ATOMIC_SWAP: *out = HPAM_DEP_SWAP; return true;
+    default: return false;
+    }
+}
+
+static int atomic_common(struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                         uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+                         mca_btl_base_registration_handle_t *remote_handle,
+                         enum hpam_dep_atomic_op op, uint64_t operand, uint64_t compare, int flags,
+                         bool fetch, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                         void *cbdata)
+{
+    const int width = (flags & MCA_BTL_ATOMIC_FLAG_32BIT) ? 4 : 8;
+    if (flags & MCA_BTL_ATOMIC_FLAG_FLOAT) return OPAL_ERR_NOT_SUPPORTED;
+    if (NULL == remote_handle) {
+        const uint64_t old = local_atomic(op, width, remote_address, operand, compare);
+        if (fetch) memcpy(local_address, &old, width);
+        return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    }
+    MCA_BTL_HPAM_LOCK();
+    mca_btl_hpam_rdma_op_t *o = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    int rc = OPAL_ERR_OUT_OF_RESOURCE;
+    if (NULL != o) {
+        o->fetch_width = fetch ? width : 0;
+        rc = op_started(o, hpam_dep_atomic(C->dep, op, width, &remote_handle->ticket,
+                                           offset_of(remote_handle, remote_address), operand,
+                                           compare, fetch ? &o->fetched : NULL, &o->handle));
+    }
+    MCA_BTL_HPAM_UNLOCK();
+    return rc;
+}
+
+int mca_btl_hpam_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                           uint64_t remote_address,
+                           struct mca_btl_base_registration_handle_t *remote_handle,
+                           mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                           mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    enum hpam_dep_atomic_op dop;
+    if (!map_op(op, &dop)) return OPAL_ERR_NOT_SUPPORTED;
+    return atomic_common(endpoint, NULL, remote_address, NULL, remote_handle, dop, operand, 0, flags,
+                         false, cbfunc, cbcontext, cbdata);
+}
+
+int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                            void *local_address, uint64_t remote_address,
+                            struct mca_btl_base_registration_handle_t *local_handle,
+                            struct mca_btl_base_registration_handle_t *remote_handle,
+                            mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                            mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    enum hpam_dep_atomic_op dop;
+    if (!map_op(op, &dop)) return OPAL_ERR_NOT_SUPPORTED;
+    return atomic_common(endpoint, local_address, remote_address, local_handle, remote_handle, dop,
+                         operand, 0, flags, true, cbfunc, cbcontext, cbdata);
+}
+
+int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                              void *local_address, uint64_t remote_address,
+                              struct mca_btl_base_registration_handle_t *local_handle,
+                              struct mca_btl_base_registration_handle_t *remote_handle,
+                              uint64_t compare, uint64_t value, int flags, int order,
+                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    return atomic_common(endpoint, local_address, remote_address, local_handle, remote_handle,
+                         HPAM_DEP_CSWAP, value, compare, flags, true, cbfunc, cbcontext, cbdata);
+}
+
+/* Waits until every operation to endpoint (all, if NULL) has completed. */
+int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
+{
+    for (;;) {
+        MCA_BTL_HPAM_LOCK();
+        bool busy = false;
+        for (int i = 0; i < C->rdma_ninflight && !busy; ++i) {
+            busy = NULL == endpoint || C->rdma_ops[C->rdma_inflight[i]].endpoint == endpoint;
+        }
+        MCA_BTL_HPAM_UNLOCK();
+        if (!busy) return OPAL_SUCCESS;
+        opal_progress();
+    }
+}

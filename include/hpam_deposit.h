@@ -1,0 +1,74 @@
+/*
+ * hpam_deposit.h — the C view of sender-based deposit (Hamlyn tickets) and
+ * the hybrid deposit model's atomics, for C callers such as the Open MPI BTL.
+ * The C++ API is src/deposit/deposit.hpp; this is a thin layer over it.
+ *
+ * One hpam_dep_t per process. Registering memory yields a ticket (plain
+ * data, HPAM_TICKET_BYTES) to hand to peers; put, get and atomics by ticket
+ * and offset are nonblocking, each with a handle whose state is pending,
+ * sent or an error (hpam_dep_test). hpam_dep_progress must be called while
+ * peers may depend on this process (deposits on the fallback path and
+ * atomics on private memory are carried out by the owner when it polls).
+ * Functions return HPAM_OK or a negative HPAM_ERR_* code (hpam_am.h).
+ */
+#ifndef HPAM_DEPOSIT_H
+#define HPAM_DEPOSIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hpam_am.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HPAM_TICKET_BYTES 48
+
+typedef struct hpam_dep hpam_dep_t;
+typedef struct hpam_ticket {
+  unsigned char bytes[HPAM_TICKET_BYTES]; /* node, slot, key, range: opaque here */
+} hpam_ticket_t;
+typedef struct hpam_dep_handle {
+  uint32_t index, generation;
+} hpam_dep_handle_t;
+
+typedef struct hpam_dep_config {
+  const char *job;            /* job id, identical in all processes (required) */
+  int nprocs, my_proc;        /* processes in the job, this one */
+  int cross_memory;           /* use process_vm_writev/readv when allowed (default 1) */
+  uint32_t packet_size;       /* fallback-path packet size (default 4096, power of two) */
+  uint64_t attach_timeout_ms; /* wait for a peer (default 60000) */
+} hpam_dep_config_t;
+
+void hpam_dep_config_init(hpam_dep_config_t *cfg);
+int hpam_dep_create(const hpam_dep_config_t *cfg, hpam_dep_t **out);
+int hpam_dep_attach(hpam_dep_t *d, int proc);
+void hpam_dep_destroy(hpam_dep_t *d);
+int hpam_dep_cross_memory_to(const hpam_dep_t *d, int proc);
+
+int hpam_dep_register(hpam_dep_t *d, void *base, size_t len, hpam_ticket_t *out);
+int hpam_dep_deregister(hpam_dep_t *d, const hpam_ticket_t *t);
+
+int hpam_dep_put(hpam_dep_t *d, const void *src, size_t len, const hpam_ticket_t *t,
+                 uint64_t offset, hpam_dep_handle_t *h);
+int hpam_dep_get(hpam_dep_t *d, void *dst, size_t len, const hpam_ticket_t *t, uint64_t offset,
+                 hpam_dep_handle_t *h);
+
+enum hpam_dep_atomic_op {
+  HPAM_DEP_ADD, HPAM_DEP_AND, HPAM_DEP_OR, HPAM_DEP_XOR, HPAM_DEP_SWAP, HPAM_DEP_CSWAP
+};
+/* width 4 or 8; fetched may be NULL for the non-fetching forms. */
+int hpam_dep_atomic(hpam_dep_t *d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t *t,
+                    uint64_t offset, uint64_t operand, uint64_t compare, uint64_t *fetched,
+                    hpam_dep_handle_t *h);
+
+/* 0 pending, 1 sent (done), negative HPAM_ERR_* on error; frees h when done. */
+int hpam_dep_test(hpam_dep_t *d, hpam_dep_handle_t h);
+void hpam_dep_progress(hpam_dep_t *d);
+const char *hpam_dep_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPAM_DEPOSIT_H */

@@ -1,0 +1,128 @@
+// The C API of include/hpam_deposit.h over deposit::endpoint. No exception
+// crosses this boundary.
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "am/c_api.hpp"
+#include "deposit/deposit.hpp"
+#include "hpam_deposit.h"
+
+static_assert(sizeof(hpam::deposit::ticket) == HPAM_TICKET_BYTES);
+
+struct hpam_dep {
+  hpam::deposit::endpoint ep;
+  explicit hpam_dep(const hpam::deposit::setup& s) : ep(s) {}
+};
+
+namespace {
+thread_local std::string dep_error;
+
+hpam::deposit::ticket unpack(const hpam_ticket_t* t) {
+  hpam::deposit::ticket k;
+  std::memcpy(&k, t->bytes, sizeof k);
+  return k;
+}
+void pack(const hpam::deposit::ticket& k, hpam_ticket_t* t) { std::memcpy(t->bytes, &k, sizeof k); }
+
+hpam::deposit::op_handle* as_handle(hpam_dep_handle_t* h) {
+  static_assert(sizeof(hpam::deposit::op_handle) == sizeof(hpam_dep_handle_t));
+  return reinterpret_cast<hpam::deposit::op_handle*>(h);
+}
+
+int result(hpam::status s) { return hpam::am::to_c_error(s); }
+}  // namespace
+
+extern "C" {
+
+void hpam_dep_config_init(hpam_dep_config_t* c) {
+  std::memset(c, 0, sizeof *c);
+  c->nprocs = 1;
+  c->cross_memory = 1;
+  c->packet_size = 4096;
+  c->attach_timeout_ms = 60'000;
+}
+
+int hpam_dep_create(const hpam_dep_config_t* c, hpam_dep_t** out) {
+  if (!c || !out || !c->job) return HPAM_ERR_INVALID;
+  *out = nullptr;
+  hpam::deposit::setup s;
+  s.job = c->job;
+  s.nprocs = c->nprocs;
+  s.my_proc = c->my_proc;
+  s.cross_memory = c->cross_memory != 0;
+  s.packet_size = c->packet_size;
+  s.attach_timeout_ms = c->attach_timeout_ms;
+  try {
+    *out = new hpam_dep(s);
+  } catch (const std::invalid_argument& e) {
+    dep_error = e.what();
+    return HPAM_ERR_INVALID;
+  } catch (const std::exception& e) {
+    dep_error = e.what();
+    return HPAM_ERR_NO_RESOURCE;
+  }
+  return HPAM_OK;
+}
+
+int hpam_dep_attach(hpam_dep_t* d, int proc) {
+  try {
+    d->ep.attach_peer(proc);
+  } catch (const std::exception& e) {
+    dep_error = e.what();
+    return HPAM_ERR_UNREACHABLE;
+  }
+  return HPAM_OK;
+}
+
+void hpam_dep_destroy(hpam_dep_t* d) { delete d; }
+int hpam_dep_cross_memory_to(const hpam_dep_t* d, int proc) { return d->ep.cross_memory_to(proc); }
+
+int hpam_dep_register(hpam_dep_t* d, void* base, size_t len, hpam_ticket_t* out) {
+  hpam::deposit::ticket k;
+  const hpam::status s = d->ep.register_memory(base, len, k);
+  if (s == hpam::status::ok) pack(k, out);
+  return result(s);
+}
+
+int hpam_dep_deregister(hpam_dep_t* d, const hpam_ticket_t* t) {
+  return result(d->ep.deregister(unpack(t)));
+}
+
+int hpam_dep_put(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t* t,
+                 uint64_t offset, hpam_dep_handle_t* h) {
+  return result(d->ep.put(src, len, unpack(t), offset, as_handle(h)));
+}
+
+int hpam_dep_get(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t, uint64_t offset,
+                 hpam_dep_handle_t* h) {
+  return result(d->ep.get(dst, len, unpack(t), offset, as_handle(h)));
+}
+
+int hpam_dep_atomic(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t* t,
+                    uint64_t offset, uint64_t operand, uint64_t compare, uint64_t* fetched,
+                    hpam_dep_handle_t* h) {
+  using hpam::deposit::atomic_op;
+  static const atomic_op ops[] = {atomic_op::add,     atomic_op::bit_and, atomic_op::bit_or,
+                                  atomic_op::bit_xor, atomic_op::swap,    atomic_op::compare_swap};
+  if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8)) return HPAM_ERR_INVALID;
+  const auto w = width == 4 ? hpam::deposit::atomic_width::w32 : hpam::deposit::atomic_width::w64;
+  return result(d->ep.atomic(ops[op], w, unpack(t), offset, operand, compare, fetched, as_handle(h)));
+}
+
+int hpam_dep_test(hpam_dep_t* d, hpam_dep_handle_t h) {
+  hpam::status err = hpam::status::ok;
+  hpam::deposit::op_handle oh{h.index, h.generation};
+  switch (d->ep.test(oh, &err)) {
+    case hpam::deposit::op_state::pending: return 0;
+    case hpam::deposit::op_state::sent: return 1;
+    case hpam::deposit::op_state::error: return err == hpam::status::ok ? HPAM_ERR_INVALID : result(err);
+  }
+  return HPAM_ERR_INVALID;
+}
+
+void hpam_dep_progress(hpam_dep_t* d) { d->ep.progress(); }
+const char* hpam_dep_last_error(void) { return dep_error.c_str(); }
+
+}  // extern "C"
