@@ -1,1 +1,6 @@
-# bench: (empty so far)
+# bench: MPI ping-pong over any BTL, and the script that compares hpam with vader.
+noinst_PROGRAMS += bench/mpi_pingpong
+bench_mpi_pingpong_SOURCES = bench/mpi_pingpong.c
+bench_mpi_pingpong_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+bench_mpi_pingpong_LDADD = $(MPI_LIBS)
+dist_noinst_SCRIPTS += bench/mpi_compare.sh
