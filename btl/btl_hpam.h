@@ -49,6 +49,7 @@ typedef struct mca_btl_hpam_params_t {
     int attach_timeout_ms;     /* wait for a peer's card */
     int verbose;               /* 0 quiet .. 100 everything */
     bool stats;                /* per-peer statistics at finalize */
+    bool defer_acks;           /* empty acks after the next send or poll */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */

@@ -42,6 +42,7 @@ int mca_btl_hpam_params_register(void)
     P->attach_timeout_ms = 60000;
     P->verbose = 0;
     P->stats = false;
+    P->defer_acks = true;
 
     const struct {
         const char *name, *help;
@@ -91,6 +92,8 @@ int mca_btl_hpam_params_register(void)
          OPAL_INFO_LVL_9, &P->verbose},
         {"stats", "Print per-peer protocol statistics at finalize", MCA_BASE_VAR_TYPE_BOOL,
          OPAL_INFO_LVL_4, &P->stats},
+        {"defer_acks", "Launch empty acknowledgements after the next send or poll instead of at once (keeps them off the critical path)",
+         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &P->defer_acks},
     };
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); ++i) {
         int rc = reg(vars[i].name, vars[i].help, vars[i].type, vars[i].level, vars[i].storage);
@@ -173,4 +176,5 @@ void mca_btl_hpam_params_to_config(hpam_config_t *cfg)
     cfg->fault_delay_ns = (uint64_t) P->fault_delay_us * 1000;
     cfg->fault_seed = P->fault_seed;
     cfg->poll_on_send = 0; /* the BTL polls from component progress only */
+    cfg->defer_acks = P->defer_acks;
 }

@@ -74,6 +74,7 @@ typedef struct hpam_config {
   uint64_t fault_delay_ns;    /* how long a delayed packet is held (default 100 us)       */
   uint64_t fault_seed;        /* generator seed (default 1); mixed with my_proc            */
   int poll_on_send;           /* poll once after each send, as HPAM_4 does (default 1)    */
+  int defer_acks;             /* launch empty acks after the next send or poll (default 0) */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);

@@ -60,6 +60,7 @@ endpoint_config from_c_config(const hpam_config_t& c) {
   e.checks_per_poll = c.checks_per_poll;
   e.key_check = c.key_check != 0;
   e.key = c.key;
+  e.defer_acks = c.defer_acks != 0;
   return e;
 }
 

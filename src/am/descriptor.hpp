@@ -26,6 +26,7 @@ struct reply_desc {
   uint32_t block = 0;          // VRAM block holding the stored reply packet
   uint32_t length = 0;         // stored reply length; 0 = no reply sent yet
   uint16_t expected = 1;       // sequence number the next new request must carry
+  bool ack_pending = false;    // an empty acknowledgement waits to be launched (defer_acks)
 };
 
 // [peer][instance] tables, flat, sized once at setup.

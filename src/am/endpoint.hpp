@@ -119,6 +119,7 @@ class endpoint {
                            const std::byte* payload, uint32_t payload_len);
   void serve_get(hpam_token& t, const am_header& h);
   void send_ack(int src, uint32_t instance, uint16_t sequence);
+  void flush_acks();
   bool payload_ok(msg_kind kind, const am_header& h, uint32_t payload_len, bool is_request) const;
 
   void check_timeouts();
@@ -147,6 +148,7 @@ class endpoint {
   uint64_t give_up_ns_;
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;
+  bool defer_acks_;
   sys::clock clock_;
   Card card_;
   hpam_ep_t* c_ep_ = nullptr;
@@ -167,6 +169,7 @@ class endpoint {
   std::string last_error_;
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself
+  std::vector<uint32_t> pending_acks_;       // deferred acks: peer * D + instance
 };
 
 }  // namespace hpam::am

@@ -11,6 +11,7 @@ namespace hpam::am {
 template <class Card>
 status endpoint<Card>::poll(int* handled) {
   if (state_ != handler_state::none) return rule_broken("poll called from a handler");
+  if (!pending_acks_.empty()) flush_acks();
   card_.service();
   nic::rx_packet p;
   uint32_t n = 0;
@@ -144,9 +145,29 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint16_t sequence) {
   h->control = encode_control({msg_class::reply, msg_kind::ack, instance, sequence});
   h->handler = 0;
   h->reserved = 0;
-  r.length = packet_header_size;
-  card_.launch(src, r.block, r.length);
+  r.length = packet_header_size;  // stored: a duplicate request is answered with it
   counters_[src].acks_sent++;
+  if (!defer_acks_) {
+    card_.launch(src, r.block, r.length);
+    return;
+  }
+  if (!r.ack_pending) {
+    r.ack_pending = true;
+    pending_acks_.push_back(static_cast<uint32_t>(src) * depth_ + instance);  // capacity P*D
+  }
+}
+
+// Deferred acknowledgements go out after the next packet launched by a
+// send, or at the start of the next poll, whichever comes first.
+template <class Card>
+void endpoint<Card>::flush_acks() {
+  for (uint32_t idx : pending_acks_) {
+    const int peer = static_cast<int>(idx / depth_);
+    reply_desc& r = replies_.at(peer, idx % depth_);
+    r.ack_pending = false;
+    card_.launch(peer, r.block, r.length);
+  }
+  pending_acks_.clear();
 }
 
 // A reply matches when its instance is busy and its sequence is the one

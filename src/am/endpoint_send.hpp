@@ -38,6 +38,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       give_up_ns_(cfg.give_up_ns),
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
+      defer_acks_(cfg.defer_acks),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
       card_(detail::card_setup_for(cfg, &clock_)) {
   requests_.resize(nprocs_, depth_);
@@ -55,6 +56,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   lost_.assign(nprocs_, 0);
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
+  pending_acks_.reserve(static_cast<size_t>(nprocs_) * depth_);
   timeout_peer_ = my_proc_;
 }
 
@@ -171,6 +173,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.timeout = timeout_ns_;
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
+  if (!pending_acks_.empty()) flush_acks();  // behind the request, off its critical path
   return status::ok;
 }
 

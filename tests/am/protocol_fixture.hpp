@@ -26,6 +26,7 @@ struct job_options {
   uint32_t receive_budget = 64;
   nic::fault_config faults;          // applied to every card
   bool manual_clock = true;
+  bool defer_acks = false;
 };
 
 template <class Card>
@@ -49,6 +50,7 @@ class local_job {
     c.timeout_ns = o.timeout_ns;
     c.give_up_ns = o.give_up_ns;
     c.receive_budget = o.receive_budget;
+    c.defer_acks = o.defer_acks;
     if (o.manual_clock) c.manual_time = &time_;
     return c;
   }

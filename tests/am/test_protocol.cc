@@ -139,6 +139,58 @@ TYPED_TEST(protocol, handler_without_reply_gets_empty_ack) {
   EXPECT_FALSE(j[0].request_outstanding(1));
 }
 
+// Deferred: the ack waits for the receiver's next send (it goes out behind
+// the request) or its next poll; nothing else changes.
+TYPED_TEST(protocol, deferred_ack_goes_out_after_next_send_or_poll) {
+  job_options o;
+  o.defer_acks = true;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  (void)j[1].poll();  // runs the handler; the ack is pending
+  EXPECT_EQ(this->seen_[1].silent_runs, 1);
+  (void)j[0].poll();
+  EXPECT_TRUE(j[0].request_outstanding(1));
+  ASSERT_EQ(j[1].request_4(0, h_silent, w, false), hpam::status::ok);  // ack follows this request
+  (void)j[0].poll();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(this->seen_[0].silent_runs, 1);
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  (void)j[1].poll();  // handler; ack pending
+  (void)j[1].poll();  // next poll launches it
+  (void)j[0].poll();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(j[1].peer_counters(0).acks_sent, 2u);
+}
+
+TYPED_TEST(protocol, deferred_acks_survive_faults) {
+  job_options o;
+  o.defer_acks = true;
+  o.faults.drop = 0.1;
+  o.faults.duplicate = 0.1;
+  o.timeout_ns = 50'000;
+  this->start(o);
+  auto& j = *this->job_;
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t w[4] = {1, 0, 0, 0};
+    while (j[0].request_4(1, h_add, w, false) == hpam::status::busy) {
+      j.time().advance(10'000);
+      j.pump();
+    }
+    const uint64_t s[4] = {};
+    while (j[1].request_4(0, h_silent, s, false) == hpam::status::busy) {
+      j.time().advance(10'000);
+      j.pump();
+    }
+  }
+  ASSERT_TRUE(this->settle());
+  EXPECT_EQ(this->seen_[1].counter, 300u);
+  EXPECT_EQ(this->seen_[0].silent_runs, 300);
+  EXPECT_EQ(this->seen_[0].results.size(), 300u);
+}
+
 TYPED_TEST(protocol, store_copies_bytes_then_runs_handler) {
   this->start({});
   auto& j = *this->job_;
