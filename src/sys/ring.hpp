@@ -128,6 +128,27 @@ class mpmc_fifo {
     }
   }
 
+  // Push when the caller knows there is room without looking: every entry
+  // stands for one of at most capacity() tokens, and the only consumer is
+  // the only one who hands tokens back (the Medusa card's RX_READY: blocks
+  // come from RX_FREE and only the owner, who pops RX_READY, releases them).
+  // Then the cell a producer claims was emptied a lap ago, so it skips the
+  // read of the cell's sequence (a cache miss on the sender's path).
+  void push_unchecked(uint64_t entry) noexcept {
+    const uint64_t pos = enqueue_.fetch_add(1, std::memory_order_relaxed);
+    cell& c = cells()[ring_math::slot(pos, capacity_)];
+    c.value = entry;
+    // Publish: the value is visible to the consumer that sees this sequence.
+    c.sequence.store(pos + 1, std::memory_order_release);
+  }
+
+  // Starts fetching, for writing, the cell the next push will use (the
+  // owner calls it while it handles a packet whose block it will push back).
+  void prefetch_push() const noexcept {
+    const uint64_t pos = enqueue_.load(std::memory_order_relaxed);
+    __builtin_prefetch(&cells()[ring_math::slot(pos, capacity_)], 1);
+  }
+
   bool pop(uint64_t& entry) noexcept {
     uint64_t pos = dequeue_.load(std::memory_order_relaxed);
     for (;;) {
@@ -144,7 +165,12 @@ class mpmc_fifo {
       } else if (diff < 0) {
         return false;  // empty
       } else {
-        pos = dequeue_.load(std::memory_order_relaxed);
+        // Another consumer took pos; a cell ahead of an unmoved counter can
+        // only come from a producer that broke the capacity rule: report
+        // empty rather than spin.
+        const uint64_t now = dequeue_.load(std::memory_order_relaxed);
+        if (now == pos) return false;
+        pos = now;
       }
     }
   }
@@ -160,6 +186,7 @@ class mpmc_fifo {
     uint64_t value;                  // the entry
   };
   cell* cells() noexcept { return reinterpret_cast<cell*>(this + 1); }
+  const cell* cells() const noexcept { return reinterpret_cast<const cell*>(this + 1); }
 
   uint64_t capacity_;                         // power of two, set at init
   uint64_t pad0_[7];
