@@ -69,8 +69,9 @@ struct setup {
   int nprocs = 1;                       // processes in the job
   int my_proc = 0;                      // this process
   bool cross_memory = true;             // use/accept process_vm_writev/readv; false: packets
-  uint32_t packet_size = 4096;          // bytes per Hamlyn packet, header included
-  uint32_t inbound_packets = 64;        // inbound FIFO buffers (fallback path), power of two
+  uint32_t packet_size = 65536;         // bytes per Hamlyn packet, header included (large packets
+                                        // mean few process_vm_writev calls per put)
+  uint32_t inbound_packets = 32;        // inbound FIFO buffers (fallback path), power of two
   uint64_t card_memory = 16u << 20;     // bytes for allocate_memory and the connection table
   uint32_t max_registrations = 256;     // slots
   uint32_t max_operations = 1024;       // operations in flight with a handle
