@@ -1,1 +1,16 @@
-# btl: (empty so far)
+# btl: the Open MPI component mca_btl_hpam.so, installed where Open MPI
+# finds its components (configure: --with-ompi-component-dir).
+ompicomponent_LTLIBRARIES = btl/mca_btl_hpam.la
+btl_mca_btl_hpam_la_SOURCES = \
+  btl/btl_hpam.h \
+  btl/btl_hpam_component.c \
+  btl/btl_hpam_params.c \
+  btl/btl_hpam_module.c \
+  btl/btl_hpam_send.c \
+  btl/btl_hpam_mpit.c
+# The core is C++: link with the C++ driver.
+nodist_EXTRA_btl_mca_btl_hpam_la_SOURCES = btl/link_as_cxx.cpp
+btl_mca_btl_hpam_la_CPPFLAGS = $(AM_CPPFLAGS) $(OMPI_CPPFLAGS)
+btl_mca_btl_hpam_la_CFLAGS = $(AM_CFLAGS) -Wno-sign-compare -Wno-missing-field-initializers
+btl_mca_btl_hpam_la_LDFLAGS = -module -avoid-version -shared $(AM_LDFLAGS)
+btl_mca_btl_hpam_la_LIBADD = src/libhpam_core.la $(OMPI_PAL_LIBS)

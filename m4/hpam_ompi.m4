@@ -22,6 +22,7 @@ AC_DEFUN([HPAM_CHECK_OMPI], [
   OMPI_CPPFLAGS=
   for d in $OMPI_INCDIRS; do OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$d"; done
   OMPI_PAL_LIBS="-L$OMPI_LIBDIR -lopen-pal"
+  MPI_LIBS=`$MPICC --showme:link`
   AS_IF([test -z "$ompicomponentdir"], [
     ompi_sysdir=`ls -d $OMPI_LIBDIR/openmpi3 $OMPI_LIBDIR/openmpi 2>/dev/null | head -n1`
     AS_IF([test -n "$ompi_sysdir" && test -w "$ompi_sysdir"],
@@ -32,6 +33,7 @@ AC_DEFUN([HPAM_CHECK_OMPI], [
   AC_SUBST([OMPI_CPPFLAGS])
   AC_SUBST([OMPI_INCDIR])
   AC_SUBST([OMPI_PAL_LIBS])
+  AC_SUBST([MPI_LIBS])
   AC_SUBST([OMPI_SYSTEM_COMPONENT_DIR])
   AC_SUBST([ompicomponentdir])
 ])

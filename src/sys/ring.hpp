@@ -10,6 +10,8 @@
 // mpmc_fifo: bounded multi-producer multi-consumer queue with a sequence word
 //   per cell (RX_FREE: popped by every sender's card engine; RX_READY: pushed
 //   by every sender's card engine). Lock-free; one CAS per operation.
+//   Its capacity must be a power of two >= 2 (with a single cell a full
+//   cell's sequence equals the next lap's position and push would overwrite).
 #pragma once
 
 #include <atomic>

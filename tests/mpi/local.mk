@@ -1,1 +1,21 @@
-# tests/mpi: (empty so far)
+# tests/mpi: real MPI programs under mpirun over btl/hpam, results checked.
+MPI_TEST_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS) -Wno-unused-function
+check_PROGRAMS += tests/mpi/mpi_p2p tests/mpi/mpi_coll tests/mpi/mpi_rma tests/mpi/mpi_pvars tests/mpi/mpi_kill
+tests_mpi_mpi_p2p_SOURCES = tests/mpi/mpi_p2p.c tests/mpi/mpi_check.h
+tests_mpi_mpi_p2p_CFLAGS = $(MPI_TEST_CFLAGS)
+tests_mpi_mpi_p2p_LDADD = $(MPI_LIBS)
+tests_mpi_mpi_coll_SOURCES = tests/mpi/mpi_coll.c tests/mpi/mpi_check.h
+tests_mpi_mpi_coll_CFLAGS = $(MPI_TEST_CFLAGS)
+tests_mpi_mpi_coll_LDADD = $(MPI_LIBS)
+tests_mpi_mpi_rma_SOURCES = tests/mpi/mpi_rma.c tests/mpi/mpi_check.h
+tests_mpi_mpi_rma_CFLAGS = $(MPI_TEST_CFLAGS)
+tests_mpi_mpi_rma_LDADD = $(MPI_LIBS)
+tests_mpi_mpi_pvars_SOURCES = tests/mpi/mpi_pvars.c tests/mpi/mpi_check.h
+tests_mpi_mpi_pvars_CFLAGS = $(MPI_TEST_CFLAGS)
+tests_mpi_mpi_pvars_LDADD = $(MPI_LIBS)
+tests_mpi_mpi_kill_SOURCES = tests/mpi/mpi_kill.c tests/mpi/mpi_check.h
+tests_mpi_mpi_kill_CFLAGS = $(MPI_TEST_CFLAGS)
+tests_mpi_mpi_kill_LDADD = $(MPI_LIBS)
+dist_noinst_SCRIPTS += tests/mpi/common.sh
+TESTS += tests/mpi/p2p.sh tests/mpi/coll.sh tests/mpi/rma.sh tests/mpi/pvars.sh \
+  tests/mpi/badparam.sh tests/mpi/kill.sh

@@ -23,8 +23,8 @@ using medusa::entry_block;
 using medusa::entry_length;
 
 TEST(MedusaEntry, EncodeDecodeRoundTrip) {
-  const uint32_t values[] = {0, 1, 2, 63, 64, 4095, 8192, 65535, 65536, 0x7fffffffu,
-                             0x80000000u, 0xfffffffeu, 0xffffffffu};
+  const uint32_t values[] = {0,     1,     2,           63,          64,          4095,       8192,
+                             65535, 65536, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu};
   for (uint32_t b : values)
     for (uint32_t len : values) {
       const uint64_t e = encode_entry(b, len);
@@ -43,9 +43,11 @@ TEST(MedusaLayout, RegionsAlignedAndDisjoint) {
       EXPECT_TRUE(sys::ring_math::is_power_of_two(l.tx_fifo_capacity));
       EXPECT_TRUE(sys::ring_math::is_power_of_two(l.rx_fifo_capacity));
       EXPECT_GE(l.tx_ready_offset, sizeof(medusa::card_header));
-      EXPECT_GE(l.tx_free_offset, l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
+      EXPECT_GE(l.tx_free_offset,
+                l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
       EXPECT_GE(l.rx_free_offset, l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity));
-      EXPECT_GE(l.rx_ready_offset, l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
+      EXPECT_GE(l.rx_ready_offset,
+                l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
       EXPECT_GE(l.vram_offset, l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity));
       EXPECT_EQ(l.vram_offset % 64, 0u);
       EXPECT_EQ(l.size, l.vram_offset + uint64_t{tx + rx} * 8192);
@@ -185,7 +187,8 @@ TEST(MedusaCard, EmptyRxFreeDropsAndCounts) {
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
   const uint32_t bs = p.a->block_size();
-  for (uint64_t seq = 0; seq < 10; ++seq) p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, bs));
+  for (uint64_t seq = 0; seq < 10; ++seq)
+    p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, bs));
   EXPECT_EQ(p.b->overflow_drops(), 6u);
   EXPECT_EQ(p.a->overflow_drops(), 0u);
   std::vector<rx_packet> got;
@@ -264,12 +267,12 @@ TEST(MedusaCard, ForgedRxReadyEntriesAreRejectedAndCounted) {
     bool real_block;
   };
   const forged cases[] = {
-      {first_rx, bs + 1, true},          // longer than a block
-      {first_rx + 1, 0xffffffffu, true}, // absurd length
-      {first_rx + 2, 3, true},           // shorter than the wire header
-      {0, 64, false},                    // a tx block, not an rx block
-      {first_rx + 8, 64, false},         // one past the last block
-      {0xffffffffu, 64, false},          // far out of range
+      {first_rx, bs + 1, true},           // longer than a block
+      {first_rx + 1, 0xffffffffu, true},  // absurd length
+      {first_rx + 2, 3, true},            // shorter than the wire header
+      {0, 64, false},                     // a tx block, not an rx block
+      {first_rx + 8, 64, false},          // one past the last block
+      {0xffffffffu, 64, false},           // far out of range
       {0xfffffffeu, 0, false},
   };
   uint64_t expect_malformed = 0;
@@ -310,7 +313,7 @@ TEST(MedusaCard, ForgedRxFreeEntryIsNotWrittenThrough) {
   uint64_t e;
   while (b.rx_free_fifo().pop(e)) {
   }
-  ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0, 1024)));          // b's tx block
+  ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0, 1024)));           // b's tx block
   ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0x7fffffff, 1024)));  // beyond its VRAM
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
@@ -327,10 +330,10 @@ TEST(MedusaCard, BadLaunchArgumentsAreRejected) {
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
   build_packet(p.a->tx_block(t), 1, p.a->block_size());
-  p.a->launch(1, 2, 100);                           // not a tx block
-  p.a->launch(1, t, wire_header_size - 1);          // shorter than the header
-  p.a->launch(1, t, p.a->block_size() + 1);         // longer than a block
-  p.a->launch(2, t, 100);                           // no such process
+  p.a->launch(1, 2, 100);                    // not a tx block
+  p.a->launch(1, t, wire_header_size - 1);   // shorter than the header
+  p.a->launch(1, t, p.a->block_size() + 1);  // longer than a block
+  p.a->launch(2, t, 100);                    // no such process
   p.a->launch(-1, t, 100);
   EXPECT_EQ(p.a->malformed(), 5u);
   EXPECT_EQ(p.a->wire_stats().sent, 0u);
@@ -385,6 +388,10 @@ TEST(MedusaCard, SegmentNameIsRemovedOnDestruction) {
 
 // Kills and reaps a forked child if the test ends early.
 struct child_guard {
+  explicit child_guard(pid_t p) : pid(p) {}
+  child_guard(child_guard&& o) noexcept : pid(o.pid) { o.pid = -1; }
+  child_guard(const child_guard&) = delete;
+  child_guard& operator=(const child_guard&) = delete;
   pid_t pid;
   ~child_guard() {
     if (pid > 0) {
@@ -399,6 +406,43 @@ struct child_guard {
     return st;
   }
 };
+
+TEST(MedusaCard, FinalizeHandshakeAndLiveness) {
+  const std::string job = unique_job("done");
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    close(go[1]);
+    int rc = 0;
+    try {
+      medusa_card c(make_setup(job, 2, 1, 1, 1));
+      char ch;
+      (void)!read(go[0], &ch, 1);  // until the parent has looked at us
+      c.announce_done();
+    } catch (...) {
+      rc = 1;
+    }
+    _exit(rc);
+  }
+  child_guard guard{child};
+  close(go[0]);
+  medusa_card a(make_setup(job, 2, 0, 1, 1));
+  EXPECT_TRUE(a.peer_alive(0));
+  EXPECT_FALSE(a.peer_alive(1));  // not attached yet
+  a.attach_peer(1);
+  EXPECT_TRUE(a.peer_alive(1));
+  EXPECT_FALSE(a.peer_done(1));
+  close(go[1]);
+  const int st = guard.wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_TRUE(a.peer_done(1));    // the mapping outlives the peer
+  EXPECT_FALSE(a.peer_alive(1));  // reaped: gone
+  a.announce_done();
+  EXPECT_TRUE(a.peer_done(0));
+}
 
 // Process 0 (parent) sends numbered packets with a bounded window; process 1
 // (child) checks each and echoes it back; the parent checks the echoes.
@@ -472,6 +516,82 @@ TEST(MedusaCard, TwoProcessExchange) {
   EXPECT_TRUE(WIFEXITED(st)) << "child killed by signal " << WTERMSIG(st);
   EXPECT_EQ(WEXITSTATUS(st), 0);
   EXPECT_TRUE(ok);
+}
+
+// Two sender processes fill one receiver's card at once (RX_FREE and RX_READY
+// with several producers): every packet is either delivered intact, in order
+// per sender, or counted as an overflow drop at the receiver.
+int run_flood_sender(const std::string& job, int proc, uint64_t count, int start_fd) {
+  alarm(60);
+  try {
+    medusa_card c(make_setup(job, 3, proc, 2, 2, 512));
+    c.attach_peer(0);
+    uint32_t t;
+    if (!c.claim_tx_block(t)) return 2;
+    char ch;
+    (void)!read(start_fd, &ch, 1);  // both senders start together
+    for (uint64_t seq = 0; seq < count; ++seq)
+      c.launch(0, t, build_packet(c.tx_block(t), seq, c.block_size()));
+    c.announce_done();
+    while (c.peer_alive(0) && !c.peer_done(0)) usleep(200);  // keep my card until 0 is done
+    return c.malformed() == 0 ? 0 : 3;
+  } catch (...) {
+    return 4;
+  }
+}
+
+TEST(MedusaCard, TwoSendersOneReceiver) {
+  const std::string job = unique_job("flood");
+  constexpr uint64_t count = 20000;
+  medusa_card r(make_setup(job, 3, 0, 1, 32, 512));
+  int start[2];
+  ASSERT_EQ(pipe(start), 0);
+  std::vector<child_guard> kids;
+  for (int proc = 1; proc <= 2; ++proc) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(start[1]);
+      _exit(run_flood_sender(job, proc, count, start[0]));
+    }
+    kids.emplace_back(pid);
+  }
+  close(start[0]);
+  r.attach_peer(1);
+  r.attach_peer(2);
+  close(start[1]);
+  uint64_t got[3] = {}, next[3] = {}, bad = 0;
+  const uint64_t deadline = sys::clock::monotonic_ns() + 60'000'000'000ull;
+  bool finished = false;
+  while (!finished && sys::clock::monotonic_ns() < deadline) {
+    // Both done (acquire) before the last drain: every push they made is visible.
+    finished = r.peer_done(1) && r.peer_done(2);
+    rx_packet p{};
+    while (r.receive(p)) {
+      wire_header h;
+      std::memcpy(&h, p.data, sizeof h);
+      const uint64_t seq = p.crc_ok && (h.src == 1 || h.src == 2)
+                               ? check_packet(p, h.src, 0, r.block_size())
+                               : UINT64_MAX;
+      if (seq == UINT64_MAX || seq < next[h.src]) {
+        ++bad;
+      } else {
+        next[h.src] = seq + 1;
+        ++got[h.src];
+      }
+      r.release(p);
+    }
+  }
+  r.announce_done();
+  for (auto& k : kids) {
+    const int st = k.wait();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GE(got[1] + got[2], 32u);  // at least the blocks that were free at the start
+  EXPECT_EQ(got[1] + got[2] + r.overflow_drops(), 2 * count);
+  EXPECT_EQ(r.rx_free_fifo().size(), 32u);
 }
 
 }  // namespace

@@ -34,8 +34,12 @@ constexpr uint64_t max_blocks = 1u << 20;
 constexpr uint64_t encode_entry(uint32_t block, uint32_t length) noexcept {
   return (static_cast<uint64_t>(block) << 32) | length;
 }
-constexpr uint32_t entry_block(uint64_t entry) noexcept { return static_cast<uint32_t>(entry >> 32); }
-constexpr uint32_t entry_length(uint64_t entry) noexcept { return static_cast<uint32_t>(entry); }
+constexpr uint32_t entry_block(uint64_t entry) noexcept {
+  return static_cast<uint32_t>(entry >> 32);
+}
+constexpr uint32_t entry_length(uint64_t entry) noexcept {
+  return static_cast<uint32_t>(entry);
+}
 
 static_assert(entry_block(encode_entry(0xfffffffeu, 8192)) == 0xfffffffeu);
 static_assert(entry_length(encode_entry(0xfffffffeu, 8192)) == 8192);
@@ -44,23 +48,23 @@ static_assert(entry_length(encode_entry(7, 0xffffffffu)) == 0xffffffffu);
 // ---- The card header: first bytes of the card memory -------------------
 
 struct card_header {
-  uint64_t magic;              // card_magic once the card is initialised
-  uint32_t version;            // card_version of the creator's layout
-  uint32_t header_size;        // sizeof(card_header)
-  uint64_t size;               // bytes from this header to the end of the VRAM
-  uint32_t block_size;         // bytes per VRAM block (largest packet)
-  uint32_t tx_blocks;          // outbound blocks, numbered [0, tx_blocks)
-  uint32_t rx_blocks;          // inbound blocks, numbered [tx_blocks, tx_blocks + rx_blocks)
-  uint32_t tx_fifo_capacity;   // entries in TX_READY and TX_FREE (power of two >= tx_blocks)
-  uint32_t rx_fifo_capacity;   // entries in RX_FREE and RX_READY (power of two >= rx_blocks)
-  int32_t owner_proc;          // the process whose card this is
-  int32_t nprocs;              // processes in the job
-  uint32_t flags;              // card_flag_*
-  uint64_t tx_ready_offset;    // spsc_fifo TX_READY, bytes from this header
-  uint64_t tx_free_offset;     // spsc_fifo TX_FREE
-  uint64_t rx_free_offset;     // mpmc_fifo RX_FREE
-  uint64_t rx_ready_offset;    // mpmc_fifo RX_READY
-  uint64_t vram_offset;        // block 0 of the VRAM (64-byte aligned)
+  uint64_t magic;             // card_magic once the card is initialised
+  uint32_t version;           // card_version of the creator's layout
+  uint32_t header_size;       // sizeof(card_header)
+  uint64_t size;              // bytes from this header to the end of the VRAM
+  uint32_t block_size;        // bytes per VRAM block (largest packet)
+  uint32_t tx_blocks;         // outbound blocks, numbered [0, tx_blocks)
+  uint32_t rx_blocks;         // inbound blocks, numbered [tx_blocks, tx_blocks + rx_blocks)
+  uint32_t tx_fifo_capacity;  // entries in TX_READY and TX_FREE (power of two >= tx_blocks, >= 2)
+  uint32_t rx_fifo_capacity;  // entries in RX_FREE and RX_READY (power of two >= rx_blocks, >= 2)
+  int32_t owner_proc;         // the process whose card this is
+  int32_t nprocs;             // processes in the job
+  uint32_t flags;             // card_flag_*
+  uint64_t tx_ready_offset;   // spsc_fifo TX_READY, bytes from this header
+  uint64_t tx_free_offset;    // spsc_fifo TX_FREE
+  uint64_t rx_free_offset;    // mpmc_fifo RX_FREE
+  uint64_t rx_ready_offset;   // mpmc_fifo RX_READY
+  uint64_t vram_offset;       // block 0 of the VRAM (64-byte aligned)
   // Written by other processes' card engines (senders), on its own line.
   alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
@@ -88,10 +92,13 @@ struct card_layout {
   uint64_t size;  // total bytes of card memory
 };
 
-constexpr uint64_t align_up(uint64_t n, uint64_t a) noexcept { return (n + a - 1) / a * a; }
+constexpr uint64_t align_up(uint64_t n, uint64_t a) noexcept {
+  return (n + a - 1) / a * a;
+}
 
+// Power of two >= blocks, and >= 2 (mpmc_fifo needs two cells at least).
 constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
-  uint64_t c = 1;
+  uint64_t c = 2;
   while (c < blocks) c <<= 1;
   return c;
 }
@@ -119,7 +126,8 @@ constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
 
 static_assert(compute_layout(8192, 4, 4).vram_offset % 64 == 0);
 static_assert(compute_layout(8192, 3, 5).rx_fifo_capacity == 8);
-static_assert(compute_layout(8192, 0, 0).tx_fifo_capacity == 1);
+static_assert(compute_layout(8192, 0, 0).tx_fifo_capacity == 2);
+static_assert(compute_layout(8192, 1, 1).rx_fifo_capacity == 2);
 static_assert(compute_layout(64, 1, 1).size == compute_layout(64, 1, 1).vram_offset + 128);
 
 }  // namespace hpam::nic::medusa

@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <cerrno>
-
 #include <stdexcept>
 #include <string>
 
@@ -67,23 +66,29 @@ medusa_card::medusa_card(const card_setup& setup)
       crc_(setup.crc),
       attach_timeout_ms_(setup.attach_timeout_ms),
       job_(setup.job),
-      wire_((check_setup(setup), setup.faults), setup.my_proc, setup.block_size,
-            clock_for(setup)) {
+      wire_((check_setup(setup), setup.faults), setup.my_proc, setup.block_size, clock_for(setup)) {
   sys::remove_stale_segments();
   const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_);
   segment_ = sys::shared_segment::create(sys::segment_name(job_, "medusa", my_proc_), l.size);
-  init_memory();
-  // The card sits near its host: bind its memory to this process's NUMA node.
-  sys::place_near_this_process(segment_.header(), segment_.header()->size);
-  peers_.resize(static_cast<size_t>(nprocs_));
-  view_card(peers_[my_proc_], segment_.payload());  // loopback to my own card
-  spare_tx_.reserve(tx_blocks_);
-  null_packet_ = std::make_unique<std::byte[]>(block_size_);
+  try {
+    init_memory();
+    // The card sits near its host: bind its memory to this process's NUMA node.
+    sys::place_near_this_process(segment_.header(), segment_.header()->size);
+    peers_.resize(static_cast<size_t>(nprocs_));
+    view_card(peers_[my_proc_], segment_.payload());  // loopback to my own card
+    spare_tx_.reserve(tx_blocks_);
+    null_packet_ = std::make_unique<std::byte[]>(block_size_);
+  } catch (...) {
+    segment_.unlink();  // no half-made card left under the job's name
+    throw;
+  }
   // Publish: the card is initialised before any peer may attach to it.
   segment_.publish();
 }
 
-medusa_card::~medusa_card() { segment_.unlink(); }
+medusa_card::~medusa_card() {
+  segment_.unlink();
+}
 
 void medusa_card::init_memory() {
   const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_);
@@ -117,7 +122,8 @@ void medusa_card::init_memory() {
   tx_free_->init(l.tx_fifo_capacity);
   rx_free_->init(l.rx_fifo_capacity);
   rx_ready_->init(l.rx_fifo_capacity);
-  for (uint32_t b = 0; b < tx_blocks_; ++b) (void)tx_free_->push(medusa::encode_entry(b, block_size_));
+  for (uint32_t b = 0; b < tx_blocks_; ++b)
+    (void)tx_free_->push(medusa::encode_entry(b, block_size_));
   for (uint32_t b = tx_blocks_; b < tx_blocks_ + rx_blocks_; ++b)
     (void)rx_free_->push(medusa::encode_entry(b, block_size_));
   header_->magic = medusa::card_magic;
@@ -150,8 +156,8 @@ void medusa_card::attach_peer(int proc) {
     seg = sys::shared_segment::attach(name, attach_timeout_ms_);
   } catch (const std::exception& e) {
     throw std::runtime_error("hpam: process " + std::to_string(my_proc_) +
-                             " could not reach the Medusa card of process " +
-                             std::to_string(proc) + " (job " + job_ + "): " + e.what());
+                             " could not reach the Medusa card of process " + std::to_string(proc) +
+                             " (job " + job_ + "): " + e.what());
   }
   if (seg.payload_size() < sizeof(card_header))
     throw std::runtime_error("hpam: the Medusa card of process " + std::to_string(proc) +

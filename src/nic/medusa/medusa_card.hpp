@@ -79,7 +79,8 @@ class medusa_card {
   // Finalize handshake: my processor has finished; has proc's? Is it alive?
   void announce_done() noexcept { header_->processor_done.store(1, std::memory_order_release); }
   bool peer_done(int proc) const noexcept {
-    return attached(proc) && peers_[proc].header->processor_done.load(std::memory_order_acquire) != 0;
+    return attached(proc) &&
+           peers_[proc].header->processor_done.load(std::memory_order_acquire) != 0;
   }
   bool peer_alive(int proc) const noexcept;
 
@@ -106,13 +107,13 @@ class medusa_card {
  private:
   // This process's view of a card it sends to (its own included).
   struct peer_view {
-    sys::shared_segment segment;              // the mapping (empty for my own card)
-    medusa::card_header* header = nullptr;    // the peer's card header
-    sys::mpmc_fifo* rx_free = nullptr;        // its RX_FREE
-    sys::mpmc_fifo* rx_ready = nullptr;       // its RX_READY
-    std::byte* vram = nullptr;                // its block 0; null until attached
-    uint32_t first_rx_block = 0;              // its tx_blocks, checked at attach
-    uint32_t rx_blocks = 0;                   // its rx_blocks, checked at attach
+    sys::shared_segment segment;            // the mapping (empty for my own card)
+    medusa::card_header* header = nullptr;  // the peer's card header
+    sys::mpmc_fifo* rx_free = nullptr;      // its RX_FREE
+    sys::mpmc_fifo* rx_ready = nullptr;     // its RX_READY
+    std::byte* vram = nullptr;              // its block 0; null until attached
+    uint32_t first_rx_block = 0;            // its tx_blocks, checked at attach
+    uint32_t rx_blocks = 0;                 // its rx_blocks, checked at attach
   };
 
   // Where the wire delivers: the card engine's receive side.

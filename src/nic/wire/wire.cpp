@@ -85,13 +85,13 @@ const std::byte* wire::corrupt_copy(const std::byte* packet, uint32_t length) no
   return scratch_.get();
 }
 
-bool wire::hold(int dest, const std::byte* packet, uint32_t length, uint32_t copies,
-                hold_kind kind, uint64_t due_ns) noexcept {
+bool wire::hold(int dest, const std::byte* packet, uint32_t length, uint32_t copies, hold_kind kind,
+                uint64_t due_ns) noexcept {
   if (free_count_ == 0) return false;
   const uint32_t slot = free_slots_[--free_count_];
   std::memcpy(slot_buffer(slot), packet, length);
-  held_[held_count_++] = held_packet{slot,       dest,   length, copies, kind, counters_.sent,
-                                     due_ns,     reorder_max_polls};
+  held_[held_count_++] =
+      held_packet{slot, dest, length, copies, kind, counters_.sent, due_ns, reorder_max_polls};
   return true;
 }
 

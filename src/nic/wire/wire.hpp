@@ -146,12 +146,12 @@ class wire {
   sys::clock clock_;
   fault_rng rng_;
   wire_counters counters_;
-  uint32_t held_count_ = 0;                   // entries used in held_
-  uint32_t free_count_ = 0;                   // entries used in free_slots_
-  held_packet held_[holding_capacity];        // packets held back, compact
-  uint32_t free_slots_[holding_capacity];     // unused holding buffers
-  std::unique_ptr<std::byte[]> holding_;      // holding_capacity * max_packet_ (faulty only)
-  std::unique_ptr<std::byte[]> scratch_;      // one packet, for corruption (faulty only)
+  uint32_t held_count_ = 0;                // entries used in held_
+  uint32_t free_count_ = 0;                // entries used in free_slots_
+  held_packet held_[holding_capacity];     // packets held back, compact
+  uint32_t free_slots_[holding_capacity];  // unused holding buffers
+  std::unique_ptr<std::byte[]> holding_;   // holding_capacity * max_packet_ (faulty only)
+  std::unique_ptr<std::byte[]> scratch_;   // one packet, for corruption (faulty only)
 };
 
 template <class Sink>

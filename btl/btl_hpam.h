@@ -1,0 +1,135 @@
+/*
+ * btl/hpam: an Open MPI byte transfer layer whose sends are HPAM active
+ * messages (requests carrying the BTL tag, dispatched at the receiver to the
+ * registered callback, acknowledged by the layer) over an emulated Medusa or
+ * Hamlyn card in shared memory.
+ *
+ * Files, as Open MPI splits a BTL: btl_hpam_component.c (component table,
+ * init, progress), btl_hpam_params.c (MCA parameters and their validation),
+ * btl_hpam_module.c (module table, procs, descriptors, finalize),
+ * btl_hpam_send.c (send, sendi, the receive handler, the pending queue),
+ * btl_hpam_mpit.c (MPI_T performance variables, statistics at finalize).
+ */
+#ifndef MCA_BTL_HPAM_H
+#define MCA_BTL_HPAM_H
+
+#include "opal_config.h"
+
+#include "opal/class/opal_free_list.h"
+#include "opal/class/opal_list.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/threads/mutex.h"
+#include "opal/util/proc.h"
+
+#include "hpam_am.h"
+
+BEGIN_C_DECLS
+
+/* The one handler index the BTL uses on the active-message layer. */
+#define MCA_BTL_HPAM_HANDLER 1
+
+/* Every knob (btl_hpam_*), as registered; validated by mca_btl_hpam_params_check. */
+typedef struct mca_btl_hpam_params_t {
+    char *nic;                 /* medusa | hamlyn */
+    int depth;                 /* D */
+    int block_size;            /* card block = largest packet */
+    int packet_size;           /* deposit packet size (Hamlyn fallback path) */
+    int rx_blocks;             /* inbound blocks, 0 = worst case */
+    int timeout_us;            /* first retransmission timeout */
+    int backoff_limit;         /* max doublings of the timeout */
+    int give_up_ms;            /* peer declared unreachable after this */
+    int checks_per_poll;       /* K */
+    bool key_check;            /* check the job key on arrival */
+    bool crc_check;            /* CRC32C on every packet */
+    double fault_drop, fault_duplicate, fault_corrupt, fault_reorder, fault_delay;
+    int fault_delay_us;        /* how long a delayed packet is held */
+    unsigned long fault_seed;  /* generator seed */
+    int attach_timeout_ms;     /* wait for a peer's card */
+    int verbose;               /* 0 quiet .. 100 everything */
+    bool stats;                /* per-peer statistics at finalize */
+} mca_btl_hpam_params_t;
+
+/* A peer on this node, by its local rank (its card's process index). */
+struct mca_btl_base_endpoint_t {
+    opal_list_item_t super;
+    struct opal_proc_t *proc;  /* the Open MPI process */
+    int peer;                  /* local rank = process index on the AM layer */
+    opal_list_t pending;       /* frags waiting to be sent, in order */
+    bool queued;               /* on the component's list of endpoints with pending frags */
+};
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
+
+/* A send fragment: a descriptor and room for one packet's payload. */
+typedef struct mca_btl_hpam_frag_t {
+    mca_btl_base_descriptor_t base;
+    mca_btl_base_segment_t segments[2];
+    struct mca_btl_base_endpoint_t *endpoint;
+    mca_btl_base_tag_t tag;    /* set when queued by send */
+    unsigned char *data;       /* points into the free-list element */
+} mca_btl_hpam_frag_t;
+OBJ_CLASS_DECLARATION(mca_btl_hpam_frag_t);
+
+typedef struct mca_btl_hpam_module_t {
+    mca_btl_base_module_t super;
+    mca_btl_base_module_error_cb_fn_t error_cb;  /* ob1's, for a lost peer */
+} mca_btl_hpam_module_t;
+
+typedef struct mca_btl_hpam_component_t {
+    mca_btl_base_component_3_0_0_t super;
+    mca_btl_hpam_params_t params;
+    hpam_ep_t *ep;                      /* this process's endpoint, made at init */
+    int nlocal;                         /* processes of the job on this node */
+    int my_local_rank;
+    struct mca_btl_base_endpoint_t **peers;  /* by local rank, NULL until add_procs */
+    opal_free_list_t frags;             /* send fragments of max_send_size */
+    opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
+    opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
+    bool lost_peer_reported;            /* the give-up error went out once */
+    char job[96];                       /* job id shared by the node's processes */
+} mca_btl_hpam_component_t;
+
+OPAL_MODULE_DECLSPEC extern mca_btl_hpam_component_t mca_btl_hpam_component;
+extern mca_btl_hpam_module_t mca_btl_hpam_module;
+
+/* btl_hpam_params.c */
+int mca_btl_hpam_params_register(void);
+int mca_btl_hpam_params_check(void);
+void mca_btl_hpam_params_to_config(hpam_config_t *cfg);
+
+/* btl_hpam_module.c */
+mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
+                                              struct mca_btl_base_endpoint_t *endpoint,
+                                              uint8_t order, size_t size, uint32_t flags);
+int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+int mca_btl_hpam_to_opal_error(int hpam_err);
+
+/* btl_hpam_send.c */
+int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
+int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                       struct opal_convertor_t *convertor, void *header, size_t header_size,
+                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                       mca_btl_base_descriptor_t **descriptor);
+void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t tag);
+int mca_btl_hpam_drain_pending(void);
+void mca_btl_hpam_report_lost_peer(void);
+
+/* btl_hpam_mpit.c */
+int mca_btl_hpam_mpit_register(void);
+void mca_btl_hpam_print_stats(void);
+
+/* Serialise the layer under MPI_THREAD_MULTIPLE; a no-op otherwise. */
+#define MCA_BTL_HPAM_LOCK()                                                  \
+    do {                                                                     \
+        if (opal_using_threads()) opal_mutex_lock(&mca_btl_hpam_component.lock); \
+    } while (0)
+#define MCA_BTL_HPAM_UNLOCK()                                                  \
+    do {                                                                       \
+        if (opal_using_threads()) opal_mutex_unlock(&mca_btl_hpam_component.lock); \
+    } while (0)
+
+END_C_DECLS
+
+#endif /* MCA_BTL_HPAM_H */

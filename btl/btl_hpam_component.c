@@ -1,0 +1,171 @@
+/*
+ * The btl/hpam component: its table (kept in this small C file, with
+ * designated initializers), parameter registration, init (one endpoint per
+ * process over the processes of the job on this node) and progress.
+ *
+ * hpam takes part only in jobs that name it in the btl list
+ * (`--mca btl hpam,self`), and its exclusivity is below vader's, so
+ * installing it never changes a job that did not ask for it.
+ */
+#include "btl_hpam.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static int hpam_register(void);
+static int hpam_open(void);
+static int hpam_close(void);
+static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, bool mpi_threads);
+static int hpam_progress(void);
+
+mca_btl_hpam_component_t mca_btl_hpam_component = {
+    .super = {
+        .btl_version = {
+            MCA_BTL_DEFAULT_VERSION("hpam"),
+            .mca_open_component = hpam_open,
+            .mca_close_component = hpam_close,
+            .mca_register_component_params = hpam_register,
+        },
+        .btl_data = {.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT},
+        .btl_init = hpam_init,
+        .btl_progress = hpam_progress,
+    },
+};
+
+static int hpam_register(void)
+{
+    mca_btl_base_module_t *m = &mca_btl_hpam_module.super;
+    int rc = mca_btl_hpam_params_register();
+    if (OPAL_SUCCESS != rc) return rc;
+    /* Defaults Open MPI's own btl_hpam_* knobs start from. */
+    m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT; /* below vader, above tcp */
+    m->btl_eager_limit = 4 * 1024;
+    m->btl_rndv_eager_limit = 4 * 1024;
+    m->btl_max_send_size = 8192 - 64;
+    m->btl_rdma_pipeline_send_length = 8192 - 64;
+    m->btl_rdma_pipeline_frag_size = 8192 - 64;
+    m->btl_min_rdma_pipeline_size = 0;
+    m->btl_latency = 1;
+    m->btl_bandwidth = 10000;
+    m->btl_flags = MCA_BTL_FLAGS_SEND;
+    rc = mca_btl_base_param_register(&mca_btl_hpam_component.super.btl_version, m);
+    if (OPAL_SUCCESS != rc) return rc;
+    return mca_btl_hpam_mpit_register();
+}
+
+static int hpam_open(void)
+{
+    OBJ_CONSTRUCT(&mca_btl_hpam_component.frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&mca_btl_hpam_component.pending_endpoints, opal_list_t);
+    OBJ_CONSTRUCT(&mca_btl_hpam_component.lock, opal_recursive_mutex_t);
+    mca_btl_hpam_component.ep = NULL;
+    mca_btl_hpam_component.peers = NULL;
+    return OPAL_SUCCESS;
+}
+
+static int hpam_close(void)
+{
+    OBJ_DESTRUCT(&mca_btl_hpam_component.frags);
+    OBJ_DESTRUCT(&mca_btl_hpam_component.pending_endpoints);
+    OBJ_DESTRUCT(&mca_btl_hpam_component.lock);
+    return OPAL_SUCCESS;
+}
+
+/* True when the user's btl list names hpam (and is not an exclusion list). */
+static bool hpam_requested(void)
+{
+    const char **value = NULL;
+    int idx = mca_base_var_find("opal", "btl", NULL, NULL);
+    if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, &value, NULL, NULL) ||
+        NULL == value || NULL == *value || '^' == (*value)[0]) {
+        return false;
+    }
+    char *list = strdup(*value), *save = NULL;
+    bool found = false;
+    for (char *t = strtok_r(list, ",", &save); t && !found; t = strtok_r(NULL, ",", &save)) {
+        found = 0 == strcmp(t, "hpam");
+    }
+    free(list);
+    return found;
+}
+
+/* The job id every process of the job on this node derives alike. */
+static void make_job_id(char *out, size_t len)
+{
+    uint32_t h = 2166136261u; /* FNV-1a of the job's session directory */
+    for (const char *s = opal_process_info.job_session_dir; s && *s; ++s) {
+        h = (h ^ (uint8_t) *s) * 16777619u;
+    }
+    snprintf(out, len, "ompi%x-%08x", (unsigned) OPAL_PROC_MY_NAME.jobid, h);
+}
+
+static int setup_frags(size_t max_send_size)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    return opal_free_list_init(&c->frags, sizeof(mca_btl_hpam_frag_t) + max_send_size,
+                               opal_cache_line_size, OBJ_CLASS(mca_btl_hpam_frag_t), 0,
+                               opal_cache_line_size, 64, -1, 64, NULL, 0, NULL, NULL, NULL);
+}
+
+static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, bool mpi_threads)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    mca_btl_base_module_t *m = &mca_btl_hpam_module.super;
+    *num_btls = 0;
+    if (!hpam_requested() || OPAL_SUCCESS != mca_btl_hpam_params_check()) return NULL;
+    if (0 == opal_process_info.num_local_peers) return NULL; /* nobody on this node to talk to */
+    c->nlocal = opal_process_info.num_local_peers + 1;
+    c->my_local_rank = opal_process_info.my_local_rank;
+    make_job_id(c->job, sizeof c->job);
+
+    hpam_config_t cfg;
+    mca_btl_hpam_params_to_config(&cfg);
+    cfg.job = c->job;
+    cfg.nprocs = c->nlocal;
+    cfg.my_proc = c->my_local_rank;
+    if (HPAM_OK != hpam_ep_create(&cfg, &c->ep)) {
+        opal_output(0, "btl/hpam: cannot start on %s: %s", opal_process_info.nodename,
+                    hpam_last_error());
+        return NULL;
+    }
+    (void) hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);
+
+    const size_t max_bulk = hpam_max_bulk(c->ep);
+    if (m->btl_max_send_size > max_bulk || 0 == m->btl_max_send_size) m->btl_max_send_size = max_bulk;
+    if (m->btl_eager_limit > m->btl_max_send_size) m->btl_eager_limit = m->btl_max_send_size;
+    if (m->btl_rndv_eager_limit > m->btl_max_send_size) m->btl_rndv_eager_limit = m->btl_max_send_size;
+    if (OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) {
+        (void) hpam_ep_destroy(c->ep);
+        c->ep = NULL;
+        return NULL;
+    }
+    c->peers = calloc((size_t) c->nlocal, sizeof(*c->peers));
+    mca_btl_base_module_t **modules = malloc(sizeof(*modules));
+    if (NULL == c->peers || NULL == modules) {
+        free(modules);
+        return NULL;
+    }
+    modules[0] = m;
+    *num_btls = 1;
+    return modules;
+}
+
+/* Serves the network, then sends what handlers queued. */
+static int hpam_progress(void)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    if (OPAL_UNLIKELY(NULL == c->ep)) return 0;
+    MCA_BTL_HPAM_LOCK();
+    int n = hpam_poll(c->ep);
+    if (OPAL_UNLIKELY(n < 0)) {
+        if (HPAM_ERR_UNREACHABLE == n) mca_btl_hpam_report_lost_peer();
+        n = 0;
+    }
+    if (!opal_list_is_empty(&c->pending_endpoints)) n += mca_btl_hpam_drain_pending();
+    MCA_BTL_HPAM_UNLOCK();
+    return n;
+}

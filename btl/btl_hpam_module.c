@@ -1,0 +1,209 @@
+/*
+ * The btl/hpam module: its function table, processes (add_procs one peer at
+ * a time is fine: each local peer's card is attached once, on first sight),
+ * descriptors, finalize, and the one mapping of HPAM errors to OPAL errors.
+ */
+#include "btl_hpam.h"
+
+#include <string.h>
+
+#include "opal/class/opal_bitmap.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+
+static void endpoint_construct(mca_btl_base_endpoint_t *ep)
+{
+    OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    ep->proc = NULL;
+    ep->peer = -1;
+    ep->queued = false;
+}
+static void endpoint_destruct(mca_btl_base_endpoint_t *ep) { OBJ_DESTRUCT(&ep->pending); }
+OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct, endpoint_destruct);
+
+static void frag_construct(mca_btl_hpam_frag_t *frag)
+{
+    frag->data = (unsigned char *) (frag + 1);
+    frag->base.des_segments = frag->segments;
+    frag->base.des_segment_count = 1;
+    frag->segments[0].seg_addr.pval = frag->data;
+    frag->endpoint = NULL;
+}
+OBJ_CLASS_INSTANCE(mca_btl_hpam_frag_t, mca_btl_base_descriptor_t, frag_construct, NULL);
+
+/* The one place an HPAM error becomes an OPAL error. */
+int mca_btl_hpam_to_opal_error(int err)
+{
+    switch (err) {
+    case HPAM_OK: return OPAL_SUCCESS;
+    case HPAM_ERR_BUSY:
+    case HPAM_ERR_AGAIN:
+    case HPAM_ERR_NO_RESOURCE: return OPAL_ERR_OUT_OF_RESOURCE;
+    case HPAM_ERR_UNREACHABLE: return OPAL_ERR_UNREACH;
+    case HPAM_ERR_INVALID: return OPAL_ERR_BAD_PARAM;
+    case HPAM_ERR_REJECTED: return OPAL_ERR_PERM;
+    case HPAM_ERR_NOT_SUPPORTED: return OPAL_ERR_NOT_SUPPORTED;
+    default: return OPAL_ERROR;
+    }
+}
+
+/* The peer's process index on the AM layer: its local rank on this node. */
+static int local_rank_of(opal_proc_t *proc)
+{
+    uint16_t lrank = 0, *ptr = &lrank;
+    int rc;
+    OPAL_MODEX_RECV_VALUE(rc, OPAL_PMIX_LOCAL_RANK, &proc->proc_name, &ptr, OPAL_UINT16);
+    return OPAL_SUCCESS == rc ? (int) lrank : -1;
+}
+
+static mca_btl_base_endpoint_t *connect_peer(opal_proc_t *proc, int lrank)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    if (NULL != c->peers[lrank]) return c->peers[lrank];
+    int rc = hpam_connect(c->ep, lrank);
+    if (HPAM_OK != rc) {
+        opal_output(0, "btl/hpam: cannot reach local rank %d (%s) on %s: %s", lrank,
+                    OPAL_NAME_PRINT(proc->proc_name), opal_process_info.nodename, hpam_last_error());
+        return NULL;
+    }
+    mca_btl_base_endpoint_t *ep = OBJ_NEW(mca_btl_base_endpoint_t);
+    if (NULL == ep) return NULL;
+    ep->proc = proc;
+    ep->peer = lrank;
+    c->peers[lrank] = ep;
+    return ep;
+}
+
+static int hpam_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                          opal_bitmap_t *reachable)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    MCA_BTL_HPAM_LOCK();
+    for (size_t i = 0; i < nprocs; ++i) {
+        opal_proc_t *proc = procs[i];
+        /* Myself goes to btl/self; other nodes to another BTL (tcp). */
+        if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) continue;
+        if (proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) continue; /* other jobs: not ours */
+        const int lrank = local_rank_of(proc);
+        if (lrank < 0 || lrank >= c->nlocal || lrank == c->my_local_rank) continue;
+        mca_btl_base_endpoint_t *ep = connect_peer(proc, lrank);
+        if (NULL == ep) continue;
+        peers[i] = ep;
+        if (NULL != reachable) opal_bitmap_set_bit(reachable, (int) i);
+    }
+    MCA_BTL_HPAM_UNLOCK();
+    return OPAL_SUCCESS;
+}
+
+static int hpam_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+{
+    return OPAL_SUCCESS; /* cards stay attached until finalize drains the network */
+}
+
+static int hpam_finalize(struct mca_btl_base_module_t *btl)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    if (NULL == c->ep) return OPAL_SUCCESS;
+    MCA_BTL_HPAM_LOCK();
+    while (!opal_list_is_empty(&c->pending_endpoints)) {
+        (void) hpam_poll(c->ep);
+        (void) mca_btl_hpam_drain_pending();
+        if (c->lost_peer_reported) break;
+    }
+    if (c->params.stats) mca_btl_hpam_print_stats();
+    int rc = hpam_ep_destroy(c->ep); /* serves the network until every peer is done */
+    if (HPAM_OK != rc && c->params.verbose > 0) {
+        opal_output(0, "btl/hpam: finalize: %s", hpam_last_error());
+    }
+    c->ep = NULL;
+    for (int p = 0; p < c->nlocal; ++p) {
+        if (NULL != c->peers[p]) OBJ_RELEASE(c->peers[p]);
+    }
+    free(c->peers);
+    c->peers = NULL;
+    MCA_BTL_HPAM_UNLOCK();
+    return OPAL_SUCCESS;
+}
+
+static int hpam_register_error(struct mca_btl_base_module_t *btl,
+                               mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+    mca_btl_hpam_module.error_cb = cbfunc;
+    return OPAL_SUCCESS;
+}
+
+mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
+                                              struct mca_btl_base_endpoint_t *endpoint,
+                                              uint8_t order, size_t size, uint32_t flags)
+{
+    if (OPAL_UNLIKELY(size > btl->btl_max_send_size)) return NULL;
+    mca_btl_hpam_frag_t *frag =
+        (mca_btl_hpam_frag_t *) opal_free_list_get(&mca_btl_hpam_component.frags);
+    if (OPAL_UNLIKELY(NULL == frag)) return NULL;
+    frag->segments[0].seg_addr.pval = frag->data;
+    frag->segments[0].seg_len = size;
+    frag->base.des_segment_count = 1;
+    frag->base.des_flags = flags;
+    frag->base.order = MCA_BTL_NO_ORDER;
+    frag->base.des_cbfunc = NULL;
+    frag->endpoint = endpoint;
+    return &frag->base;
+}
+
+int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+    opal_free_list_return(&mca_btl_hpam_component.frags, (opal_free_list_item_t *) des);
+    return OPAL_SUCCESS;
+}
+
+/* The data goes into the packet anyway: pack it into the fragment. */
+static struct mca_btl_base_descriptor_t *hpam_prepare_src(struct mca_btl_base_module_t *btl,
+                                                          struct mca_btl_base_endpoint_t *endpoint,
+                                                          struct opal_convertor_t *convertor,
+                                                          uint8_t order, size_t reserve,
+                                                          size_t *size, uint32_t flags)
+{
+    if (reserve > btl->btl_max_send_size) return NULL;
+    if (*size > btl->btl_max_send_size - reserve) *size = btl->btl_max_send_size - reserve;
+    mca_btl_base_descriptor_t *des = mca_btl_hpam_alloc(btl, endpoint, order, reserve + *size, flags);
+    if (OPAL_UNLIKELY(NULL == des)) return NULL;
+    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
+    if (*size > 0) {
+        struct iovec iov = {.iov_base = frag->data + reserve, .iov_len = *size};
+        uint32_t iov_count = 1;
+        size_t max_data = *size;
+        if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
+            mca_btl_hpam_free(btl, des);
+            return NULL;
+        }
+        *size = max_data;
+    }
+    frag->segments[0].seg_len = reserve + *size;
+    return des;
+}
+
+static void hpam_dump(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      int verbose)
+{
+    mca_btl_hpam_print_stats();
+}
+
+mca_btl_hpam_module_t mca_btl_hpam_module = {
+    .super = {
+        .btl_component = &mca_btl_hpam_component.super,
+        .btl_add_procs = hpam_add_procs,
+        .btl_del_procs = hpam_del_procs,
+        .btl_finalize = hpam_finalize,
+        .btl_alloc = mca_btl_hpam_alloc,
+        .btl_free = mca_btl_hpam_free,
+        .btl_prepare_src = hpam_prepare_src,
+        .btl_send = mca_btl_hpam_send,
+        .btl_sendi = mca_btl_hpam_sendi,
+        .btl_dump = hpam_dump,
+        .btl_register_error = hpam_register_error,
+    },
+    .error_cb = NULL,
+};

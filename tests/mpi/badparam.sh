@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A bad parameter gives a clear error naming it and its valid range, and the
+# job ends (non-zero, no hang).
+. "$(dirname "$0")/common.sh"
+check_bad() {
+  local what=$1 expect=$2
+  shift 2
+  local start=$SECONDS
+  if HPAM_MPI_TIMEOUT=60 hpam_run 2 medusa mpi_p2p "$@"; then
+    echo "FAIL: $what: the job succeeded"; failures=$((failures + 1)); return
+  fi
+  if grep -q -- "$expect" <<<"$out" && [ $((SECONDS - start)) -lt 60 ]; then
+    echo "PASS: $what"
+  else
+    echo "FAIL: $what: no '$expect' in:"; echo "$out" | tail -n 20; failures=$((failures + 1))
+  fi
+}
+check_bad "depth 0" "btl_hpam_depth = 0: valid range is \[1, 64\]" --mca btl_hpam_depth 0
+check_bad "block size 1000" "btl_hpam_block_size = 1000: valid values are powers of two" --mca btl_hpam_block_size 1000
+check_bad "fault_drop 2" "btl_hpam_fault_drop = 2: valid range is \[0, 1\]" --mca btl_hpam_fault_drop 2
+check_bad "nic token-ring" "btl_hpam_nic = token-ring: valid values are medusa, hamlyn" --mca btl_hpam_nic token-ring
+finish

@@ -1,0 +1,39 @@
+# Shared by the MPI test scripts: run a program over btl/hpam from the build
+# tree (not the installed copy), with a hard time limit.
+set -u
+: "${HPAM_BUILDDIR:?run through make check}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN=${MPIRUN:-mpirun}
+component_path="$HPAM_BUILDDIR/btl/.libs:${HPAM_OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}"
+failures=0
+
+# hpam_run NP NIC PROGRAM [extra mpirun args...]: stdout+stderr in $out
+hpam_run() {
+  local np=$1 nic=$2 prog=$3
+  shift 3
+  out=$(timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+        --mca pml ob1 --mca btl hpam,self --mca mca_base_component_path "$component_path" \
+        --mca btl_hpam_nic "$nic" "$@" "$HPAM_BUILDDIR/tests/mpi/$prog" 2>&1)
+}
+
+# expect_ok NAME NP NIC PROGRAM [args]: the program must print "ok" and exit 0
+expect_ok() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  if hpam_run "$@" && grep -q ": ok" <<<"$out"; then
+    echo "PASS: $name ($((SECONDS - start)) s)"
+  else
+    echo "FAIL: $name"
+    echo "$out" | tail -n 30
+    failures=$((failures + 1))
+  fi
+}
+
+faults="--mca btl_hpam_fault_drop 0.01 --mca btl_hpam_fault_duplicate 0.01 \
+--mca btl_hpam_fault_corrupt 0.01 --mca btl_hpam_fault_reorder 0.02 --mca btl_hpam_timeout_us 200"
+
+finish() {
+  echo "$failures failure(s)"
+  [ "$failures" -eq 0 ]
+}

@@ -1,0 +1,66 @@
+// CRC32C: published check values, continuation, and the SSE4.2 version
+// against the table version on random buffers of every length and offset.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "sys/crc32c.hpp"
+
+namespace hpam::sys {
+namespace {
+
+TEST(Crc32c, KnownVectors) {
+  const char* check = "123456789";
+  EXPECT_EQ(crc32c(check, 9), 0xE3069283u);
+  EXPECT_EQ(crc32c_portable(check, 9), 0xE3069283u);
+  EXPECT_EQ(crc32c(check, 0), 0u);
+  // RFC 3720 (iSCSI) B.4 test patterns.
+  std::vector<uint8_t> buf(32, 0);
+  EXPECT_EQ(crc32c(buf.data(), 32), 0x8A9136AAu);
+  std::fill(buf.begin(), buf.end(), 0xff);
+  EXPECT_EQ(crc32c(buf.data(), 32), 0x62A8AB43u);
+  for (int i = 0; i < 32; ++i) buf[i] = static_cast<uint8_t>(i);
+  EXPECT_EQ(crc32c(buf.data(), 32), 0x46DD794Eu);
+  for (int i = 0; i < 32; ++i) buf[i] = static_cast<uint8_t>(31 - i);
+  EXPECT_EQ(crc32c(buf.data(), 32), 0x113FDB5Cu);
+}
+
+TEST(Crc32c, ContinuesAcrossPieces) {
+  const char* check = "123456789";
+  for (size_t cut = 0; cut <= 9; ++cut) {
+    EXPECT_EQ(crc32c(check + cut, 9 - cut, crc32c(check, cut)), 0xE3069283u) << cut;
+    EXPECT_EQ(crc32c_portable(check + cut, 9 - cut, crc32c_portable(check, cut)), 0xE3069283u);
+  }
+}
+
+TEST(Crc32c, HardwareEqualsPortable) {
+  std::mt19937_64 rng(1234);
+  std::vector<uint8_t> buf(300 + 16);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  for (size_t offset = 0; offset < 16; ++offset)
+    for (size_t len = 0; len <= 300; ++len) {
+      const uint32_t seed = static_cast<uint32_t>(rng());
+      ASSERT_EQ(crc32c(buf.data() + offset, len), crc32c_portable(buf.data() + offset, len))
+          << "offset " << offset << " len " << len;
+      ASSERT_EQ(crc32c(buf.data() + offset, len, seed),
+                crc32c_portable(buf.data() + offset, len, seed));
+    }
+  if (!crc32c_uses_hardware()) GTEST_SKIP() << "no SSE4.2: only the table version ran";
+}
+
+TEST(Crc32c, EverySingleBitFlipChangesIt) {
+  std::vector<uint8_t> buf(512);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7);
+  const uint32_t good = crc32c(buf.data(), buf.size());
+  for (size_t bit = 0; bit < buf.size() * 8; ++bit) {
+    buf[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    ASSERT_NE(crc32c(buf.data(), buf.size()), good) << bit;
+    buf[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+  }
+}
+
+}  // namespace
+}  // namespace hpam::sys

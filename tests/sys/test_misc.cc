@@ -1,0 +1,97 @@
+// Protection keys, the clock (real and manual), placement, status names.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "sys/clock.hpp"
+#include "sys/placement.hpp"
+#include "sys/protection_key.hpp"
+#include "sys/status.hpp"
+
+namespace hpam::sys {
+namespace {
+
+TEST(ProtectionKey, NonzeroAndDistinct) {
+  std::set<protection_key> keys;
+  for (int i = 0; i < 1000; ++i) {
+    const protection_key k = random_protection_key();
+    EXPECT_NE(k, 0u);
+    keys.insert(k);
+  }
+  EXPECT_EQ(keys.size(), 1000u);
+}
+
+TEST(Clock, RealClockIsMonotonic) {
+  clock c;
+  EXPECT_FALSE(c.is_manual());
+  uint64_t prev = c.now_ns(), prev_mono = clock::monotonic_ns();
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t t = c.now_ns(), m = clock::monotonic_ns();
+    ASSERT_GE(t, prev);
+    ASSERT_GE(m, prev_mono);
+    prev = t;
+    prev_mono = m;
+  }
+}
+
+TEST(Clock, RealClockAdvances) {
+  clock c;
+  const uint64_t t0 = c.now_ns(), m0 = clock::monotonic_ns();
+  while (clock::monotonic_ns() - m0 < 2'000'000) {
+  }
+  EXPECT_GT(c.now_ns(), t0);
+}
+
+TEST(Clock, ManualTimeIsWhatTheTestSays) {
+  manual_time t;
+  clock a(&t), b(&t);
+  EXPECT_TRUE(a.is_manual());
+  EXPECT_EQ(a.now_ns(), 0u);
+  t.advance(123);
+  EXPECT_EQ(a.now_ns(), 123u);
+  EXPECT_EQ(b.now_ns(), 123u);
+  t.ns.store(uint64_t{1} << 62);
+  EXPECT_EQ(b.now_ns(), uint64_t{1} << 62);
+  const clock copy = a;
+  t.advance(1);
+  EXPECT_EQ(copy.now_ns(), (uint64_t{1} << 62) + 1);
+}
+
+TEST(Placement, NeverFailsAndSeesAtLeastOneNode) {
+  const size_t len = 1 << 20;
+  void* area = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(area, MAP_FAILED);
+  const placement_result r = place_near_this_process(area, len);
+  EXPECT_GE(r.numa_nodes, 1);
+  if (r.numa_nodes == 1) {
+    EXPECT_EQ(r.bound_node, -1);
+  }
+  if (r.bound_node >= 0) {
+    EXPECT_GT(r.numa_nodes, 1);
+  }
+  std::memset(area, 0x5a, len);  // still usable memory
+  EXPECT_EQ(static_cast<unsigned char*>(area)[len - 1], 0x5a);
+  munmap(area, len);
+  // Not even a tiny or odd-sized area makes it fail.
+  char small[100];
+  EXPECT_GE(place_near_this_process(small, sizeof small).numa_nodes, 1);
+}
+
+TEST(Status, EveryValueHasItsOwnName) {
+  std::set<std::string> names;
+  for (int v = 0; v <= static_cast<int>(hpam::status::not_supported); ++v) {
+    const std::string n = hpam::status_name(static_cast<hpam::status>(v));
+    EXPECT_FALSE(n.empty());
+    EXPECT_NE(n, "unknown status");
+    names.insert(n);
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(hpam::status::not_supported) + 1);
+  EXPECT_TRUE(hpam::is_ok(hpam::status::ok));
+  EXPECT_FALSE(hpam::is_ok(hpam::status::busy));
+}
+
+}  // namespace
+}  // namespace hpam::sys
