@@ -195,6 +195,7 @@ void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
     ps.backlog.erase(ps.backlog.begin(), ps.backlog.begin() + static_cast<long>(ps.backlog_head));
     ps.backlog_head = 0;
   }
+  if (ps.backlog.empty()) backlogged_++;
   ps.backlog.push_back(waiting{block, len});
 }
 
@@ -206,6 +207,7 @@ bool hamlyn_am_card::flush_backlog(int dest) {
     if (!transmit(dest, tx_block(w.block), w.length)) return false;
     ps.backlog_head++;
   }
+  if (!ps.backlog.empty()) backlogged_--;
   ps.backlog.clear();
   ps.backlog_head = 0;
   return true;
@@ -278,8 +280,9 @@ void hamlyn_am_card::service() {
   card_.kick();
   wire_sink sink{this};
   wire_.service(sink);
-  for (int p = 0; p < nprocs_; ++p)
-    if (peers_[p].backlog_head < peers_[p].backlog.size()) (void)flush_backlog(p);
+  if (__builtin_expect(backlogged_ != 0, 0))
+    for (int p = 0; p < nprocs_; ++p)
+      if (!peers_[p].backlog.empty()) (void)flush_backlog(p);
 }
 
 }  // namespace hpam::nic

@@ -110,6 +110,7 @@ class hamlyn_am_card {
   uint32_t tx_blocks_ = 0;          // outbound blocks
   std::vector<uint32_t> tx_free_;   // outbound blocks not yet claimed
   std::vector<peer_state> peers_;
+  uint32_t backlogged_ = 0;         // peers with packets waiting in their backlog
   std::atomic<uint64_t>* my_overflow_ = nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
 };

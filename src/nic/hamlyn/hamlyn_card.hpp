@@ -144,7 +144,9 @@ class card {
   void free_area(uint64_t offset);
   std::byte* area_address(uint64_t offset) const { return views_[my_proc_].area + offset; }
   status create_slot(const slot_spec& spec, uint32_t& index);
-  status revoke(uint32_t index);        // no further deposit with the old key; waits for ones in progress
+  // No further deposit with the old key. Waits for deposits that passed the
+  // checks before it to finish (would_block after 2 s: a sender died inside).
+  status revoke(uint32_t index);
   status rekey(uint32_t index, uint64_t key);  // re-activate a slot with a new key
   status release_slot(uint32_t index);  // revoke and free the slot and its metadata area
   const slot& slot_at(uint32_t index) const { return views_[my_proc_].slots[index]; }
