@@ -170,6 +170,9 @@ class card {
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
   // notification of queue q, if any.
   bool receive(uint32_t q, notification& n);
+  // h_recv_block: waits up to timeout_ns for a notification (spinning, then
+  // yielding the processor; the emulation has no interrupt to sleep on).
+  bool receive_block(uint32_t q, notification& n, uint64_t timeout_ns);
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
   void set_handler(packet_kind kind, packet_handler fn, void* ctx);
