@@ -222,8 +222,12 @@ TEST(hamlyn_am_card, forked_echo_at_the_card_level) {
       c.launch(0, b, len);
       ++echoed;
     }
-    for (int i = 0; i < 100000; ++i) c.service();  // let the last echoes leave the backlog
-    return 0;
+    // Keep serving (the last echoes may wait in the backlog for a block)
+    // until the parent has them all.
+    return spin_until([&] {
+             c.service();
+             return c.peer_done(0);
+           }, 30'000) ? 0 : 4;
   });
   hamlyn_am_card c(am_setup(job, 2, 0, 8, 8));
   c.attach_peer(1);
@@ -248,6 +252,7 @@ TEST(hamlyn_am_card, forked_echo_at_the_card_level) {
     }
     return got == n;
   }, 30'000));
+  c.announce_done();
   EXPECT_EQ(reap(child), 0);
   for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << i;
   EXPECT_EQ(c.overflow_drops(), 0u);
