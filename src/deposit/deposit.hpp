@@ -34,7 +34,9 @@
 // Atomics on another process's private memory always travel as packets and
 // are executed by the owner in progress(); atomics on card memory are
 // executed directly by the sender. A process must therefore call progress()
-// while peers may depend on it (the BTL's progress function does).
+// while peers may depend on it (the BTL's progress function does). Memory
+// that must take atomics while its owner is not calling progress() (MPI
+// passive-target windows) should come from allocate_memory.
 //
 // Hybrid deposit connections: open_connection(source, endpoint ticket,
 // readable, writable) (source -1: any process of the job, e.g. several
