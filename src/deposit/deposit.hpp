@@ -34,7 +34,9 @@
 // Atomics on another process's private memory always travel as packets and
 // are executed by the owner in progress(); atomics on card memory are
 // executed directly by the sender. A process must therefore call progress()
-// while peers may depend on it (the BTL's progress function does).
+// while peers may depend on it (the BTL's progress function does). Memory
+// that must take atomics while its owner is not calling progress() (MPI
+// passive-target windows) should come from allocate_memory.
 //
 // Hybrid deposit connections: open_connection(source, endpoint ticket,
 // readable, writable) (source -1: any process of the job, e.g. several
@@ -69,8 +71,9 @@ struct setup {
   int nprocs = 1;                       // processes in the job
   int my_proc = 0;                      // this process
   bool cross_memory = true;             // use/accept process_vm_writev/readv; false: packets
-  uint32_t packet_size = 4096;          // bytes per Hamlyn packet, header included
-  uint32_t inbound_packets = 64;        // inbound FIFO buffers (fallback path), power of two
+  uint32_t packet_size = 65536;         // bytes per Hamlyn packet, header included (large packets
+                                        // mean few process_vm_writev calls per put)
+  uint32_t inbound_packets = 32;        // inbound FIFO buffers (fallback path), power of two
   uint64_t card_memory = 16u << 20;     // bytes for allocate_memory and the connection table
   uint32_t max_registrations = 256;     // slots
   uint32_t max_operations = 1024;       // operations in flight with a handle

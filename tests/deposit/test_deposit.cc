@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "deposit/deposit.hpp"
@@ -240,6 +241,60 @@ TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {
   connection_ticket forged = ct;
   forged.connection_key++;
   EXPECT_EQ(j.e[0]->hybrid(forged, app, mem.data(), 8, nullptr, 0, nullptr, nullptr), status::rejected);
+}
+
+}  // namespace
+}  // namespace hpam::deposit
+
+namespace hpam::deposit {
+namespace {
+
+// Forged operation, reply and read-request packets in an endpoint's inbound
+// FIFO: refused or answered with an error, memory untouched, no crash.
+TEST(deposit, forged_packets_change_nothing) {
+  pair_of_endpoints j(false, 1024);
+  std::vector<uint64_t> mem(64, 0x0123456789ABCDEFull);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(mem.data() + 8, 32 * 8, t), status::ok);
+  connection_ticket ct;
+  ASSERT_EQ(j.e[1]->open_connection(0, t, 0xFF, 0xFF, ct), status::ok);
+  std::mt19937_64 rng(3);
+  std::vector<std::byte> junk(1024 - 64);
+  for (auto& b : junk) b = static_cast<std::byte>(rng());
+  uint64_t pushed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    nic::hamlyn::packet_header h{};
+    h.destination = 1;
+    h.source = static_cast<uint32_t>(rng() % 3);
+    h.slot = static_cast<uint32_t>(rng() % 2 ? t.slot : rng());
+    h.metadata_index = static_cast<uint32_t>(rng() % 3 == 0 ? ct.connection : rng());
+    h.protection_key = rng();  // never a right key or connection key
+    h.offset = rng() % 2 ? rng() % 512 : rng();
+    h.length = static_cast<uint32_t>(rng() % 2 ? rng() % 900 : rng());
+    h.metadata_length = static_cast<uint32_t>(rng() % 2 ? sizeof(hybrid_op) : rng() % 100);
+    h.flags = static_cast<uint32_t>(1 + rng() % 3);  // read_request, operation, reply
+    h.fast_word = rng() % 2 ? rng() % 4 : rng();
+    const size_t room = 1024 - 64 - std::min<size_t>(h.metadata_length, 1024 - 64);
+    iovec piece{junk.data(), std::min<size_t>(room, h.length)};
+    if (j.e[0]->card().push_packet(1, h, &piece, 1)) ++pushed;
+    j.e[1]->progress();
+    j.e[0]->progress();
+  }
+  for (int i = 0; i < 1000; ++i) {
+    j.e[1]->progress();
+    j.e[0]->progress();
+  }
+  EXPECT_GT(pushed, 1000u);
+  for (uint64_t v : mem) ASSERT_EQ(v, 0x0123456789ABCDEFull);
+  for (uint32_t r = 0; r < address_registers; ++r) EXPECT_EQ(j.e[1]->get_register(ct, r), 0u);
+  notification n;
+  EXPECT_FALSE(j.e[1]->next_notification(n));
+  // The endpoints still work.
+  uint64_t v = 5, fetched = 0;
+  op_handle h;
+  ASSERT_EQ(j.e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, v, 0, &fetched, &h), status::ok);
+  ASSERT_EQ(j.finish(h), status::ok);
+  EXPECT_EQ(fetched, 0x0123456789ABCDEFull);
 }
 
 }  // namespace

@@ -222,8 +222,12 @@ TEST(hamlyn_am_card, forked_echo_at_the_card_level) {
       c.launch(0, b, len);
       ++echoed;
     }
-    for (int i = 0; i < 100000; ++i) c.service();  // let the last echoes leave the backlog
-    return 0;
+    // Keep serving (the last echoes may wait in the backlog for a block)
+    // until the parent has them all.
+    return spin_until([&] {
+             c.service();
+             return c.peer_done(0);
+           }, 30'000) ? 0 : 4;
   });
   hamlyn_am_card c(am_setup(job, 2, 0, 8, 8));
   c.attach_peer(1);
@@ -248,9 +252,41 @@ TEST(hamlyn_am_card, forked_echo_at_the_card_level) {
     }
     return got == n;
   }, 30'000));
+  c.announce_done();
   EXPECT_EQ(reap(child), 0);
   for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << i;
   EXPECT_EQ(c.overflow_drops(), 0u);
+}
+
+// Each sender region is its own slot with its own key: a sender cannot
+// deposit into another sender's region.
+TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
+  const std::string job = unique_job("hamregion");
+  std::unique_ptr<hamlyn_am_card> c[3];
+  for (int p = 0; p < 3; ++p) c[p] = std::make_unique<hamlyn_am_card>(am_setup(job, 3, p, 8, 2));
+  for (auto& x : c)
+    for (int p = 0; p < 3; ++p) x->attach_peer(p);
+  nic::hamlyn::card& h0 = c[0]->hamlyn();
+  const auto& v = h0.view(2);
+  const uint64_t table = v.header->user_word[0];
+  const auto* senders = reinterpret_cast<const uint64_t*>(v.area + table);
+  nic::hamlyn::ticket forged{};
+  forged.node = 2;
+  forged.slot = static_cast<uint32_t>(senders[2 * 1]);  // proc 1's region at proc 2 ...
+  forged.metadata_index = nic::hamlyn::fast_index;
+  forged.protection_key = senders[2 * 0 + 1];           // ... with proc 0's key
+  forged.range = 1024;
+  std::vector<std::byte> pkt(64);
+  iovec piece{pkt.data(), pkt.size()};
+  nic::hamlyn::message m;
+  m.gather = &piece;
+  m.gather_count = 1;
+  nic::hamlyn::send_handle sh;
+  ASSERT_EQ(h0.send(forged, m, sh), status::ok);
+  EXPECT_EQ(h0.state(sh), nic::hamlyn::send_state::error);
+  EXPECT_EQ(c[2]->hamlyn().counters().key_rejections.load(), 1u);
+  nic::rx_packet p;
+  EXPECT_FALSE(c[2]->receive(p));
 }
 
 // --- the protocol over the card ------------------------------------------

@@ -5,9 +5,11 @@
 // packets from its inbound FIFO (poll_inbound). Every refusal is counted in
 // the receiver's card and writes nothing.
 #include <cstring>
+#include <thread>
 
 #include "nic/hamlyn/cross_memory.hpp"
 #include "nic/hamlyn/hamlyn_card.hpp"
+#include "sys/clock.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
@@ -187,6 +189,18 @@ bool card::receive(uint32_t q, notification& n) {
   if (q >= cfg_.notification_queues) return false;
   if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
   return notification_take(*v.queue(q), v.entries(q), n);
+}
+
+bool card::receive_block(uint32_t q, notification& n, uint64_t timeout_ns) {
+  const uint64_t deadline = sys::clock::monotonic_ns() + timeout_ns;
+  for (uint32_t spins = 0;; ++spins) {
+    if (receive(q, n)) return true;
+    kick();  // my own sends may be what the peer waits for
+    if ((spins & 255) == 255) {
+      if (sys::clock::monotonic_ns() >= deadline) return false;
+      std::this_thread::yield();
+    }
+  }
 }
 
 // The fallback path: packets senders could not deposit themselves. A

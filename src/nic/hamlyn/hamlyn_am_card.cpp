@@ -29,7 +29,7 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.nprocs = s.nprocs;
   c.my_proc = s.my_proc;
   c.what = "hamlyn-am";
-  c.slot_count = 4;
+  c.slot_count = static_cast<uint32_t>(s.nprocs) + 1;  // one slot per sender region
   c.metadata_entries = 0;
   c.notification_queues = 1;
   // Every notification names a block some sender owns, so the queue can
@@ -62,24 +62,33 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
   uint64_t area = 0, rings = 0;
   const uint64_t ring_bytes = (sys::spsc_fifo::bytes_for(ring_capacity_) + 63) / 64 * 64;
   if (!is_ok(card_.allocate_area(inbound_bytes, area)) ||
-      !is_ok(card_.allocate_area(ring_bytes * static_cast<uint64_t>(nprocs_) + 64, rings)))
+      !is_ok(card_.allocate_area((ring_bytes + 16) * static_cast<uint64_t>(nprocs_) + 64, rings)))
     throw std::runtime_error("hpam hamlyn: card memory too small for the inbound area");
-  hamlyn::slot_spec spec;
-  spec.memory = hamlyn::area_memory::card;
-  spec.base = area;
-  spec.bound = inbound_bytes;
-  spec.mode = hamlyn::slot_mode::fast;
-  if (!is_ok(card_.create_slot(spec, inbound_slot_)))
-    throw std::runtime_error("hpam hamlyn: cannot create the inbound slot");
   inbound_ = card_.area_address(area);
+  // One fast-mode slot, with its own key, per sender region: a sender can
+  // write only its own region, and could be revoked alone (OSDI'96 2.7).
+  const uint64_t table = rings + ring_bytes * static_cast<uint64_t>(nprocs_) + 64;
+  auto* senders = reinterpret_cast<uint64_t*>(card_.area_address(table));
+  sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
+  for (int p = 0; p < nprocs_; ++p) {
+    if (p == my_proc_) continue;
+    hamlyn::slot_spec spec;
+    spec.memory = hamlyn::area_memory::card;
+    spec.base = area + uint64_t{per_sender_} * block_size_ * static_cast<uint64_t>(p);
+    spec.bound = uint64_t{per_sender_} * block_size_;
+    spec.mode = hamlyn::slot_mode::fast;
+    if (!is_ok(card_.create_slot(spec, sender_slot_[p])))
+      throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
+    senders[2 * p] = sender_slot_[p];
+    senders[2 * p + 1] = card_.slot_at(sender_slot_[p]).protection_key.load();
+  }
   for (int p = 0; p < nprocs_; ++p)
     reinterpret_cast<sys::spsc_fifo*>(card_.area_address(rings + ring_bytes * static_cast<uint64_t>(p)))
         ->init(ring_capacity_);
   my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(
       card_.area_address(rings + ring_bytes * static_cast<uint64_t>(nprocs_)));
   hamlyn::card_header& h = card_.header();
-  h.user_word[0] = inbound_slot_;
-  h.user_word[1] = card_.slot_at(inbound_slot_).protection_key.load();
+  h.user_word[0] = table;
   h.user_word[2] = rings;
   // Publish: peers wait for this word before they read the others.
   __atomic_store_n(&h.user_word[3], (uint64_t{per_sender_} << 32) | ring_bytes, __ATOMIC_RELEASE);
@@ -113,8 +122,12 @@ void hamlyn_am_card::attach_peer(int proc) {
   if (their_per_sender != per_sender_)
     throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
                              " has a different inbound layout (rx_blocks or nprocs differ)");
-  ps.slot = static_cast<uint32_t>(v.header->user_word[0]);
-  ps.key = v.header->user_word[1];
+  const uint64_t table = v.header->user_word[0];
+  if (table > v.header->area_bytes || uint64_t{16} * static_cast<uint64_t>(nprocs_) > v.header->area_bytes - table)
+    throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) + " has a damaged card");
+  const auto* senders = reinterpret_cast<const uint64_t*>(v.area + table);
+  ps.slot = static_cast<uint32_t>(senders[2 * my_proc_]);
+  ps.key = senders[2 * my_proc_ + 1];
   ps.free_ring = free_ring_at(v, my_proc_);
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(
       v.area + v.header->user_word[2] + (layout & 0xFFFFFFFFu) * static_cast<uint64_t>(nprocs_));
@@ -182,6 +195,7 @@ void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
     ps.backlog.erase(ps.backlog.begin(), ps.backlog.begin() + static_cast<long>(ps.backlog_head));
     ps.backlog_head = 0;
   }
+  if (ps.backlog.empty()) backlogged_++;
   ps.backlog.push_back(waiting{block, len});
 }
 
@@ -193,6 +207,7 @@ bool hamlyn_am_card::flush_backlog(int dest) {
     if (!transmit(dest, tx_block(w.block), w.length)) return false;
     ps.backlog_head++;
   }
+  if (!ps.backlog.empty()) backlogged_--;
   ps.backlog.clear();
   ps.backlog_head = 0;
   return true;
@@ -216,7 +231,7 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
   t.slot = ps.slot;
   t.metadata_index = hamlyn::fast_index;
   t.protection_key = ps.key;
-  t.offset = (uint64_t{per_sender_} * static_cast<uint64_t>(my_proc_) + blk) * block_size_;
+  t.offset = uint64_t{blk} * block_size_;  // within my region (my slot at dest)
   t.range = block_size_;
   t.flags = hamlyn::ticket_flags::notify;
   iovec piece{const_cast<std::byte*>(data), len};
@@ -237,8 +252,8 @@ bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
   while (card_.receive(0, n)) {
     const uint64_t blk = n.metadata;
-    if (n.slot != inbound_slot_ || n.metadata_index != hamlyn::fast_index ||
-        n.source >= static_cast<uint32_t>(nprocs_) || static_cast<int>(n.source) == my_proc_ ||
+    if (n.source >= static_cast<uint32_t>(nprocs_) || n.slot != sender_slot_[n.source] ||
+        n.metadata_index != hamlyn::fast_index ||
         blk >= per_sender_ || n.length < wire_header_size || n.length > block_size_) {
       malformed_++;  // a forged or damaged notification: nothing to hand over
       continue;
@@ -265,8 +280,9 @@ void hamlyn_am_card::service() {
   card_.kick();
   wire_sink sink{this};
   wire_.service(sink);
-  for (int p = 0; p < nprocs_; ++p)
-    if (peers_[p].backlog_head < peers_[p].backlog.size()) (void)flush_backlog(p);
+  if (__builtin_expect(backlogged_ != 0, 0))
+    for (int p = 0; p < nprocs_; ++p)
+      if (!peers_[p].backlog.empty()) (void)flush_backlog(p);
 }
 
 }  // namespace hpam::nic

@@ -1,9 +1,9 @@
 // The HPAM protocol's card interface (nic/card.hpp) over the Hamlyn
 // interface: the same D-way request-reply protocol runs unchanged on it.
 //
-// Sender-based memory management: each process's inbound area is one Hamlyn
-// slot (fast mode, in card memory) split into one region per sender of
-// per_sender blocks (rx_blocks / (P-1), rounded up). A sender alone decides
+// Sender-based memory management: each process's inbound area (card memory)
+// is split into one region per sender of per_sender blocks (rx_blocks /
+// (P-1), rounded up), each region a fast-mode Hamlyn slot with its own key. A sender alone decides
 // which block of its region a packet goes to: launch() takes a block it
 // believes free, sends the packet as a single-packet Hamlyn message into it
 // (the fast-mode word names the block) and the arrival lands in the
@@ -103,13 +103,14 @@ class hamlyn_am_card {
   uint32_t per_sender_ = 0;         // inbound blocks each sender owns here
   uint64_t ring_capacity_ = 0;      // entries of each free FIFO
   hamlyn::card card_;
-  uint32_t inbound_slot_ = 0;       // my inbound slot
-  std::byte* inbound_ = nullptr;    // its memory
+  std::vector<uint32_t> sender_slot_;  // [sender]: my slot over its region (~0u: none, me)
+  std::byte* inbound_ = nullptr;    // the inbound area (all regions)
   wire wire_;                       // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;
   uint32_t tx_blocks_ = 0;          // outbound blocks
   std::vector<uint32_t> tx_free_;   // outbound blocks not yet claimed
   std::vector<peer_state> peers_;
+  uint32_t backlogged_ = 0;         // peers with packets waiting in their backlog
   std::atomic<uint64_t>* my_overflow_ = nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
 };

@@ -144,7 +144,9 @@ class card {
   void free_area(uint64_t offset);
   std::byte* area_address(uint64_t offset) const { return views_[my_proc_].area + offset; }
   status create_slot(const slot_spec& spec, uint32_t& index);
-  status revoke(uint32_t index);        // no further deposit with the old key; waits for ones in progress
+  // No further deposit with the old key. Waits for deposits that passed the
+  // checks before it to finish (would_block after 2 s: a sender died inside).
+  status revoke(uint32_t index);
   status rekey(uint32_t index, uint64_t key);  // re-activate a slot with a new key
   status release_slot(uint32_t index);  // revoke and free the slot and its metadata area
   const slot& slot_at(uint32_t index) const { return views_[my_proc_].slots[index]; }
@@ -168,6 +170,9 @@ class card {
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
   // notification of queue q, if any.
   bool receive(uint32_t q, notification& n);
+  // h_recv_block: waits up to timeout_ns for a notification (spinning, then
+  // yielding the processor; the emulation has no interrupt to sleep on).
+  bool receive_block(uint32_t q, notification& n, uint64_t timeout_ns);
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
   void set_handler(packet_kind kind, packet_handler fn, void* ctx);

@@ -10,3 +10,4 @@ src_libhpam_core_la_SOURCES += \
   src/nic/hamlyn/arrival.cpp
 src_libhpam_core_la_SOURCES += \
   src/nic/hamlyn/hamlyn_am_card.hpp src/nic/hamlyn/hamlyn_am_card.cpp
+EXTRA_DIST += src/nic/hamlyn/README.md

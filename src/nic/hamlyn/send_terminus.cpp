@@ -59,19 +59,8 @@ status card::send(const ticket& t, const message& m, send_handle& h) {
   w.metadata_length = m.metadata_length;
   if (m.metadata_length) std::memcpy(w.metadata, m.metadata, m.metadata_length);
   w.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0);
-  if (length <= q.direct_io_limit) {  // direct I/O: the data go into the work queue now
-    std::byte* copy = q.inline_data.data() + (q.posted & q.mask) * q.direct_io_limit;
-    uint64_t at = 0;
-    for (int i = 0; i < m.gather_count; ++i) {
-      if (m.gather[i].iov_len) std::memcpy(copy + at, m.gather[i].iov_base, m.gather[i].iov_len);
-      at += m.gather[i].iov_len;
-    }
-    w.gather[0] = iovec{copy, length};
-    w.gather_count = 1;
-  } else {  // DMA: the engine reads the caller's buffers as it sends
-    for (int i = 0; i < m.gather_count; ++i) w.gather[i] = m.gather[i];
-    w.gather_count = m.gather_count;
-  }
+  for (int i = 0; i < m.gather_count; ++i) w.gather[i] = m.gather[i];
+  w.gather_count = m.gather_count;
   w.packets = packets;
   w.counter = t.delta;
   w.two_first = packets >= 2 && static_cast<uint32_t>(t.delta - (packets - 1)) == 0;
@@ -79,7 +68,26 @@ status card::send(const ticket& t, const message& m, send_handle& h) {
   w.sent = 0;
   w.sequence = q.posted;
   h.sequence = q.posted++;
-  kick();
+  const bool idle = q.running + 1 == q.posted;
+  if (idle) {  // the card was idle: it sends this entry at once
+    uint32_t budget = cfg_.engine_budget ? cfg_.engine_budget : ~0u;
+    if (run_entry(w, budget)) {
+      q.running++;
+      completion_.store(q.running, std::memory_order_release);
+      return status::ok;
+    }
+  }
+  if (length <= q.direct_io_limit) {  // direct I/O: the caller may reuse its buffer on return
+    std::byte* copy = q.inline_data.data() + (w.sequence & q.mask) * q.direct_io_limit;
+    uint64_t at = 0;
+    for (int i = 0; i < m.gather_count; ++i) {
+      if (m.gather[i].iov_len) std::memcpy(copy + at, m.gather[i].iov_base, m.gather[i].iov_len);
+      at += m.gather[i].iov_len;
+    }
+    w.gather[0] = iovec{copy, length};
+    w.gather_count = 1;
+  }  // DMA: the engine reads the caller's buffers as it sends
+  if (!idle) kick();
   return status::ok;
 }
 
