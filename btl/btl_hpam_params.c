@@ -27,7 +27,7 @@ int mca_btl_hpam_params_register(void)
     P->nic = nic_default;
     P->depth = 4;
     P->block_size = 8192;
-    P->packet_size = 8192;
+    P->packet_size = 65536;
     P->rx_blocks = 0;
     P->timeout_us = 1000;
     P->backoff_limit = 10;
@@ -56,7 +56,7 @@ int mca_btl_hpam_params_register(void)
          OPAL_INFO_LVL_4, &P->depth},
         {"block_size", "Card block size = largest packet, bytes (power of two, 256-65536)",
          MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &P->block_size},
-        {"packet_size", "Packet size of sender-based deposits on the fallback path, bytes (power of two, 256-65536)",
+        {"packet_size", "Packet size of sender-based deposits: one cross-memory call or one fallback packet each, bytes (power of two, 256-65536)",
          MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &P->packet_size},
         {"rx_blocks", "Inbound card blocks (0 = worst case 2*(P-1)*D; fewer allowed for experiments, 0-1048576)",
          MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &P->rx_blocks},

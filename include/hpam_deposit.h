@@ -37,7 +37,7 @@ typedef struct hpam_dep_config {
   const char *job;            /* job id, identical in all processes (required) */
   int nprocs, my_proc;        /* processes in the job, this one */
   int cross_memory;           /* use process_vm_writev/readv when allowed (default 1) */
-  uint32_t packet_size;       /* fallback-path packet size (default 4096, power of two) */
+  uint32_t packet_size;       /* deposit packet size (default 65536, power of two) */
   uint64_t attach_timeout_ms; /* wait for a peer (default 60000) */
 } hpam_dep_config_t;
 

@@ -40,7 +40,7 @@ void hpam_dep_config_init(hpam_dep_config_t* c) {
   std::memset(c, 0, sizeof *c);
   c->nprocs = 1;
   c->cross_memory = 1;
-  c->packet_size = 4096;
+  c->packet_size = 65536;
   c->attach_timeout_ms = 60'000;
 }
 

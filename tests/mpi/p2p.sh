@@ -11,4 +11,9 @@ for nic in medusa hamlyn; do
     expect_ok "p2p np=$np nic=$nic with faults" $np $nic mpi_p2p $faults
   done
 done
+# add_procs one peer at a time (Open MPI's lazy path), with faults too.
+for nic in medusa hamlyn; do
+  # shellcheck disable=SC2086
+  expect_ok "p2p np=3 nic=$nic add_procs one at a time" 3 $nic mpi_p2p --mca mpi_add_procs_cutoff 0 $faults
+done
 finish
