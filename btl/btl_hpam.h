@@ -119,6 +119,7 @@ typedef struct mca_btl_hpam_component_t {
     int rdma_nfree;
     int rdma_inflight[MCA_BTL_HPAM_MAX_RDMA_OPS]; /* indices of ops in flight */
     int rdma_ninflight;
+    int registrations;                  /* live register_mem handles */
     char job[96];                       /* job id shared by the node's processes */
 } mca_btl_hpam_component_t;
 
