@@ -208,6 +208,32 @@ static inline uint64_t offset_of(const mca_btl_base_registration_handle_t *h, ui
     return address - h->base; /* out of range wraps high: the deposit layer rejects it */
 }
 
+/* put (is_put) or get of size bytes between local_address and the peer's
+ * registered memory; this process's own memory (NULL handle) is copied here. */
+static int transfer(bool is_put, struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                    uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+                    mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    if (NULL == remote_handle) {
+        void *remote = (void *) (uintptr_t) remote_address;
+        memcpy(is_put ? remote : local_address, is_put ? local_address : remote, size);
+        return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    }
+    MCA_BTL_HPAM_LOCK();
+    mca_btl_hpam_rdma_op_t *op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    int rc = OPAL_ERR_OUT_OF_RESOURCE;
+    if (NULL != op) {
+        const uint64_t offset = offset_of(remote_handle, remote_address);
+        rc = op_started(op, is_put ? hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
+                                                  offset, &op->handle)
+                                   : hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
+                                                  offset, &op->handle));
+    }
+    MCA_BTL_HPAM_UNLOCK();
+    return rc;
+}
+
 int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                      void *local_address, uint64_t remote_address,
                      struct mca_btl_base_registration_handle_t *local_handle,
@@ -215,19 +241,8 @@ int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata)
 {
-    if (NULL == remote_handle) {
-        memcpy((void *) (uintptr_t) remote_address, local_address, size);
-        return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
-    }
-    MCA_BTL_HPAM_LOCK();
-    mca_btl_hpam_rdma_op_t *op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
-    int rc = OPAL_ERR_OUT_OF_RESOURCE;
-    if (NULL != op) {
-        rc = op_started(op, hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
-                                         offset_of(remote_handle, remote_address), &op->handle));
-    }
-    MCA_BTL_HPAM_UNLOCK();
-    return rc;
+    return transfer(true, endpoint, local_address, remote_address, local_handle, remote_handle, size,
+                    cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -237,19 +252,8 @@ int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata)
 {
-    if (NULL == remote_handle) {
-        memcpy(local_address, (void *) (uintptr_t) remote_address, size);
-        return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
-    }
-    MCA_BTL_HPAM_LOCK();
-    mca_btl_hpam_rdma_op_t *op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
-    int rc = OPAL_ERR_OUT_OF_RESOURCE;
-    if (NULL != op) {
-        rc = op_started(op, hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
-                                         offset_of(remote_handle, remote_address), &op->handle));
-    }
-    MCA_BTL_HPAM_UNLOCK();
-    return rc;
+    return transfer(false, endpoint, local_address, remote_address, local_handle, remote_handle, size,
+                    cbfunc, cbcontext, cbdata);
 }
 
 static bool map_op(mca_btl_base_atomic_op_t op, enum hpam_dep_atomic_op *out)

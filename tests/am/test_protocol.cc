@@ -300,90 +300,73 @@ TYPED_TEST(protocol, duplicate_request_reflected_not_rerun) {
   for (int i = 0; i < n; ++i) EXPECT_EQ(r[i], static_cast<uint64_t>(i));
 }
 
-TYPED_TEST(protocol, wrong_key_is_rejected_and_counted) {
-  // Proc 0 stamps another key than the one proc 1 expects.
-  const std::string job = unique_job("key");
-  sys::manual_time t;
+// Two endpoints of one job whose process 0 stamps key 0x1111 while process 1
+// expects 0x2222 (or, with check_key false, accepts anything).
+template <class Card>
+struct mismatched_keys {
+  sys::manual_time time;
   am::endpoint_config c0, c1;
-  c0.card.job = c1.card.job = job;
-  c0.card.nprocs = c1.card.nprocs = 2;
-  c0.card.my_proc = 0;
-  c1.card.my_proc = 1;
-  c0.key = 0x1111;
-  c1.key = 0x2222;
-  c0.manual_time = c1.manual_time = &t;
-  c0.give_up_ns = c1.give_up_ns = 50'000'000;
-  am::endpoint<TypeParam> e0(c0), e1(c1);
-  e0.connect_all();
-  e1.connect_all();
+  std::unique_ptr<am::endpoint<Card>> e0, e1;
   observed s0, s1;
-  handlers<TypeParam>::install(e0, s0);
-  handlers<TypeParam>::install(e1, s1);
+  explicit mismatched_keys(bool check_key) {
+    c0.card.job = c1.card.job = unique_job("key");
+    c0.card.nprocs = c1.card.nprocs = 2;
+    c1.card.my_proc = 1;
+    c0.key = 0x1111;
+    c1.key = 0x2222;
+    c1.key_check = check_key;
+    c0.manual_time = c1.manual_time = &time;
+    c0.give_up_ns = c1.give_up_ns = 50'000'000;
+    e0 = std::make_unique<am::endpoint<Card>>(c0);
+    e1 = std::make_unique<am::endpoint<Card>>(c1);
+    e0->connect_all();
+    e1->connect_all();
+    handlers<Card>::install(*e0, s0);
+    handlers<Card>::install(*e1, s1);
+  }
+};
+
+TYPED_TEST(protocol, wrong_key_is_rejected_and_counted) {
+  mismatched_keys<TypeParam> k(true);
   const uint64_t w[4] = {1, 0, 0, 0};
-  ASSERT_EQ(e0.request_4(1, h_add, w, false), hpam::status::ok);
-  (void)e1.poll();
-  EXPECT_EQ(e1.peer_counters(0).key_rejections, 1u);
-  EXPECT_EQ(s1.counter, 0u);
+  ASSERT_EQ(k.e0->request_4(1, h_add, w, false), hpam::status::ok);
+  (void)k.e1->poll();
+  EXPECT_EQ(k.e1->peer_counters(0).key_rejections, 1u);
+  EXPECT_EQ(k.s1.counter, 0u);
   // Never answered: retransmitted, each time rejected, finally given up on.
   hpam::status st = hpam::status::ok;
   for (int i = 0; i < 100 && st == hpam::status::ok; ++i) {
-    t.advance(2'000'000);
-    st = e0.poll();
-    (void)e1.poll();
+    k.time.advance(2'000'000);
+    st = k.e0->poll();
+    (void)k.e1->poll();
   }
   EXPECT_EQ(st, hpam::status::peer_unreachable);
-  EXPECT_GT(e1.peer_counters(0).key_rejections, 1u);
-  EXPECT_EQ(s1.counter, 0u);
+  EXPECT_GT(k.e1->peer_counters(0).key_rejections, 1u);
+  EXPECT_EQ(k.s1.counter, 0u);
 }
 
 TYPED_TEST(protocol, key_check_off_accepts_any_key) {
-  const std::string job = unique_job("nokey");
-  am::endpoint_config c0, c1;
-  c0.card.job = c1.card.job = job;
-  c0.card.nprocs = c1.card.nprocs = 2;
-  c1.card.my_proc = 1;
-  c0.key = 0x1111;
-  c1.key = 0x2222;
-  c1.key_check = false;
-  am::endpoint<TypeParam> e0(c0), e1(c1);
-  e0.connect_all();
-  e1.connect_all();
-  observed s0, s1;
-  handlers<TypeParam>::install(e0, s0);
-  handlers<TypeParam>::install(e1, s1);
+  mismatched_keys<TypeParam> k(false);
   const uint64_t w[4] = {3, 0, 0, 0};
-  ASSERT_EQ(e0.request_4(1, h_add, w, false), hpam::status::ok);
-  (void)e1.poll();
-  EXPECT_EQ(s1.counter, 3u);
-  EXPECT_EQ(e1.peer_counters(0).key_rejections, 0u);
+  ASSERT_EQ(k.e0->request_4(1, h_add, w, false), hpam::status::ok);
+  (void)k.e1->poll();
+  EXPECT_EQ(k.s1.counter, 3u);
+  EXPECT_EQ(k.e1->peer_counters(0).key_rejections, 0u);
 }
 
-TYPED_TEST(protocol, request_handler_may_not_send_requests) {
+// In a request handler: sending a request (mode 0), a second reply (mode 1)
+// and polling (mode 2) are each refused and counted.
+TYPED_TEST(protocol, request_handler_rules_are_enforced) {
   this->start({});
   auto& j = *this->job_;
-  const uint64_t w[4] = {0, 0, 0, 0};
-  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
-  ASSERT_TRUE(this->settle());
-  EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation);
-  EXPECT_EQ(j[1].totals().rule_violations, 1u);
-}
-
-TYPED_TEST(protocol, request_handler_may_reply_only_once) {
-  this->start({});
-  auto& j = *this->job_;
-  const uint64_t w[4] = {1, 0, 0, 0};
-  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
-  ASSERT_TRUE(this->settle());
-  EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation);
-}
-
-TYPED_TEST(protocol, poll_from_handler_is_refused) {
-  this->start({});
-  auto& j = *this->job_;
-  const uint64_t w[4] = {2, 0, 0, 0};
-  ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
-  ASSERT_TRUE(this->settle());
-  EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation);
+  for (uint64_t mode = 0; mode < 3; ++mode) {
+    this->seen_[1].rule_status = hpam::status::ok;
+    const uint64_t w[4] = {mode, 0, 0, 0};
+    ASSERT_EQ(j[0].request_4(1, h_bad_request, w, false), hpam::status::ok);
+    ASSERT_TRUE(this->settle());
+    EXPECT_EQ(this->seen_[1].rule_status, hpam::status::rule_violation) << "mode " << mode;
+    EXPECT_EQ(j[1].totals().rule_violations, mode + 1);
+  }
 }
 
 TYPED_TEST(protocol, reply_handler_may_not_send) {

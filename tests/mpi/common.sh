@@ -40,6 +40,21 @@ expect_ok() {
 faults="--mca btl_hpam_fault_drop 0.01 --mca btl_hpam_fault_duplicate 0.01 \
 --mca btl_hpam_fault_corrupt 0.01 --mca btl_hpam_fault_reorder 0.02 --mca btl_hpam_timeout_us 200"
 
+# matrix PROGRAM: at 2, 3 and 4 ranks on both NIC models, then at 2 and 4
+# ranks with faults injected.
+matrix() {
+  local prog=$1 nic np
+  for nic in medusa hamlyn; do
+    for np in 2 3 4; do
+      expect_ok "$prog np=$np nic=$nic" "$np" "$nic" "$prog"
+    done
+    for np in 2 4; do
+      # shellcheck disable=SC2086
+      expect_ok "$prog np=$np nic=$nic with faults" "$np" "$nic" "$prog" $faults
+    done
+  done
+}
+
 finish() {
   echo "$failures failure(s)"
   [ "$failures" -eq 0 ]
