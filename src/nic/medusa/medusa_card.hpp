@@ -223,6 +223,7 @@ inline void medusa_card::deliver(int dest, const std::byte* packet, uint32_t len
   // Room by construction: RX_READY holds every inbound block and only its
   // owner releases them (see mpmc_fifo::push_unchecked).
   p.rx_ready->push_unchecked(medusa::encode_entry(blk, length));
+  p.rx_free->prefetch_pop();  // the next packet to dest takes the next free block
 }
 
 inline bool medusa_card::receive(rx_packet& p) noexcept {
