@@ -6,7 +6,10 @@
 // round trips to get instructions per round trip, repeatably on a noisy
 // machine.
 //
-//   am_cost [--iters N] [--no-crc] [--no-key-check] [--depth D] [--nic medusa]
+// --raw measures the card alone: a 64-byte packet each way through two
+// Medusa cards (launch, receive, release), no protocol: the "basic" row.
+//
+//   am_cost [--iters N] [--no-crc] [--no-key-check] [--depth D] [--raw]
 #include <unistd.h>
 
 #include <cstdio>
@@ -57,6 +60,36 @@ int run(const hpam::am::endpoint_config& base, long iters) {
   return 0;
 }
 
+int run_raw(const hpam::am::endpoint_config& base, long iters) {
+  using hpam::nic::medusa_card;
+  hpam::nic::card_setup s = base.card;
+  s.tx_blocks = 1;
+  s.rx_blocks = 2;
+  auto s1 = s;
+  s1.my_proc = 1;
+  medusa_card c0(s), c1(s1);
+  c0.attach_peer(1);
+  c1.attach_peer(0);
+  uint32_t b0, b1;
+  if (!c0.claim_tx_block(b0) || !c1.claim_tx_block(b1)) return 3;
+  std::memset(c0.tx_block(b0), 1, 64);
+  std::memset(c1.tx_block(b1), 2, 64);
+  hpam::nic::rx_packet p;
+  hpam::sys::clock clk;
+  const uint64_t t0 = clk.now_ns();
+  for (long i = 0; i < iters; ++i) {
+    c0.launch(1, b0, 64);
+    if (!c1.receive(p) || !p.crc_ok) return 4;
+    c1.release(p);
+    c1.launch(0, b1, 64);
+    if (!c0.receive(p) || !p.crc_ok) return 5;
+    c0.release(p);
+  }
+  std::printf("%ld raw card round trips, %.1f ns each (one core, both ends)\n", iters,
+              static_cast<double>(clk.now_ns() - t0) / static_cast<double>(iters));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,10 +97,12 @@ int main(int argc, char** argv) {
   c.card.job = "cost-" + std::to_string(getpid());
   c.card.nprocs = 2;
   long iters = 1'000'000;
+  bool raw = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc) iters = std::atol(argv[++i]);
     else if (a == "--no-crc") c.card.crc = false;
+    else if (a == "--raw") raw = true;
     else if (a == "--no-key-check") c.key_check = false;
     else if (a == "--depth" && i + 1 < argc) c.depth = static_cast<uint32_t>(std::atoi(argv[++i]));
     else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "medusa") ++i;
@@ -76,7 +111,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const int rc = run<hpam::nic::medusa_card>(c, iters);
+  const int rc = raw ? run_raw(c, iters) : run<hpam::nic::medusa_card>(c, iters);
   if (rc) std::fprintf(stderr, "am_cost: failed (%d)\n", rc);
   return rc;
 }

@@ -4,3 +4,11 @@ bench_mpi_pingpong_SOURCES = bench/mpi_pingpong.c
 bench_mpi_pingpong_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
 bench_mpi_pingpong_LDADD = $(MPI_LIBS)
 dist_noinst_SCRIPTS += bench/mpi_compare.sh
+
+noinst_PROGRAMS += bench/mpi_rma_lat bench/mpi_msgrate
+bench_mpi_rma_lat_SOURCES = bench/mpi_rma_lat.c
+bench_mpi_rma_lat_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+bench_mpi_rma_lat_LDADD = $(MPI_LIBS)
+bench_mpi_msgrate_SOURCES = bench/mpi_msgrate.c
+bench_mpi_msgrate_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+bench_mpi_msgrate_LDADD = $(MPI_LIBS)

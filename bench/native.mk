@@ -6,3 +6,13 @@ bench_am_bench_LDADD = src/libhpam_core.la
 noinst_PROGRAMS += bench/am_cost
 bench_am_cost_SOURCES = bench/am_cost.cpp
 bench_am_cost_LDADD = src/libhpam_core.la
+
+noinst_PROGRAMS += bench/am_logp
+bench_am_logp_SOURCES = bench/am_logp.cpp
+bench_am_logp_LDADD = src/libhpam_core.la
+
+dist_noinst_SCRIPTS += bench/run bench/report.py
+EXTRA_DIST += bench/plots.gp
+bench: all
+	$(top_srcdir)/bench/run --build $(abs_top_builddir)
+.PHONY: bench

@@ -1,0 +1,22 @@
+# Plots for bench/RESULTS.md; run in bench/results after bench/report.py.
+set terminal pngcairo size 900,600 noenhanced
+set logscale x 2
+set grid
+set key top left
+set output "mpi_latency.png"
+set title "MPI ping-pong one-way latency"
+set xlabel "message size (bytes)"
+set ylabel "latency (us)"
+set logscale y 10
+plot for [i=2:5] "mpi_latency.dat" using 1:i with linespoints title word("vader tcp hpam-medusa hpam-hamlyn", i-1)
+set output "mpi_bandwidth.png"
+set title "MPI streaming bandwidth (64 messages in flight)"
+set ylabel "bandwidth (MB/s)"
+plot for [i=2:5] "mpi_bandwidth.dat" using 1:i with linespoints title word("vader tcp hpam-medusa hpam-hamlyn", i-1)
+unset logscale
+set output "logp_signature.png"
+set title "LogP signature: time per message with a delay after each send (native AM)"
+set xlabel "delay after each send (us)"
+set ylabel "time per message (us)"
+plot "signature_medusa.dat" using 1:2 with linespoints title "medusa", \
+     "signature_hamlyn.dat" using 1:2 with linespoints title "hamlyn"

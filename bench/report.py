@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Turns bench/results/*.csv (written by bench/run) into bench/RESULTS.md and
+the data files bench/plots.gp draws. Medians across runs; ratios to vader."""
+import csv
+import glob
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+out, results_md, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+quick = len(sys.argv) > 4
+T = ["vader", "tcp", "hpam-medusa", "hpam-hamlyn"]
+
+
+def rows(path):
+    with open(path) as f:
+        return list(csv.reader(f))
+
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def fmt(x, d=2):
+    return "n/a" if x is None else f"{x:.{d}f}"
+
+
+# MPI ping-pong: {transport: {(kind, bytes): median}}
+mpi = {}
+for t in T:
+    acc = {}
+    for p in glob.glob(os.path.join(out, f"mpi_{t}_*.csv")):
+        for r in rows(p)[1:]:
+            acc.setdefault((r[0], int(r[1])), []).append(float(r[2]))
+    mpi[t] = {k: statistics.median(v) for k, v in acc.items()}
+
+
+def rinf_nhalf(bw):
+    """R_inf = best bandwidth; N_half = smallest size reaching half of it."""
+    if not bw:
+        return None, None
+    rinf = max(bw.values())
+    nh = min(s for s, v in bw.items() if v >= rinf / 2)
+    return rinf, nh
+
+
+native = {}
+for nic in ["medusa", "hamlyn"]:
+    p = os.path.join(out, f"native_{nic}.csv")
+    if os.path.exists(p):
+        d = {"bw": {}}
+        for r in rows(p)[1:]:
+            if r[0] == "rtt_ns":
+                d["rtt"] = float(r[2])
+            else:
+                d["bw"][int(r[1])] = float(r[2])
+        native[nic] = d
+
+logp = {}
+for nic in ["medusa", "hamlyn"]:
+    p = os.path.join(out, f"logp_native_{nic}.csv")
+    if os.path.exists(p):
+        params, sig = {}, []
+        for r in rows(p):
+            if len(r) == 2 and r[0] not in ("param",):
+                params[r[0]] = float(r[1])
+            elif len(r) == 3 and r[0] == "signature" and r[1] != "delay_ns":
+                sig.append((float(r[1]), float(r[2])))
+        logp[nic] = (params, sig)
+        with open(os.path.join(out, f"signature_{nic}.dat"), "w") as f:
+            for d, v in sig:
+                f.write(f"{d / 1000:.3f} {v / 1000:.4f}\n")
+
+L = []
+L.append("# hpam benchmark results\n")
+L.append(f"Produced by `bench/run{' --quick' if quick else ''}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+         f"every figure is a median ({runs} mpirun run(s) per transport, repetitions inside each).\n")
+L.append("## Machine\n")
+cpu = sh("lscpu | sed -n 's/^Model name: *//p'")
+hyper = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'") or "no hypervisor"
+ompi = sh("ompi_info --version | head -1 | sed 's/.*v//'")
+L.append(f"* CPU: {cpu}, {os.cpu_count()} cores ({hyper})")
+L.append(f"* Kernel: {platform.release()}; Open MPI {ompi}")
+L.append("* The machine is shared and noisy; ratios were measured in the same run.\n")
+
+L.append("## Native active messages (HPAM Figures 7 and 8)\n")
+L.append("| card | 4-word round trip (µs) | R∞ (MB/s) | N½ (bytes) |")
+L.append("|---|---|---|---|")
+for nic, d in native.items():
+    rinf, nh = rinf_nhalf(d["bw"])
+    L.append(f"| {nic} | {fmt(d.get('rtt', 0) / 1000, 3)} | {fmt(rinf, 0)} | {nh} |")
+L.append("| HPAM on Medusa, 1995 (paper) | 29 | 12 | 176 |\n")
+L.append("N½ is the smallest measured size whose bandwidth reaches R∞/2 (sizes double from 16 B "
+         "to the block size), so it is an upper bound at power-of-two resolution.\n")
+
+L.append("## LogP parameters (HP-LAM Table 4.2 layout), µs\n")
+cols = [f"hpam {n} (native)" for n in logp] + ["HP-LAM", "Sun-LAM SS-20", "Sun-LAM Ultra-1",
+                                                 "Intel Paragon", "Meiko CS-2"]
+published = {"RTT": [28.1, 31.0, 25.0, 20.0, 20.9], "BW (MB/s)": [24, 20, 38, 145, 45],
+             "L": [5.3, 11.2, 5.5, 6.5, 7.5], "o_s": [2.9, 2.0, 2.0, 1.4, 1.7],
+             "o_r": [5.8, 2.6, 5.0, 2.2, 1.6], "g": [8.7, 12.4, 7.0, 7.6, 13.6]}
+key = {"RTT": "rtt", "L": "L", "o_s": "os", "o_r": "or", "g": "g"}
+L.append("| | " + " | ".join(cols) + " |")
+L.append("|---" * (len(cols) + 1) + "|")
+for row, pub in published.items():
+    ours = []
+    for nic, (params, _) in logp.items():
+        if row == "BW (MB/s)":
+            ours.append(fmt(rinf_nhalf(native.get(nic, {"bw": {}})["bw"])[0], 0))
+        else:
+            ours.append(fmt(params.get(key[row], 0) / 1000, 3))
+    L.append(f"| {row} | " + " | ".join(ours + [str(x) for x in pub]) + " |")
+L.append("\nMethod (bench/am_logp.cpp): o_s = time per request in a burst of back-to-back "
+         "sends that never stalls (D = 64); g = time per message in a saturating stream; the "
+         "signature T(Δ) inserts a delay Δ after each send, and o_r = g − o_s − Δ*, where Δ* is "
+         "the last Δ at which T stays within 5% of g; L = RTT/2 − o_s − o_r. The signature plot "
+         "is results/logp_signature.png. MPI-level LogP is not measured yet.\n")
+
+cost = {r[0]: (float(r[1]), int(r[2])) for r in rows(os.path.join(out, "cost.csv"))[1:]}
+if cost:
+    def half(a, b=None):
+        ns = (cost[a][0] - (cost[b][0] if b else 0)) / 2
+        ins = (cost[a][1] - (cost[b][1] if b else 0)) // 2
+        return ns, ins
+    feat = [("Basic: card only (launch, receive, release), no CRC", half("raw_no_crc"), 317),
+            ("Flow control / reliability: the HPAM protocol", half("protocol_no_crc_no_key", "raw_no_crc"), 245),
+            ("Protection: job key check", half("protocol_no_crc", "protocol_no_crc_no_key"), 219),
+            ("CRC32C (the FDDI checksum's role)", half("raw_crc", "raw_no_crc"), 215),
+            ("Total, full protocol", half("protocol_full"), 996)]
+    L.append("## Cost by feature (HPAM Table 2), per send + receive of a 4-word message\n")
+    L.append("| feature | ns | instructions | HPAM 1995 (cycles) |")
+    L.append("|---|---|---|---|")
+    for name, (ns, ins), cyc in feat:
+        L.append(f"| {name} | {ns:.1f} | {ins} | {cyc} |")
+    L.append("\nBoth endpoints run in one process on one core (bench/am_cost), so these are CPU "
+             "costs without cross-core cache traffic; a round trip is two send+receive pairs. "
+             "Instructions: `valgrind --tool=callgrind`, difference of 20,000 and 10,000 round "
+             "trips, repeatable on a noisy machine. Flow control and reliability cannot be "
+             "switched off in the protocol, so that row is the protocol minus the bare card.\n")
+
+L.append("## MPI latency (µs, one way) and bandwidth (MB/s) against message size\n")
+sizes = sorted({k[1] for t in T for k in mpi[t] if k[0] == "latency_us"})
+L.append("| bytes | " + " | ".join(T) + " | " + " | ".join(f"{t}/vader" for t in T[1:]) + " |")
+L.append("|---" * (2 * len(T)) + "|")
+lat_dat = open(os.path.join(out, "mpi_latency.dat"), "w")
+for s in sizes:
+    v = [mpi[t].get(("latency_us", s)) for t in T]
+    r = [fmt(x / v[0]) if x and v[0] else "n/a" for x in v[1:]]
+    L.append(f"| {s} | " + " | ".join(fmt(x, 3) for x in v) + " | " + " | ".join(r) + " |")
+    lat_dat.write(f"{max(s, 1)} " + " ".join(str(x or 'nan') for x in v) + "\n")
+lat_dat.close()
+bsizes = sorted({k[1] for t in T for k in mpi[t] if k[0] == "bandwidth_MBps"})
+L.append("\n| bytes | " + " | ".join(T) + " | " + " | ".join(f"{t}/vader" for t in T[1:]) + " |")
+L.append("|---" * (2 * len(T)) + "|")
+bw_dat = open(os.path.join(out, "mpi_bandwidth.dat"), "w")
+for s in bsizes:
+    v = [mpi[t].get(("bandwidth_MBps", s)) for t in T]
+    r = [fmt(x / v[0]) if x and v[0] else "n/a" for x in v[1:]]
+    L.append(f"| {s} | " + " | ".join(fmt(x, 0) for x in v) + " | " + " | ".join(r) + " |")
+    bw_dat.write(f"{s} " + " ".join(str(x or 'nan') for x in v) + "\n")
+bw_dat.close()
+L.append("\n| transport | R∞ (MB/s) | N½ (bytes) |")
+L.append("|---|---|---|")
+for t in T:
+    rinf, nh = rinf_nhalf({k[1]: v for k, v in mpi[t].items() if k[0] == "bandwidth_MBps"})
+    L.append(f"| {t} | {fmt(rinf, 0)} | {nh} |")
+L.append("\nN½ here is over the sizes measured (bandwidth is measured from 1 KiB up).\n")
+
+mr = rows(os.path.join(out, "msgrate.csv"))[1:]
+L.append("## Message rate, 64 messages in flight (8 bytes, one pair)\n")
+L.append("| transport | million messages/s |")
+L.append("|---|---|")
+for r in mr:
+    L.append(f"| {r[0]} | {r[2]} |")
+L.append("")
+
+fl = rows(os.path.join(out, "faults.csv"))[1:]
+L.append("## MPI over hpam-medusa under loss\n")
+L.append("Each loss rate applies to drops and to corruptions (caught by the CRC) alike; "
+         "retransmission timeout 100 µs.\n")
+L.append("| loss | 8 B latency (µs) | 4 KiB latency (µs) | 4 KiB bandwidth (MB/s) |")
+L.append("|---|---|---|---|")
+byloss = {}
+for r in fl:
+    byloss.setdefault(r[0], {})[(r[1], int(r[2]))] = float(r[3])
+for p, d in byloss.items():
+    L.append(f"| {p} | {fmt(d.get(('latency_us', 8)), 3)} | {fmt(d.get(('latency_us', 4096)), 3)} | "
+             f"{fmt(d.get(('bandwidth_MBps', 4096)), 0)} |")
+L.append("")
+
+L.append("## MPI RMA latency on MPI_Win_create windows (µs per operation + flush)\n")
+rma = {t: {(r[0], int(r[1])): float(r[2]) for r in rows(os.path.join(out, f"rma_{t}.csv"))[1:]}
+       for t in ["vader", "hpam-medusa", "hpam-hamlyn"] if os.path.exists(os.path.join(out, f"rma_{t}.csv"))}
+ops = sorted({k for t in rma for k in rma[t]}, key=lambda k: (k[0], k[1]))
+L.append("| operation | bytes | " + " | ".join(rma) + " | hpam-medusa/vader |")
+L.append("|---|---|" + "---|" * (len(rma) + 1))
+for k in ops:
+    v = [rma[t].get(k) for t in rma]
+    ratio = fmt(rma.get("hpam-medusa", {}).get(k, 0) / rma["vader"][k]) if "vader" in rma and rma["vader"].get(k) else "n/a"
+    L.append(f"| {k[0]} | {k[1]} | " + " | ".join(fmt(x, 3) for x in v) + f" | {ratio} |")
+L.append("")
+
+L.append("## Targets\n")
+small = [mpi["hpam-medusa"].get(("latency_us", s), 0) / mpi["vader"].get(("latency_us", s), 1) for s in (0, 8)
+         if ("latency_us", s) in mpi["vader"]]
+bw1m = [mpi[t].get(("bandwidth_MBps", 1048576), 0) / mpi["vader"].get(("bandwidth_MBps", 1048576), 1)
+        for t in ("hpam-medusa", "hpam-hamlyn") if ("bandwidth_MBps", 1048576) in mpi["vader"]]
+rtt = native.get("medusa", {}).get("rtt", 0) / 1000
+L.append(f"* MPI small-message latency over hpam ≤ 1.25× vader: **{fmt(max(small) if small else None)}×** "
+         f"({'met' if small and max(small) <= 1.25 else 'not met'}).")
+L.append(f"* 1 MiB bandwidth ≥ 0.9× vader: **{fmt(min(bw1m) if bw1m else None)}×** "
+         f"({'met' if bw1m and min(bw1m) >= 0.9 else 'not met'}).")
+L.append(f"* Native 4-word round trip under 0.5 µs: **{fmt(rtt, 3)} µs** "
+         f"({'met' if rtt and rtt < 0.5 else 'not met'}).")
+L.append("\nWhere short: per message the Medusa path crosses cores on more cache lines than vader "
+         "(the sender reads the destination's RX_FREE cell and writes its RX_READY cell and block; "
+         "the receiver reads RX_READY then the block, two dependent misses, and releases the block), "
+         "each packet is answered by an acknowledgement, and a send + receive costs about 900 "
+         "instructions on one core (table above, callgrind). Large messages go by single-copy "
+         "deposit (process_vm_readv), as vader's CMA path does, and reach parity.\n")
+L.append("Plots: results/mpi_latency.png, results/mpi_bandwidth.png, results/logp_signature.png.\n")
+with open(results_md, "w") as f:
+    f.write("\n".join(L))
