@@ -12,3 +12,7 @@ bench_mpi_rma_lat_LDADD = $(MPI_LIBS)
 bench_mpi_msgrate_SOURCES = bench/mpi_msgrate.c
 bench_mpi_msgrate_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
 bench_mpi_msgrate_LDADD = $(MPI_LIBS)
+noinst_PROGRAMS += bench/mpi_logp
+bench_mpi_logp_SOURCES = bench/mpi_logp.c
+bench_mpi_logp_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+bench_mpi_logp_LDADD = $(MPI_LIBS)

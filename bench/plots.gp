@@ -15,8 +15,10 @@ set ylabel "bandwidth (MB/s)"
 plot for [i=2:5] "mpi_bandwidth.dat" using 1:i with linespoints title word("vader tcp hpam-medusa hpam-hamlyn", i-1)
 unset logscale
 set output "logp_signature.png"
-set title "LogP signature: time per message with a delay after each send (native AM)"
+set title "LogP signature: time per message with a delay after each send"
 set xlabel "delay after each send (us)"
 set ylabel "time per message (us)"
-plot "signature_medusa.dat" using 1:2 with linespoints title "medusa", \
-     "signature_hamlyn.dat" using 1:2 with linespoints title "hamlyn"
+plot "signature_logp_native_medusa.dat" using 1:2 with linespoints title "native medusa", \
+     "signature_logp_native_hamlyn.dat" using 1:2 with linespoints title "native hamlyn", \
+     "signature_logp_mpi_vader.dat" using 1:2 with linespoints title "MPI vader", \
+     "signature_logp_mpi_hpam-medusa.dat" using 1:2 with linespoints title "MPI hpam-medusa"
