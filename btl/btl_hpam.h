@@ -50,6 +50,7 @@ typedef struct mca_btl_hpam_params_t {
     int verbose;               /* 0 quiet .. 100 everything */
     bool stats;                /* per-peer statistics at finalize */
     bool defer_acks;           /* empty acks after the next send or poll */
+    int receive_budget;        /* most packets per progress call */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */

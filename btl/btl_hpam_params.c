@@ -43,6 +43,7 @@ int mca_btl_hpam_params_register(void)
     P->verbose = 0;
     P->stats = false;
     P->defer_acks = true;
+    P->receive_budget = 1;
 
     const struct {
         const char *name, *help;
@@ -92,6 +93,8 @@ int mca_btl_hpam_params_register(void)
          OPAL_INFO_LVL_9, &P->verbose},
         {"stats", "Print per-peer protocol statistics at finalize", MCA_BASE_VAR_TYPE_BOOL,
          OPAL_INFO_LVL_4, &P->stats},
+        {"receive_budget", "Most packets one progress call handles; 1 returns to Open MPI after each packet, keeping acknowledgements off the critical path (1-65536)", MCA_BASE_VAR_TYPE_INT,
+         OPAL_INFO_LVL_6, &P->receive_budget},
         {"defer_acks", "Launch empty acknowledgements after the next send or poll instead of at once (keeps them off the critical path)",
          MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &P->defer_acks},
     };
@@ -146,6 +149,7 @@ int mca_btl_hpam_params_check(void)
     bad |= bad_int("fault_delay_us", P->fault_delay_us, 0, 10000000);
     bad |= bad_int("attach_timeout_ms", P->attach_timeout_ms, 1, 3600000);
     bad |= bad_int("verbose", P->verbose, 0, 100);
+    bad |= bad_int("receive_budget", P->receive_budget, 1, 65536);
     bad |= bad_probability("fault_drop", P->fault_drop);
     bad |= bad_probability("fault_duplicate", P->fault_duplicate);
     bad |= bad_probability("fault_corrupt", P->fault_corrupt);
@@ -177,4 +181,5 @@ void mca_btl_hpam_params_to_config(hpam_config_t *cfg)
     cfg->fault_seed = P->fault_seed;
     cfg->poll_on_send = 0; /* the BTL polls from component progress only */
     cfg->defer_acks = P->defer_acks;
+    cfg->receive_budget = (uint32_t) P->receive_budget;
 }

@@ -75,6 +75,7 @@ typedef struct hpam_config {
   uint64_t fault_seed;        /* generator seed (default 1); mixed with my_proc            */
   int poll_on_send;           /* poll once after each send, as HPAM_4 does (default 1)    */
   int defer_acks;             /* launch empty acks after the next send or poll (default 0) */
+  uint32_t receive_budget;    /* most packets one poll handles (default 64)               */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);

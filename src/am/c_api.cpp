@@ -61,6 +61,7 @@ endpoint_config from_c_config(const hpam_config_t& c) {
   e.key_check = c.key_check != 0;
   e.key = c.key;
   e.defer_acks = c.defer_acks != 0;
+  e.receive_budget = c.receive_budget;
   return e;
 }
 
@@ -87,6 +88,7 @@ void hpam_config_init(hpam_config_t* c) {
   c->fault_delay_ns = 100'000;
   c->fault_seed = 1;
   c->poll_on_send = 1;
+  c->receive_budget = 64;
 }
 
 int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {

@@ -43,15 +43,21 @@ int main(int argc, char **argv)
         if (rank == 0) MPI_Send(buf, sizeof buf, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
         if (rank == 1) MPI_Recv(buf, sizeof buf, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    /* Acknowledgements come back asynchronously: poll (through barriers) until
+     * they have, a bounded number of times. */
     unsigned long sent = 0, replies = 0;
-    for (int k = 0; k < found; ++k) {
-        unsigned long v = 0;
-        CHECK(MPI_T_pvar_read(session, handles[k], &v) == MPI_SUCCESS, "read %s", names[k]);
-        if (!strcmp(names[k], "btl_hpam_requests_sent")) sent = v;
-        if (!strcmp(names[k], "btl_hpam_replies_received")) replies = v;
-        MPI_T_pvar_handle_free(session, &handles[k]);
+    for (int round = 0, done = 0; !done && round < 1000; ++round) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < found; ++k) {
+            unsigned long v = 0;
+            CHECK(MPI_T_pvar_read(session, handles[k], &v) == MPI_SUCCESS, "read %s", names[k]);
+            if (!strcmp(names[k], "btl_hpam_requests_sent")) sent = v;
+            if (!strcmp(names[k], "btl_hpam_replies_received")) replies = v;
+        }
+        done = rank != 0 || (sent >= 100 && replies >= 100);
+        MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
+    for (int k = 0; k < found; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
     if (rank == 0) CHECK(sent >= 100 && replies >= 100, "requests_sent %lu, replies_received %lu", sent, replies);
     MPI_T_pvar_session_free(&session);
     if (rank == 0) printf("mpi_pvars: ok, %d variables, requests_sent %lu\n", found, sent);
