@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sys/shared_segment.hpp"
 #include "sys/status.hpp"
 
 namespace hpam::am {
@@ -99,6 +100,7 @@ int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
   if (!ep) return fail(HPAM_ERR_NO_RESOURCE, "hpam_ep_create: out of memory");
   ep->poll_on_send = cfg->poll_on_send != 0;
   try {
+    hpam::sys::remove_stale_segments();  // left by killed runs of any card type
     const auto ecfg = hpam::am::from_c_config(*cfg);
     if (nic == "medusa")
       ep->impl = hpam::am::create_medusa_endpoint(ecfg, &ep->ops, ep);

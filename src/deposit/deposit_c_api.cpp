@@ -8,6 +8,7 @@
 #include "am/c_api.hpp"
 #include "deposit/deposit.hpp"
 #include "hpam_deposit.h"
+#include "sys/shared_segment.hpp"
 
 static_assert(sizeof(hpam::deposit::ticket) == HPAM_TICKET_BYTES);
 
@@ -55,6 +56,7 @@ int hpam_dep_create(const hpam_dep_config_t* c, hpam_dep_t** out) {
   s.packet_size = c->packet_size;
   s.attach_timeout_ms = c->attach_timeout_ms;
   try {
+    hpam::sys::remove_stale_segments();  // left by killed runs
     *out = new hpam_dep(s);
   } catch (const std::invalid_argument& e) {
     dep_error = e.what();
