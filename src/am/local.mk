@@ -1,5 +1,5 @@
 # am: the HPAM all-to-all D-way request-reply protocol and the C API.
-include_HEADERS += include/hpam_am.h
+include_HEADERS += src/include/hpam_am.h
 src_libhpam_core_la_SOURCES += \
   src/am/packet.hpp src/am/descriptor.hpp src/am/counters.hpp src/am/token.hpp \
   src/am/config.hpp src/am/config.cpp \

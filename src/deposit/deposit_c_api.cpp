@@ -1,4 +1,4 @@
-// The C API of include/hpam_deposit.h over deposit::endpoint. No exception
+// The C API of src/include/hpam_deposit.h over deposit::endpoint. No exception
 // crosses this boundary.
 #include <cstring>
 #include <new>
