@@ -159,10 +159,8 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     }
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
-    if (m->btl_max_send_size > max_bulk || 0 == m->btl_max_send_size) m->btl_max_send_size = max_bulk;
-    if (m->btl_eager_limit > m->btl_max_send_size) m->btl_eager_limit = m->btl_max_send_size;
-    if (m->btl_rndv_eager_limit > m->btl_max_send_size) m->btl_rndv_eager_limit = m->btl_max_send_size;
-    if (OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) {
+    if (OPAL_SUCCESS != mca_btl_hpam_params_fit_sizes(m, max_bulk) ||
+        OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) {
         (void) hpam_ep_destroy(c->ep);
         c->ep = NULL;
         return NULL;

@@ -18,5 +18,13 @@ check_bad() {
 check_bad "depth 0" "btl_hpam_depth = 0: valid range is \[1, 64\]" --mca btl_hpam_depth 0
 check_bad "block size 1000" "btl_hpam_block_size = 1000: valid values are powers of two" --mca btl_hpam_block_size 1000
 check_bad "fault_drop 2" "btl_hpam_fault_drop = 2: valid range is \[0, 1\]" --mca btl_hpam_fault_drop 2
+check_bad "eager_limit above the packet" "btl_hpam_eager_limit = 100000: valid range is \[1, [0-9]*\]" --mca btl_hpam_eager_limit 100000
+check_bad "max_send_size above the packet" "btl_hpam_max_send_size = 1000000: valid range is \[1, [0-9]*\]" --mca btl_hpam_max_send_size 1000000
+check_bad "give_up_ms -5 (one message, no follow-on error)" "btl_hpam_give_up_ms = -5: valid range is \[1, 3600000\]" --mca btl_hpam_give_up_ms -5
+if grep -q "btl_hpam_timeout_us" <<<"$out"; then
+  echo "FAIL: a bad give_up_ms also blamed timeout_us"; failures=$((failures + 1))
+fi
+# Sizes left at their defaults shrink to a smaller packet instead of failing.
+expect_ok "block_size 1024 with default sizes" 2 medusa mpi_p2p --mca btl_hpam_block_size 1024
 nic=token-ring check_bad "nic token-ring" "btl_hpam_nic = token-ring: valid values are medusa, hamlyn"
 finish
