@@ -1,8 +1,8 @@
 /*
  * MCA parameters of btl/hpam: every knob of the papers, each with a one-line
  * help, and their validation. A bad value is reported with the parameter's
- * full name and its valid range, and hpam then takes no part in the job
- * (Open MPI reports the peers it cannot reach and ends the job).
+ * full name and its valid range, and the component then ends the whole job
+ * through the runtime (btl_hpam_component.c), even when tcp could carry on.
  */
 #include "btl_hpam.h"
 
@@ -109,7 +109,7 @@ static bool bad_int(const char *name, long value, long lo, long hi)
 {
     if (value >= lo && value <= hi) return false;
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %ld: valid range is [%ld, %ld]; "
-                   "hpam will not be used", name, value, lo, hi);
+                   "the job ends", name, value, lo, hi);
     return true;
 }
 
@@ -117,7 +117,7 @@ static bool bad_power_of_two(const char *name, int value)
 {
     if (value >= 256 && value <= 65536 && 0 == (value & (value - 1))) return false;
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %d: valid values are powers of "
-                   "two in [256, 65536]; hpam will not be used", name, value);
+                   "two in [256, 65536]; the job ends", name, value);
     return true;
 }
 
@@ -125,7 +125,7 @@ static bool bad_probability(const char *name, double p)
 {
     if (p >= 0.0 && p <= 1.0) return false;
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %g: valid range is [0, 1]; "
-                   "hpam will not be used", name, p);
+                   "the job ends", name, p);
     return true;
 }
 
@@ -135,7 +135,7 @@ int mca_btl_hpam_params_check(void)
     bool bad = false;
     if (NULL == P->nic || (0 != strcmp(P->nic, "medusa") && 0 != strcmp(P->nic, "hamlyn"))) {
         opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_nic = %s: valid values are medusa, "
-                       "hamlyn; hpam will not be used", P->nic ? P->nic : "(null)");
+                       "hamlyn; the job ends", P->nic ? P->nic : "(null)");
         bad = true;
     }
     bad |= bad_int("depth", P->depth, 1, 64);
@@ -206,7 +206,7 @@ static bool fit_size(const char *name, size_t *value, size_t hi)
         return false;
     }
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %zu: valid range is [1, %zu] "
-                   "(the packet payload of btl_hpam_block_size = %d%s); hpam will not be used",
+                   "(the packet payload of btl_hpam_block_size = %d%s); the job ends",
                 name, *value, hi, P->block_size,
                 0 == strcmp(name, "max_send_size") ? "" : ", at most btl_hpam_max_send_size");
     return true;

@@ -16,6 +16,16 @@ check_bad() {
   fi
 }
 check_bad "depth 0" "btl_hpam_depth = 0: valid range is \[1, 64\]" --mca btl_hpam_depth 0
+# With tcp available too, the job must still end instead of running on over tcp.
+if out=$(timeout -k 5 60 "$MPIRUN" -np 2 --mca pml ob1 --mca btl hpam,tcp,self \
+           --mca mca_base_component_path "$component_path" --mca btl_hpam_depth 0 \
+           "$HPAM_BUILDDIR/tests/mpi/mpi_p2p" 2>&1); then
+  echo "FAIL: depth 0 with tcp available: the job succeeded"; failures=$((failures + 1))
+elif [ $? -ge 124 ] || ! grep -q "btl_hpam_depth = 0: valid range is \[1, 64\]" <<<"$out"; then
+  echo "FAIL: depth 0 with tcp available:"; echo "$out" | tail -n 20; failures=$((failures + 1))
+else
+  echo "PASS: depth 0 with tcp available"
+fi
 check_bad "block size 1000" "btl_hpam_block_size = 1000: valid values are powers of two" --mca btl_hpam_block_size 1000
 check_bad "fault_drop 2" "btl_hpam_fault_drop = 2: valid range is \[0, 1\]" --mca btl_hpam_fault_drop 2
 check_bad "eager_limit above the packet" "btl_hpam_eager_limit = 100000: valid range is \[1, [0-9]*\]" --mca btl_hpam_eager_limit 100000
