@@ -4,11 +4,12 @@ set logscale x 2
 set grid
 set key top left
 set output "mpi_latency.png"
-set title "MPI ping-pong one-way latency"
+set title "Ping-pong one-way latency: MPI and native active messages"
 set xlabel "message size (bytes)"
 set ylabel "latency (us)"
 set logscale y 10
-plot for [i=2:5] "mpi_latency.dat" using 1:i with linespoints title word("vader tcp hpam-medusa hpam-hamlyn", i-1)
+plot for [i=2:5] "mpi_latency.dat" using 1:i with linespoints title "MPI ".word("vader tcp hpam-medusa hpam-hamlyn", i-1), \
+     for [i=2:3] "native_latency.dat" using 1:i with linespoints dashtype 2 title "native AM ".word("medusa hamlyn", i-1)
 set output "mpi_bandwidth.png"
 set title "MPI streaming bandwidth (64 messages in flight)"
 set ylabel "bandwidth (MB/s)"
