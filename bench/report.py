@@ -95,6 +95,13 @@ hyper = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'") or "no hypervisor"
 ompi = sh("ompi_info --version | head -1 | sed 's/.*v//'")
 L.append(f"* CPU: {cpu}, {os.cpu_count()} cores ({hyper})")
 L.append(f"* Kernel: {platform.release()}; Open MPI {ompi}")
+floor = None
+fp = os.path.join(out, "line_pingpong.csv")
+if os.path.exists(fp):
+    floor = {r[0]: float(r[1]) for r in rows(fp)[1:]}.get("rtt_ns")
+    L.append(f"* Cache-line round trip between two processes (bench/line_pingpong: one line "
+             f"each way, nothing else): **{fmt(floor, 1)} ns**, the floor under any shared-memory "
+             "request/reply on this machine.")
 L.append("* The machine is shared and noisy; ratios were measured in the same run.\n")
 
 L.append("## Native active messages (HPAM Figures 7 and 8)\n")
@@ -294,6 +301,15 @@ if sends.get("vader") and sends.get("hpam-medusa"):
              f"hpam-medusa against {sends['vader']} over vader; the extra work is the emulated card "
              "(ring slots, block copy, RX_READY/RX_FREE handshakes), the request-reply protocol's "
              "bookkeeping and the CRC over the packet, in the shares listed above.")
+if floor and native.get("medusa", {}).get("rtt"):
+    nr = native["medusa"]["rtt"]
+    L.append(f"\nNative round trip against the hardware floor: the 4-word request/reply takes "
+             f"{fmt(nr, 0)} ns, {fmt(nr / floor, 1)}× the {fmt(floor, 0)} ns of a bare cache-line "
+             f"round trip; the instructions of a send + receive on one core are "
+             f"{fmt(cost['protocol_full'][0] if 'protocol_full' in cost else None, 0)} ns per round trip "
+             "(cost table, both endpoints on one core), so most of the remainder is cache-line "
+             f"traffic between the cores: about {fmt((nr - (cost['protocol_full'][0] if 'protocol_full' in cost else 0)) / (floor / 2), 0)} "
+             "one-way line transfers' worth per round trip, where the bare minimum is 2.")
 L.append("\nWhere short: per message the Medusa path crosses cores on more cache lines than vader "
          "(the sender reads the destination's RX_FREE cell and writes its RX_READY cell and block; "
          "the receiver reads RX_READY then the block, two dependent misses, and releases the block), "
