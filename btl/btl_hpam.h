@@ -130,6 +130,10 @@ extern mca_btl_hpam_module_t mca_btl_hpam_module;
 /* btl_hpam_params.c */
 int mca_btl_hpam_params_register(void);
 int mca_btl_hpam_params_check(void);
+/* Checks the BTL sizes (max_send_size, eager_limit, rndv_eager_limit)
+ * against the largest packet payload: defaults shrink to fit, values the
+ * user set too large are errors naming the parameter and range. */
+int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
 void mca_btl_hpam_params_to_config(hpam_config_t *cfg);
 
 /* btl_hpam_module.c */

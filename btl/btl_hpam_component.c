@@ -11,8 +11,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -111,6 +113,18 @@ static bool hpam_requested(void)
     return found;
 }
 
+/* The job asked for hpam with a bad parameter (each rank has printed which
+ * and its valid range): end the whole job through the runtime rather than
+ * run on without hpam (tcp would quietly take over) or fail later. */
+static void __attribute__((noreturn)) end_job_for_bad_parameters(void)
+{
+    static const char why[] = "btl/hpam: invalid MCA parameters (see above); "
+                              "`ompi_info --param btl hpam --level 9` lists them";
+    opal_output(0, "%s", why);
+    if (NULL != opal_pmix.abort) (void) opal_pmix.abort(1, why, NULL);
+    _exit(1); /* the runtime did not end us: still never run on */
+}
+
 /* The job id every process of the job on this node derives alike. */
 static void make_job_id(char *out, size_t len)
 {
@@ -135,7 +149,8 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
     mca_btl_base_module_t *m = &mca_btl_hpam_module.super;
     *num_btls = 0;
-    if (!hpam_requested() || OPAL_SUCCESS != mca_btl_hpam_params_check()) return NULL;
+    if (!hpam_requested()) return NULL;
+    if (OPAL_SUCCESS != mca_btl_hpam_params_check()) end_job_for_bad_parameters();
     if (0 == opal_process_info.num_local_peers) return NULL; /* nobody on this node to talk to */
     c->nlocal = opal_process_info.num_local_peers + 1;
     c->my_local_rank = opal_process_info.my_local_rank;
@@ -159,9 +174,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     }
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
-    if (m->btl_max_send_size > max_bulk || 0 == m->btl_max_send_size) m->btl_max_send_size = max_bulk;
-    if (m->btl_eager_limit > m->btl_max_send_size) m->btl_eager_limit = m->btl_max_send_size;
-    if (m->btl_rndv_eager_limit > m->btl_max_send_size) m->btl_rndv_eager_limit = m->btl_max_send_size;
+    if (OPAL_SUCCESS != mca_btl_hpam_params_fit_sizes(m, max_bulk)) end_job_for_bad_parameters();
     if (OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) {
         (void) hpam_ep_destroy(c->ep);
         c->ep = NULL;

@@ -1,8 +1,8 @@
 /*
  * MCA parameters of btl/hpam: every knob of the papers, each with a one-line
  * help, and their validation. A bad value is reported with the parameter's
- * full name and its valid range, and hpam then takes no part in the job
- * (Open MPI reports the peers it cannot reach and ends the job).
+ * full name and its valid range, and the component then ends the whole job
+ * through the runtime (btl_hpam_component.c), even when tcp could carry on.
  */
 #include "btl_hpam.h"
 
@@ -109,7 +109,7 @@ static bool bad_int(const char *name, long value, long lo, long hi)
 {
     if (value >= lo && value <= hi) return false;
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %ld: valid range is [%ld, %ld]; "
-                   "hpam will not be used", name, value, lo, hi);
+                   "the job ends", name, value, lo, hi);
     return true;
 }
 
@@ -117,7 +117,7 @@ static bool bad_power_of_two(const char *name, int value)
 {
     if (value >= 256 && value <= 65536 && 0 == (value & (value - 1))) return false;
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %d: valid values are powers of "
-                   "two in [256, 65536]; hpam will not be used", name, value);
+                   "two in [256, 65536]; the job ends", name, value);
     return true;
 }
 
@@ -125,7 +125,7 @@ static bool bad_probability(const char *name, double p)
 {
     if (p >= 0.0 && p <= 1.0) return false;
     opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %g: valid range is [0, 1]; "
-                   "hpam will not be used", name, p);
+                   "the job ends", name, p);
     return true;
 }
 
@@ -135,15 +135,18 @@ int mca_btl_hpam_params_check(void)
     bool bad = false;
     if (NULL == P->nic || (0 != strcmp(P->nic, "medusa") && 0 != strcmp(P->nic, "hamlyn"))) {
         opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_nic = %s: valid values are medusa, "
-                       "hamlyn; hpam will not be used", P->nic ? P->nic : "(null)");
+                       "hamlyn; the job ends", P->nic ? P->nic : "(null)");
         bad = true;
     }
     bad |= bad_int("depth", P->depth, 1, 64);
     bad |= bad_power_of_two("block_size", P->block_size);
     bad |= bad_power_of_two("packet_size", P->packet_size);
     bad |= bad_int("rx_blocks", P->rx_blocks, 0, 1 << 20);
-    bad |= bad_int("give_up_ms", P->give_up_ms, 1, 3600000);
-    bad |= bad_int("timeout_us", P->timeout_us, 1, (long) P->give_up_ms * 1000);
+    const bool bad_give_up = bad_int("give_up_ms", P->give_up_ms, 1, 3600000);
+    bad |= bad_give_up;
+    /* The timeout must be below the give-up time (only if that one is sane). */
+    bad |= bad_int("timeout_us", P->timeout_us, 1,
+                   bad_give_up ? 3600000000L : (long) P->give_up_ms * 1000);
     bad |= bad_int("backoff_limit", P->backoff_limit, 0, 30);
     bad |= bad_int("checks_per_poll", P->checks_per_poll, 1, 65536);
     bad |= bad_int("fault_delay_us", P->fault_delay_us, 0, 10000000);
@@ -182,4 +185,40 @@ void mca_btl_hpam_params_to_config(hpam_config_t *cfg)
     cfg->poll_on_send = 0; /* the BTL polls from component progress only */
     cfg->defer_acks = P->defer_acks;
     cfg->receive_budget = (uint32_t) P->receive_budget;
+}
+
+/* True when the user set btl_hpam_<name> (not the registered default). */
+static bool user_set(const char *name)
+{
+    const int idx = mca_base_var_find("opal", "btl", "hpam", name);
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+    if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, NULL, &source, NULL)) return false;
+    return MCA_BASE_VAR_SOURCE_DEFAULT != source;
+}
+
+/* One size limit: a default above `hi` shrinks to it, a value the user set
+ * above it is an error naming the parameter and its range. */
+static bool fit_size(const char *name, size_t *value, size_t hi)
+{
+    if (*value <= hi) return false;
+    if (!user_set(name)) {
+        *value = hi;
+        return false;
+    }
+    opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %zu: valid range is [1, %zu] "
+                   "(the packet payload of btl_hpam_block_size = %d%s); the job ends",
+                name, *value, hi, P->block_size,
+                0 == strcmp(name, "max_send_size") ? "" : ", at most btl_hpam_max_send_size");
+    return true;
+}
+
+int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk)
+{
+    bool bad = false;
+    if (0 == m->btl_max_send_size) m->btl_max_send_size = max_bulk; /* 0: the whole packet */
+    bad |= fit_size("max_send_size", &m->btl_max_send_size, max_bulk);
+    if (bad) return OPAL_ERR_BAD_PARAM;
+    bad |= fit_size("eager_limit", &m->btl_eager_limit, m->btl_max_send_size);
+    bad |= fit_size("rndv_eager_limit", &m->btl_rndv_eager_limit, m->btl_max_send_size);
+    return bad ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
 }

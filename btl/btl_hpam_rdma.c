@@ -10,6 +10,7 @@
 #include "btl_hpam.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "opal/util/output.h"
 
@@ -49,9 +50,23 @@ int mca_btl_hpam_rdma_connect(int lrank)
     return OPAL_ERR_UNREACH;
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Completes what is in flight (bounded by the give-up time: a dead peer
+ * must not hang finalize), then closes the deposit card. */
 void mca_btl_hpam_rdma_fini(void)
 {
-    while (C->rdma_ninflight > 0) (void) mca_btl_hpam_rdma_progress();
+    const double deadline = seconds_now() + C->params.give_up_ms / 1000.0;
+    while (C->rdma_ninflight > 0 && seconds_now() < deadline) (void) mca_btl_hpam_rdma_progress();
+    if (C->rdma_ninflight > 0) {
+        opal_output(0, "btl/hpam: finalize: %d put/get/atomic operation(s) never completed",
+                    C->rdma_ninflight);
+    }
     hpam_dep_destroy(C->dep);
     C->dep = NULL;
 }

@@ -47,6 +47,10 @@ static void enqueue(mca_btl_hpam_frag_t *frag)
     }
 }
 
+/* All D instances to the peer are busy (or a resource is momentarily
+ * exhausted): the fragment waits on the endpoint's queue, never dropped. */
+static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AGAIN == rc; }
+
 /* The packet can go now: not from a handler, nothing queued before it. */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
@@ -69,7 +73,7 @@ int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         MCA_BTL_HPAM_UNLOCK();
         return 1; /* done: no further callback */
     }
-    if (HPAM_ERR_BUSY == rc) {
+    if (must_wait(rc)) {
         enqueue(frag); /* its callback comes when it is sent */
         MCA_BTL_HPAM_UNLOCK();
         return OPAL_SUCCESS;
@@ -125,7 +129,7 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                                      payload_size ? 2 : 1, tag);
     }
     int ret = OPAL_SUCCESS;
-    if (HPAM_ERR_BUSY == rc) {
+    if (must_wait(rc)) {
         /* Not now: keep a copy and send it from progress; never strand it. */
         ret = queue_copy(btl, endpoint, convertor, header, header_size, payload_size, flags, tag);
     } else if (HPAM_OK != rc) {
@@ -164,7 +168,7 @@ int mca_btl_hpam_drain_pending(void)
         while (!opal_list_is_empty(&ep->pending)) {
             mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) opal_list_get_first(&ep->pending);
             const int rc = try_send(frag);
-            if (HPAM_ERR_BUSY == rc) break;
+            if (must_wait(rc)) break;
             opal_list_remove_first(&ep->pending);
             if (HPAM_ERR_UNREACHABLE == rc) mca_btl_hpam_report_lost_peer();
             complete(frag, mca_btl_hpam_to_opal_error(rc));

@@ -39,7 +39,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, int& src, const am_header*&
     return false;
   }
   const nic::wire_header* w = wire_of(p.data);
-  if (p.length < packet_header_size || w->length != p.length || w->src >= nprocs_ ||
+  if (p.length < min_packet_size || w->length != p.length || w->src >= nprocs_ ||
       w->src == my_proc_ || w->dst != my_proc_) {
     unattributed.malformed++;
     return false;
@@ -52,7 +52,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, int& src, const am_header*&
   }
   c = decode_control(h->control);
   if (c.instance >= depth_ || static_cast<uint32_t>(c.kind) >= msg_kind_count ||
-      h->handler >= HPAM_MAX_HANDLERS) {
+      h->handler >= HPAM_MAX_HANDLERS || p.length < header_bytes(c.kind)) {
     counters_[src].malformed++;
     return false;
   }
@@ -66,8 +66,9 @@ void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   const am_header* h;
   control_word c;
   if (!accept(p, src, h, c)) return;
-  const std::byte* payload = p.data + packet_header_size;
-  const uint32_t payload_len = p.length - packet_header_size;
+  const uint32_t hdr = header_bytes(c.kind);
+  const std::byte* payload = p.data + hdr;
+  const uint32_t payload_len = p.length - hdr;
   if (c.cls == msg_class::request)
     on_request(src, c, *h, payload, payload_len);
   else
@@ -81,7 +82,7 @@ bool endpoint<Card>::payload_ok(msg_kind kind, const am_header& h, uint32_t payl
   switch (kind) {
     case msg_kind::short4: return payload_len == 0 && e.short4;
     case msg_kind::store: return h.word[bulk_word::length] == payload_len && e.bulk;
-    case msg_kind::medium: return is_request && h.word[bulk_word::length] == payload_len && e.bulk;
+    case msg_kind::medium: return is_request && e.bulk;  // its length is the packet's
     case msg_kind::get:
       return is_request && payload_len == 0 && h.word[bulk_word::length] <= max_bulk();
     case msg_kind::ack: return !is_request && payload_len == 0;
@@ -145,7 +146,7 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint16_t sequence) {
   h->control = encode_control({msg_class::reply, msg_kind::ack, instance, sequence});
   h->handler = 0;
   h->reserved = 0;
-  r.length = packet_header_size;  // stored: a duplicate request is answered with it
+  r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
   counters_[src].acks_sent++;
   if (!defer_acks_) {
     card_.launch(src, r.block, r.length);
@@ -209,7 +210,7 @@ void endpoint<Card>::dispatch(hpam_token& t, msg_kind kind, unsigned handler,
       break;
     }
     case msg_kind::medium:
-      e.bulk(&t, e.ctx, const_cast<std::byte*>(payload), len, w[bulk_word::arg]);
+      e.bulk(&t, e.ctx, const_cast<std::byte*>(payload), len, w[medium_word::arg]);
       break;
     default: break;
   }

@@ -165,7 +165,8 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   h->control = encode_control({msg_class::request, kind, inst, d.sequence});
   h->handler = static_cast<uint16_t>(handler);
   h->reserved = 0;
-  d.length = packet_header_size + build(*h, pkt + packet_header_size);
+  const uint32_t hdr = header_bytes(kind);
+  d.length = hdr + build(*h, pkt + hdr);
   card_.launch(dest, d.block, d.length);
   d.busy = true;
   d.retries = 0;
@@ -225,14 +226,14 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
   uint64_t total = 0;
   for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
   if (total > max_bulk()) return status::invalid_argument;
-  const uint64_t w[4] = {0, arg, total, 0};
+  const uint64_t w[4] = {arg, 0, 0, 0};  // medium_word::arg; the length is the packet's
   bool fits;
   if (dest == my_proc_) {
     gather(self_buffer_.data(), iov, iovcnt, max_bulk(), fits);
     return self_request(msg_kind::medium, handler, w, self_buffer_.data(), total);
   }
   return send_request(dest, msg_kind::medium, handler, block, [&](am_header& h, std::byte* payload) {
-    std::memcpy(h.word, w, sizeof h.word);
+    h.word[medium_word::arg] = arg;
     return static_cast<uint32_t>(gather(payload, iov, iovcnt, max_bulk(), fits));
   });
 }
@@ -267,7 +268,8 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
   h->control = encode_control({msg_class::reply, kind, t.instance, t.sequence});
   h->handler = static_cast<uint16_t>(handler);
   h->reserved = 0;
-  r.length = packet_header_size + build(*h, pkt + packet_header_size);
+  const uint32_t hdr = header_bytes(kind);
+  r.length = hdr + build(*h, pkt + hdr);
   card_.launch(t.src, r.block, r.length);
   t.replied = true;
   counters_[t.src].replies_sent++;

@@ -78,6 +78,20 @@ constexpr int local = 3;   // get: where the reply's data goes at the requester
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
 static_assert(packet_header_size == 64);
 
+// A medium message carries only its argument word (word[0]) and an ack no
+// word at all, so that a small medium message (an MPI eager fragment) fits
+// in one 64-byte cache line with its headers.
+namespace medium_word {
+constexpr int arg = 0;  // the sender's argument word for the handler
+}
+constexpr uint32_t header_bytes(msg_kind k) {
+  return k == msg_kind::medium ? nic::wire_header_size + 16 + 8
+         : k == msg_kind::ack  ? nic::wire_header_size + 16
+                               : packet_header_size;
+}
+constexpr uint32_t min_packet_size = header_bytes(msg_kind::ack);
+static_assert(offsetof(am_header, word) == 16 && header_bytes(msg_kind::medium) == 40);
+
 inline am_header* header_of(std::byte* packet) {
   return reinterpret_cast<am_header*>(packet + nic::wire_header_size);
 }

@@ -25,15 +25,38 @@ bool tsc_is_invariant() {
   return false;
 }
 
-// ns-per-tick in 32.32 fixed point, measured against CLOCK_MONOTONIC over ~2 ms.
+// A (TSC, CLOCK_MONOTONIC) pair read back to back: the attempt whose two
+// TSC reads are closest is kept, so a preemption between the reads (which
+// would skew the scale on a loaded machine) cannot spoil it.
+struct clock_pair {
+  uint64_t tsc;
+  uint64_t ns;
+};
+
+clock_pair tight_pair() {
+  clock_pair best{0, 0};
+  uint64_t best_gap = ~0ull;
+  for (int i = 0; i < 16; ++i) {
+    const uint64_t a = __builtin_ia32_rdtsc();
+    const uint64_t ns = clock::monotonic_ns();
+    const uint64_t b = __builtin_ia32_rdtsc();
+    if (b - a < best_gap) {
+      best_gap = b - a;
+      best = {a + (b - a) / 2, ns};
+    }
+  }
+  return best;
+}
+
+// ns-per-tick in 32.32 fixed point, measured against CLOCK_MONOTONIC over ~5 ms.
 uint64_t calibrate_tsc() {
-  const uint64_t t0 = clock::monotonic_ns();
-  const uint64_t c0 = __builtin_ia32_rdtsc();
-  uint64_t t1;
-  do { t1 = clock::monotonic_ns(); } while (t1 - t0 < 2'000'000);
-  const uint64_t c1 = __builtin_ia32_rdtsc();
-  if (c1 <= c0) return 0;
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(t1 - t0) << 32) / (c1 - c0));
+  const clock_pair p0 = tight_pair();
+  while (clock::monotonic_ns() - p0.ns < 5'000'000) {
+  }
+  const clock_pair p1 = tight_pair();
+  if (p1.tsc <= p0.tsc) return 0;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(p1.ns - p0.ns) << 32) /
+                               (p1.tsc - p0.tsc));
 }
 
 struct tsc_calibration {

@@ -16,7 +16,25 @@ check_bad() {
   fi
 }
 check_bad "depth 0" "btl_hpam_depth = 0: valid range is \[1, 64\]" --mca btl_hpam_depth 0
+# With tcp available too, the job must still end instead of running on over tcp.
+if out=$(timeout -k 5 60 "$MPIRUN" -np 2 --mca pml ob1 --mca btl hpam,tcp,self \
+           --mca mca_base_component_path "$component_path" --mca btl_hpam_depth 0 \
+           "$HPAM_BUILDDIR/tests/mpi/mpi_p2p" 2>&1); then
+  echo "FAIL: depth 0 with tcp available: the job succeeded"; failures=$((failures + 1))
+elif [ $? -ge 124 ] || ! grep -q "btl_hpam_depth = 0: valid range is \[1, 64\]" <<<"$out"; then
+  echo "FAIL: depth 0 with tcp available:"; echo "$out" | tail -n 20; failures=$((failures + 1))
+else
+  echo "PASS: depth 0 with tcp available"
+fi
 check_bad "block size 1000" "btl_hpam_block_size = 1000: valid values are powers of two" --mca btl_hpam_block_size 1000
 check_bad "fault_drop 2" "btl_hpam_fault_drop = 2: valid range is \[0, 1\]" --mca btl_hpam_fault_drop 2
+check_bad "eager_limit above the packet" "btl_hpam_eager_limit = 100000: valid range is \[1, [0-9]*\]" --mca btl_hpam_eager_limit 100000
+check_bad "max_send_size above the packet" "btl_hpam_max_send_size = 1000000: valid range is \[1, [0-9]*\]" --mca btl_hpam_max_send_size 1000000
+check_bad "give_up_ms -5 (one message, no follow-on error)" "btl_hpam_give_up_ms = -5: valid range is \[1, 3600000\]" --mca btl_hpam_give_up_ms -5
+if grep -q "btl_hpam_timeout_us" <<<"$out"; then
+  echo "FAIL: a bad give_up_ms also blamed timeout_us"; failures=$((failures + 1))
+fi
+# Sizes left at their defaults shrink to a smaller packet instead of failing.
+expect_ok "block_size 1024 with default sizes" 2 medusa mpi_p2p --mca btl_hpam_block_size 1024
 nic=token-ring check_bad "nic token-ring" "btl_hpam_nic = token-ring: valid values are medusa, hamlyn"
 finish
