@@ -11,6 +11,14 @@ noinst_PROGRAMS += bench/am_logp
 bench_am_logp_SOURCES = bench/am_logp.cpp
 bench_am_logp_LDADD = src/libhpam_core.la
 
+noinst_PROGRAMS += bench/am_pingpong
+bench_am_pingpong_SOURCES = bench/am_pingpong.cpp
+bench_am_pingpong_LDADD = src/libhpam_core.la
+
+noinst_PROGRAMS += bench/line_pingpong
+bench_line_pingpong_SOURCES = bench/line_pingpong.cpp
+bench_line_pingpong_LDADD = src/libhpam_core.la
+
 dist_noinst_SCRIPTS += bench/run bench/report.py
 EXTRA_DIST += bench/plots.gp
 bench: all
