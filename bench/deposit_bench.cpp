@@ -109,7 +109,8 @@ void make_side(side& s, const std::string& job, int me, const std::string& path,
   s.mine = s.c->make_ticket(slot, 0, 0, max_message, true);
 }
 
-void send_wait(side& s, const uint8_t* data, uint64_t len) {
+// Posts without waiting for the send to finish (streams); returns its handle.
+send_handle post(side& s, const uint8_t* data, uint64_t len) {
   iovec v{const_cast<uint8_t*>(data), len};
   message m;
   m.gather = &v;
@@ -120,22 +121,14 @@ void send_wait(side& s, const uint8_t* data, uint64_t len) {
     (void)s.c->poll_inbound();
     relax(spins);
   }
-  while (s.c->state(h) == send_state::pending) {
-    s.c->kick();
-    (void)s.c->poll_inbound();
-    relax(spins);
-  }
+  return h;
 }
 
-// Posts without waiting for the send to finish (streams).
-void post(side& s, const uint8_t* data, uint64_t len) {
-  iovec v{const_cast<uint8_t*>(data), len};
-  message m;
-  m.gather = &v;
-  m.gather_count = 1;
-  send_handle h;
+void send_wait(side& s, const uint8_t* data, uint64_t len) {
+  const send_handle h = post(s, data, len);
   uint32_t spins = 0;
-  while (s.c->send(s.peer, m, h) == status::would_block) {
+  while (s.c->state(h) == send_state::pending) {
+    s.c->kick();
     (void)s.c->poll_inbound();
     relax(spins);
   }

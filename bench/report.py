@@ -192,26 +192,22 @@ if cost:
 L.append("## MPI latency (µs, one way) and bandwidth (MB/s) against message size\n")
 L.append("One-way latency is half the ping-pong round trip (the round trip is twice each figure). "
          "Plots: results/mpi_latency.png, results/mpi_bandwidth.png.\n")
-sizes = sorted({k[1] for t in T for k in mpi[t] if k[0] == "latency_us"})
-L.append("| bytes | " + " | ".join(T) + " | " + " | ".join(f"{t}/vader" for t in T[1:]) + " |")
-L.append("|---" * (2 * len(T)) + "|")
-lat_dat = open(os.path.join(out, "mpi_latency.dat"), "w")
-for s in sizes:
-    v = [mpi[t].get(("latency_us", s)) for t in T]
-    r = [fmt(x / v[0]) if x and v[0] else "n/a" for x in v[1:]]
-    L.append(f"| {s} | " + " | ".join(fmt(x, 3) for x in v) + " | " + " | ".join(r) + " |")
-    lat_dat.write(f"{max(s, 1)} " + " ".join(str(x or 'nan') for x in v) + "\n")
-lat_dat.close()
-bsizes = sorted({k[1] for t in T for k in mpi[t] if k[0] == "bandwidth_MBps"})
-L.append("\n| bytes | " + " | ".join(T) + " | " + " | ".join(f"{t}/vader" for t in T[1:]) + " |")
-L.append("|---" * (2 * len(T)) + "|")
-bw_dat = open(os.path.join(out, "mpi_bandwidth.dat"), "w")
-for s in bsizes:
-    v = [mpi[t].get(("bandwidth_MBps", s)) for t in T]
-    r = [fmt(x / v[0]) if x and v[0] else "n/a" for x in v[1:]]
-    L.append(f"| {s} | " + " | ".join(fmt(x, 0) for x in v) + " | " + " | ".join(r) + " |")
-    bw_dat.write(f"{s} " + " ".join(str(x or 'nan') for x in v) + "\n")
-bw_dat.close()
+def size_table(kind, digits, datfile):
+    """One row per size: each transport's median and its ratio to vader;
+    the same numbers go to datfile for gnuplot (size 0 plotted at 1)."""
+    L.append("| bytes | " + " | ".join(T) + " | " + " | ".join(f"{t}/vader" for t in T[1:]) + " |")
+    L.append("|---" * (2 * len(T)) + "|")
+    with open(os.path.join(out, datfile), "w") as dat:
+        for s in sorted({k[1] for t in T for k in mpi[t] if k[0] == kind}):
+            v = [mpi[t].get((kind, s)) for t in T]
+            r = [fmt(x / v[0]) if x and v[0] else "n/a" for x in v[1:]]
+            L.append(f"| {s} | " + " | ".join(fmt(x, digits) for x in v) + " | " + " | ".join(r) + " |")
+            dat.write(f"{max(s, 1)} " + " ".join(str(x or 'nan') for x in v) + "\n")
+
+
+size_table("latency_us", 3, "mpi_latency.dat")
+L.append("")
+size_table("bandwidth_MBps", 0, "mpi_bandwidth.dat")
 L.append("\n| transport | R∞ (MB/s) | N½ (bytes) |")
 L.append("|---|---|---|")
 for t in T:
