@@ -7,7 +7,8 @@
  * Files, as Open MPI splits a BTL: btl_hpam_component.c (component table,
  * init, progress), btl_hpam_params.c (MCA parameters and their validation),
  * btl_hpam_module.c (module table, procs, descriptors, finalize),
- * btl_hpam_send.c (send, sendi, the receive handler, the pending queue),
+ * btl_hpam_send.c (send, sendi, the pending queue), btl_hpam_order.c (the
+ * receive handler: in-order delivery per peer),
  * btl_hpam_mpit.c (MPI_T performance variables, statistics at finalize).
  */
 #ifndef MCA_BTL_HPAM_H
@@ -121,6 +122,8 @@ typedef struct mca_btl_hpam_component_t {
     int rdma_inflight[MCA_BTL_HPAM_MAX_RDMA_OPS]; /* indices of ops in flight */
     int rdma_ninflight;
     int registrations;                  /* live register_mem handles */
+    uint64_t held_in_order;             /* messages that came early and waited for their turn */
+    uint64_t stream_rejected;           /* messages dropped: already delivered or out of window */
     char job[96];                       /* job id shared by the node's processes */
 } mca_btl_hpam_component_t;
 
@@ -152,9 +155,17 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        struct opal_convertor_t *convertor, void *header, size_t header_size,
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                        mca_btl_base_descriptor_t **descriptor);
-void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t tag);
 int mca_btl_hpam_drain_pending(void);
 void mca_btl_hpam_report_lost_peer(void);
+
+/* btl_hpam_order.c: each peer's messages are delivered in the order sent */
+int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload);
+void mca_btl_hpam_order_fini(void);
+/* The argument word of the next message to `peer`: tag and stream number. */
+uint64_t mca_btl_hpam_order_arg(int peer, mca_btl_base_tag_t tag);
+/* That message was launched: the next one takes the next number. */
+void mca_btl_hpam_order_sent(int peer);
+void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg);
 
 /* btl_hpam_rdma.c */
 int mca_btl_hpam_rdma_init(void);

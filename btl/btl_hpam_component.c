@@ -144,6 +144,19 @@ static int setup_frags(size_t max_send_size)
     return mca_btl_hpam_grow_frags() ? OPAL_SUCCESS : OPAL_ERR_OUT_OF_RESOURCE;
 }
 
+/* Setup failed once the endpoint existed: undo what was made; hpam stays out. */
+static mca_btl_base_module_t **abandon_init(void)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    if (NULL != c->dep) mca_btl_hpam_rdma_fini();
+    if (NULL != c->ep) (void) hpam_ep_destroy(c->ep);
+    c->ep = NULL;
+    mca_btl_hpam_order_fini();
+    free(c->peers);
+    c->peers = NULL;
+    return NULL;
+}
+
 static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, bool mpi_threads)
 {
     mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
@@ -166,25 +179,20 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
                     hpam_last_error());
         return NULL;
     }
-    (void) hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);
-    if (OPAL_SUCCESS != mca_btl_hpam_rdma_init()) {
-        (void) hpam_ep_destroy(c->ep);
-        c->ep = NULL;
-        return NULL;
+    if (OPAL_SUCCESS != mca_btl_hpam_order_init(c->nlocal, c->params.depth, hpam_max_bulk(c->ep))) {
+        return abandon_init();
     }
+    (void) hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);
+    if (OPAL_SUCCESS != mca_btl_hpam_rdma_init()) return abandon_init();
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
     if (OPAL_SUCCESS != mca_btl_hpam_params_fit_sizes(m, max_bulk)) end_job_for_bad_parameters();
-    if (OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) {
-        (void) hpam_ep_destroy(c->ep);
-        c->ep = NULL;
-        return NULL;
-    }
+    if (OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) return abandon_init();
     c->peers = calloc((size_t) c->nlocal, sizeof(*c->peers));
     mca_btl_base_module_t **modules = malloc(sizeof(*modules));
     if (NULL == c->peers || NULL == modules) {
         free(modules);
-        return NULL;
+        return abandon_init();
     }
     modules[0] = m;
     *num_btls = 1;

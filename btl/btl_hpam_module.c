@@ -122,6 +122,7 @@ static int hpam_finalize(struct mca_btl_base_module_t *btl)
         opal_output(0, "btl/hpam: finalize: %s", hpam_last_error());
     }
     c->ep = NULL;
+    mca_btl_hpam_order_fini(); /* after the last handler ran */
     for (int p = 0; p < c->nlocal; ++p) {
         if (NULL != c->peers[p]) OBJ_RELEASE(c->peers[p]);
     }

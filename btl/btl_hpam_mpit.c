@@ -51,17 +51,46 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
     return OPAL_SUCCESS;
 }
 
+/* Counters the BTL keeps itself (in its component). */
+static const struct {
+    const char *name, *help;
+    size_t offset;
+} btl_counters[] = {
+#define C(field, help) {#field, help, offsetof(mca_btl_hpam_component_t, field)}
+    C(held_in_order, "Messages that arrived ahead of their turn and waited to be delivered in order"),
+    C(stream_rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
+#undef C
+};
+
+static int read_btl_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const uint64_t *field = (const uint64_t *) ((const char *) &mca_btl_hpam_component + (size_t) pvar->ctx);
+    *(unsigned long *) value = (unsigned long) *field;
+    return OPAL_SUCCESS;
+}
+
+static int register_counter(const char *name, const char *help, mca_base_get_value_fn_t read,
+                            size_t offset)
+{
+    int rc = mca_base_component_pvar_register(&mca_btl_hpam_component.super.btl_version, name, help,
+                                              OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                              MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                                              MCA_BASE_VAR_BIND_NO_OBJECT,
+                                              MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                              read, NULL, NULL, (void *) offset);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
 int mca_btl_hpam_mpit_register(void)
 {
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); ++i) {
-        int rc = mca_base_component_pvar_register(&mca_btl_hpam_component.super.btl_version,
-                                        counters[i].name, counters[i].help,
-                                        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-                                        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                                        MCA_BASE_VAR_BIND_NO_OBJECT,
-                                        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                        read_counter, NULL, NULL, (void *) counters[i].offset);
-        if (rc < 0) return rc;
+        int rc = register_counter(counters[i].name, counters[i].help, read_counter, counters[i].offset);
+        if (OPAL_SUCCESS != rc) return rc;
+    }
+    for (size_t i = 0; i < sizeof(btl_counters) / sizeof(btl_counters[0]); ++i) {
+        int rc = register_counter(btl_counters[i].name, btl_counters[i].help, read_btl_counter,
+                                  btl_counters[i].offset);
+        if (OPAL_SUCCESS != rc) return rc;
     }
     return OPAL_SUCCESS;
 }
@@ -94,9 +123,11 @@ void mca_btl_hpam_print_stats(void)
     (void) hpam_get_counters(c->ep, &t);
     opal_output(0,
                 "btl/hpam stats: local rank %d total: CRC failures %llu, overflow drops %llu, "
-                "wire dropped %llu, duplicated %llu, corrupted %llu, reordered %llu, delayed %llu",
+                "wire dropped %llu, duplicated %llu, corrupted %llu, reordered %llu, delayed %llu, "
+                "held for order %llu, stream rejected %llu",
                 c->my_local_rank, (unsigned long long) t.crc_failures,
                 (unsigned long long) t.overflow_drops, (unsigned long long) t.wire_dropped,
                 (unsigned long long) t.wire_duplicated, (unsigned long long) t.wire_corrupted,
-                (unsigned long long) t.wire_reordered, (unsigned long long) t.wire_delayed);
+                (unsigned long long) t.wire_reordered, (unsigned long long) t.wire_delayed,
+                (unsigned long long) c->held_in_order, (unsigned long long) c->stream_rejected);
 }

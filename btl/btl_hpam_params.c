@@ -185,6 +185,7 @@ void mca_btl_hpam_params_to_config(hpam_config_t *cfg)
     cfg->poll_on_send = 0; /* the BTL polls from component progress only */
     cfg->defer_acks = P->defer_acks;
     cfg->receive_budget = (uint32_t) P->receive_budget;
+    cfg->ordered = 1; /* in-order delivery per peer needs it (btl_hpam_order.c) */
 }
 
 /* True when the user set btl_hpam_<name> (not the registered default). */

@@ -19,12 +19,20 @@
 
 static inline hpam_ep_t *ep_of(void) { return mca_btl_hpam_component.ep; }
 
+/* One message to the peer, numbered in its stream (btl_hpam_order.c). */
+static inline int launch(int peer, const struct iovec *iov, int iovcnt, mca_btl_base_tag_t tag)
+{
+    const int rc = hpam_try_request_medium(ep_of(), peer, MCA_BTL_HPAM_HANDLER, iov, iovcnt,
+                                           mca_btl_hpam_order_arg(peer, tag));
+    if (OPAL_LIKELY(HPAM_OK == rc)) mca_btl_hpam_order_sent(peer);
+    return rc;
+}
+
 static inline int try_send(mca_btl_hpam_frag_t *frag)
 {
     struct iovec iov = {.iov_base = frag->segments[0].seg_addr.pval,
                         .iov_len = frag->segments[0].seg_len};
-    return hpam_try_request_medium(ep_of(), frag->endpoint->peer, MCA_BTL_HPAM_HANDLER, &iov, 1,
-                                   frag->tag);
+    return launch(frag->endpoint->peer, &iov, 1, frag->tag);
 }
 
 static void complete(mca_btl_hpam_frag_t *frag, int status)
@@ -125,8 +133,7 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
         if (payload_size) opal_convertor_get_current_pointer(convertor, &data);
         struct iovec iov[2] = {{.iov_base = header, .iov_len = header_size},
                                {.iov_base = data, .iov_len = payload_size}};
-        rc = hpam_try_request_medium(ep_of(), endpoint->peer, MCA_BTL_HPAM_HANDLER, iov,
-                                     payload_size ? 2 : 1, tag);
+        rc = launch(endpoint->peer, iov, payload_size ? 2 : 1, tag);
     }
     int ret = OPAL_SUCCESS;
     if (must_wait(rc)) {
@@ -139,20 +146,6 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     MCA_BTL_HPAM_UNLOCK();
     if (OPAL_SUCCESS != ret && NULL != descriptor) *descriptor = NULL;
     return ret;
-}
-
-/* The receive side: the AM bulk handler, called with the payload in place. */
-void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t tag)
-{
-    if (OPAL_UNLIKELY(tag >= MCA_BTL_TAG_MAX)) return;
-    mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
-    if (OPAL_UNLIKELY(NULL == reg->cbfunc)) return;
-    mca_btl_base_segment_t segment = {.seg_addr.pval = data, .seg_len = len};
-    mca_btl_base_descriptor_t des;
-    memset(&des, 0, sizeof des);
-    des.des_segments = &segment;
-    des.des_segment_count = 1;
-    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t) tag, &des, reg->cbdata);
 }
 
 /* Sends queued fragments in order, endpoint by endpoint, until the peer's

@@ -63,6 +63,7 @@ endpoint_config from_c_config(const hpam_config_t& c) {
   e.key = c.key;
   e.defer_acks = c.defer_acks != 0;
   e.receive_budget = c.receive_budget;
+  e.ordered = c.ordered != 0;
   return e;
 }
 

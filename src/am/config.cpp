@@ -1,6 +1,7 @@
 #include "am/config.hpp"
 
 #include "am/packet.hpp"
+#include "nic/wire/wire.hpp"
 #include "sys/crc32c.hpp"
 
 namespace hpam::am {
@@ -18,7 +19,7 @@ std::string validate_faults(const nic::fault_config& f) {
       {"fault_reorder", f.reorder}, {"fault_delay", f.delay}};
   for (const auto& p : probs)
     if (!probability_ok(p.value)) return range_error(p.name, std::to_string(p.value), "[0, 1]");
-  if (f.delay_ns > 10'000'000'000ull)
+  if (f.delay_ns > nic::wire::max_delay_ns)  // below the sequence wrap time (am/packet.hpp)
     return range_error("fault_delay_ns", std::to_string(f.delay_ns), "[0, 10 s]");
   return {};
 }

@@ -21,6 +21,7 @@ struct endpoint_config {
   uint32_t receive_budget = 64;         // most packets handled by one poll (bounds handler time)
   bool key_check = true;                // check the job key on every arrival
   bool defer_acks = false;              // launch empty acks after the next send or poll, not at once
+  bool ordered = false;                 // requests to a peer take its D instances in turn (see endpoint.hpp)
   uint64_t key = 0;                     // job protection key; 0 = derived from the job id
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand
 };

@@ -12,7 +12,7 @@ namespace hpam::am {
 struct request_desc {
   uint32_t block = 0;       // VRAM block holding the request packet (kept for retransmission)
   uint32_t length = 0;      // packet length, for retransmission
-  uint16_t sequence = 0;    // id of the last request sent on this instance
+  uint32_t sequence = 0;    // id of the last request sent on this instance
   bool busy = false;        // waiting for the reply (the paper's !TX_RD)
   uint8_t retries = 0;      // retransmissions so far
   uint64_t timestamp = 0;   // when last (re)sent, ns
@@ -25,7 +25,7 @@ struct request_desc {
 struct reply_desc {
   uint32_t block = 0;          // VRAM block holding the stored reply packet
   uint32_t length = 0;         // stored reply length; 0 = no reply sent yet
-  uint16_t expected = 1;       // sequence number the next new request must carry
+  uint32_t expected = 1;       // sequence number the next new request must carry
   bool ack_pending = false;    // an empty acknowledgement waits to be launched (defer_acks)
 };
 

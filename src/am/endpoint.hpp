@@ -13,6 +13,9 @@
 // its handler and frees the instance, a stale reply is dropped. Each poll
 // checks K request descriptors for timeout in a circular walk over
 // [peer][instance]: resend with doubled timeout, give up after give_up_ns.
+// Ordered (endpoint_config::ordered): requests to a peer take its instances
+// strictly in turn, so request n leaves only after request n-D was answered
+// and a receiver can restore the order of launch holding at most D-1.
 #pragma once
 
 #include <sys/uio.h>
@@ -118,7 +121,7 @@ class endpoint {
   bool run_request_handler(hpam_token& t, const control_word& c, const am_header& h,
                            const std::byte* payload, uint32_t payload_len);
   void serve_get(hpam_token& t, const am_header& h);
-  void send_ack(int src, uint32_t instance, uint16_t sequence);
+  void send_ack(int src, uint32_t instance, uint32_t sequence);
   void flush_acks();
   bool payload_ok(msg_kind kind, const am_header& h, uint32_t payload_len, bool is_request) const;
 
@@ -149,6 +152,7 @@ class endpoint {
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;
   bool defer_acks_;
+  bool ordered_;                         // instances strictly in turn per peer (no search)
   sys::clock clock_;
   Card card_;
   hpam_ep_t* c_ep_ = nullptr;

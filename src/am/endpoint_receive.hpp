@@ -50,7 +50,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, int& src, const am_header*&
     counters_[src].key_rejections++;
     return false;
   }
-  c = decode_control(h->control);
+  c = read_control(*h);
   if (c.instance >= depth_ || static_cast<uint32_t>(c.kind) >= msg_kind_count ||
       h->handler >= HPAM_MAX_HANDLERS || p.length < header_bytes(c.kind)) {
     counters_[src].malformed++;
@@ -98,7 +98,7 @@ void endpoint<Card>::on_request(int src, const control_word& c, const am_header&
                                 const std::byte* payload, uint32_t payload_len) {
   reply_desc& r = replies_.at(src, c.instance);
   if (c.sequence != r.expected) {
-    if (c.sequence == static_cast<uint16_t>(r.expected - 1) && r.length != 0) {
+    if (c.sequence == r.expected - 1 && r.length != 0) {
       card_.launch(src, r.block, r.length);  // reflect the stored reply
       counters_[src].duplicates_reflected++;
     } else {
@@ -106,8 +106,8 @@ void endpoint<Card>::on_request(int src, const control_word& c, const am_header&
     }
     return;
   }
-  r.expected = static_cast<uint16_t>(c.sequence + 1);
-  hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), true, false};
+  r.expected = c.sequence + 1;
+  hpam_token t{this, c_ep_, src, c.instance, c.sequence, true, false};
   if (!run_request_handler(t, c, h, payload, payload_len)) counters_[src].malformed++;
   if (!t.replied) send_ack(src, c.instance, t.sequence);
   counters_[src].requests_received++;
@@ -138,14 +138,13 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
 }
 
 template <class Card>
-void endpoint<Card>::send_ack(int src, uint32_t instance, uint16_t sequence) {
+void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence) {
   reply_desc& r = replies_.at(src, instance);
   std::byte* pkt = card_.tx_block(r.block);
   am_header* h = header_of(pkt);
   h->key = key_;
-  h->control = encode_control({msg_class::reply, msg_kind::ack, instance, sequence});
+  write_control(*h, {msg_class::reply, msg_kind::ack, instance, sequence});
   h->handler = 0;
-  h->reserved = 0;
   r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
   counters_[src].acks_sent++;
   if (!defer_acks_) {
@@ -185,7 +184,7 @@ void endpoint<Card>::on_reply(int src, const control_word& c, const am_header& h
   if (!payload_ok(c.kind, h, payload_len, false)) {
     counters_[src].malformed++;  // still frees the instance: the request was answered
   } else if (c.kind != msg_kind::ack) {
-    hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), false, false};
+    hpam_token t{this, c_ep_, src, c.instance, c.sequence, false, false};
     state_ = handler_state::reply;
     current_token_ = &t;
     dispatch(t, c.kind, h.handler, h.word, payload, payload_len);
@@ -193,7 +192,7 @@ void endpoint<Card>::on_reply(int src, const control_word& c, const am_header& h
     current_token_ = nullptr;
   }
   d.busy = false;
-  instance_hint_[src] = c.instance;  // hpam_free[src] = buf
+  if (!ordered_) instance_hint_[src] = c.instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;
 }
 

@@ -39,6 +39,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),
+      ordered_(cfg.ordered),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
       card_(detail::card_setup_for(cfg, &clock_)) {
   requests_.resize(nprocs_, depth_);
@@ -117,6 +118,9 @@ status endpoint<Card>::check_send(int dest, unsigned handler) {
 
 // The hint pointer names the instance the last reply freed (or the next in
 // sequence); on a miss, search the column linearly (HPAM appendix A).
+// Ordered: the hint is the next instance in turn and there is no search, so
+// a request goes out only once the one sent D requests before it has been
+// answered.
 template <class Card>
 bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
   const uint32_t hint = instance_hint_[dest];
@@ -124,6 +128,7 @@ bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
     instance = hint;
     return true;
   }
+  if (ordered_) return false;
   counters_[dest].hint_misses++;
   for (uint32_t i = 0; i < depth_; ++i)
     if (!requests_.at(dest, i).busy) {
@@ -160,11 +165,10 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   request_desc& d = requests_.at(dest, inst);
   std::byte* pkt = card_.tx_block(d.block);
   am_header* h = header_of(pkt);
-  d.sequence = static_cast<uint16_t>(d.sequence + 1);
+  d.sequence++;  // modulo 2^32
   h->key = key_;
-  h->control = encode_control({msg_class::request, kind, inst, d.sequence});
+  write_control(*h, {msg_class::request, kind, inst, d.sequence});
   h->handler = static_cast<uint16_t>(handler);
-  h->reserved = 0;
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
   card_.launch(dest, d.block, d.length);
@@ -265,9 +269,8 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
   std::byte* pkt = card_.tx_block(r.block);
   am_header* h = header_of(pkt);
   h->key = key_;
-  h->control = encode_control({msg_class::reply, kind, t.instance, t.sequence});
+  write_control(*h, {msg_class::reply, kind, t.instance, t.sequence});
   h->handler = static_cast<uint16_t>(handler);
-  h->reserved = 0;
   const uint32_t hdr = header_bytes(kind);
   r.length = hdr + build(*h, pkt + hdr);
   card_.launch(t.src, r.block, r.length);

@@ -4,6 +4,16 @@
 // The control word packs what HPAM's appendix calls the control word
 // (ARGS4|REQ|(id<<ID_SHIFT)|buf): message class, kind, instance ("buf") and
 // sequence number ("id"). Encoding is constexpr and round-trip tested.
+//
+// The sequence number is 32 bits per [peer][instance]: its low 16 bits are
+// the control word's id field, its high 16 bits travel in
+// am_header::sequence_high. It must not wrap while an old copy of a packet
+// can still arrive: an instance carries one request per round trip, so a
+// wrap takes 2^32 round trips, over half an hour even at 0.5 us each, while
+// the wire holds a packet at most nic::wire::max_delay_ns (10 s) and no
+// other place keeps one behind newer packets of the same instance. (With
+// 16 bits a wrap took 0.15 s: a delayed duplicate of request #1 arriving
+// after #65,536 ran its handler again.)
 #pragma once
 
 #include <cstddef>
@@ -29,14 +39,15 @@ struct control_word {
   msg_class cls;
   msg_kind kind;
   uint32_t instance;  // 0..D-1
-  uint32_t sequence;  // 16 bits, per [peer][instance]
+  uint32_t sequence;  // 32 bits, per [peer][instance]; wraps modulo 2^32
 };
 
 namespace control_bits {
 constexpr uint32_t class_shift = 31;
 constexpr uint32_t kind_shift = 28, kind_mask = 0x7;
 constexpr uint32_t instance_shift = 16, instance_mask = 0xFFF;
-constexpr uint32_t sequence_mask = 0xFFFF;
+constexpr uint32_t sequence_mask = 0xFFFF;  // the low half of the sequence
+constexpr uint32_t sequence_high_shift = 16;
 }  // namespace control_bits
 
 constexpr uint32_t encode_control(const control_word& c) {
@@ -46,11 +57,17 @@ constexpr uint32_t encode_control(const control_word& c) {
          ((c.instance & instance_mask) << instance_shift) | (c.sequence & sequence_mask);
 }
 
-constexpr control_word decode_control(uint32_t w) {
+constexpr uint16_t encode_sequence_high(const control_word& c) {
+  return static_cast<uint16_t>(c.sequence >> control_bits::sequence_high_shift);
+}
+
+// `high`: the sequence's high half, from am_header::sequence_high.
+constexpr control_word decode_control(uint32_t w, uint16_t high) {
   using namespace control_bits;
   return control_word{static_cast<msg_class>(w >> class_shift),
                       static_cast<msg_kind>((w >> kind_shift) & kind_mask),
-                      (w >> instance_shift) & instance_mask, w & sequence_mask};
+                      (w >> instance_shift) & instance_mask,
+                      (uint32_t{high} << sequence_high_shift) | (w & sequence_mask)};
 }
 
 constexpr uint32_t max_depth = control_bits::instance_mask + 1;
@@ -58,14 +75,15 @@ constexpr uint32_t max_depth = control_bits::instance_mask + 1;
 // Follows the wire_header in every packet.
 struct am_header {
   uint64_t key;        // the job's protection key (HPAM 5.3)
-  uint32_t control;    // encode_control(...)
-  uint16_t handler;    // handler index at the receiver
-  uint16_t reserved;   // zero
+  uint32_t control;        // encode_control(...)
+  uint16_t handler;        // handler index at the receiver
+  uint16_t sequence_high;  // encode_sequence_high(...): the sequence's high 16 bits
   uint64_t word[4];    // short4: the four arguments. store/medium/get: see bulk_word
 };
 static_assert(std::is_standard_layout_v<am_header> && std::is_trivially_copyable_v<am_header>);
 static_assert(sizeof(am_header) == 48);
 static_assert(offsetof(am_header, word) == 16);
+static_assert(offsetof(am_header, sequence_high) == 14);
 
 // Meaning of am_header::word for bulk kinds.
 namespace bulk_word {
@@ -91,6 +109,15 @@ constexpr uint32_t header_bytes(msg_kind k) {
 }
 constexpr uint32_t min_packet_size = header_bytes(msg_kind::ack);
 static_assert(offsetof(am_header, word) == 16 && header_bytes(msg_kind::medium) == 40);
+
+// The control word and the sequence's high half, written or read together.
+inline void write_control(am_header& h, const control_word& c) {
+  h.control = encode_control(c);
+  h.sequence_high = encode_sequence_high(c);
+}
+inline control_word read_control(const am_header& h) {
+  return decode_control(h.control, h.sequence_high);
+}
 
 inline am_header* header_of(std::byte* packet) {
   return reinterpret_cast<am_header*>(packet + nic::wire_header_size);

@@ -11,7 +11,7 @@ struct hpam_token {
   hpam_ep_t* c_ep;       // the C handle of that endpoint (for the C API)
   int src;               // process the message came from
   uint32_t instance;     // protocol instance ("buf") of the request
-  uint16_t sequence;     // sequence number ("id") of the request
+  uint32_t sequence;     // sequence number ("id") of the request
   bool is_request;       // true in a request handler, false in a reply handler
   bool replied;          // a reply went out for this request
 };

@@ -76,6 +76,10 @@ typedef struct hpam_config {
   int poll_on_send;           /* poll once after each send, as HPAM_4 does (default 1)    */
   int defer_acks;             /* launch empty acks after the next send or poll (default 0) */
   uint32_t receive_budget;    /* most packets one poll handles (default 64)               */
+  int ordered;                /* requests to a peer take its D instances in turn, never  */
+                              /* searching, so request n goes out only once request n-D */
+                              /* is answered: a receiver restores the order of launch by */
+                              /* holding at most D-1 requests (default 0)                */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);

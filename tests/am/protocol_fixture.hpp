@@ -27,6 +27,7 @@ struct job_options {
   nic::fault_config faults;          // applied to every card
   bool manual_clock = true;
   bool defer_acks = false;
+  bool ordered = false;
 };
 
 template <class Card>
@@ -51,6 +52,7 @@ class local_job {
     c.give_up_ns = o.give_up_ns;
     c.receive_budget = o.receive_budget;
     c.defer_acks = o.defer_acks;
+    c.ordered = o.ordered;
     if (o.manual_clock) c.manual_time = &time_;
     return c;
   }

@@ -475,9 +475,11 @@ TEST(protocol_packet, control_word_round_trips) {
   for (uint32_t cls = 0; cls < 2; ++cls)
     for (uint32_t kind = 0; kind < am::msg_kind_count; ++kind)
       for (uint32_t inst : {0u, 1u, 63u, am::max_depth - 1})
-        for (uint32_t seq : {0u, 1u, 0x7FFFu, 0xFFFFu}) {
+        for (uint32_t seq : {0u, 1u, 0x7FFFu, 0xFFFFu, 0x10000u, 0x12345678u, 0xFFFFFFFFu}) {
           const am::control_word c{static_cast<am::msg_class>(cls), static_cast<am::msg_kind>(kind), inst, seq};
-          const am::control_word d = am::decode_control(am::encode_control(c));
+          am::am_header h{};
+          am::write_control(h, c);
+          const am::control_word d = am::read_control(h);
           EXPECT_EQ(d.cls, c.cls);
           EXPECT_EQ(d.kind, c.kind);
           EXPECT_EQ(d.instance, c.instance);

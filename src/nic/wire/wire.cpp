@@ -59,6 +59,10 @@ wire::wire(const fault_config& faults, int my_proc, uint32_t max_packet, const s
   check_probability(faults.corrupt, "corrupt");
   check_probability(faults.reorder, "reorder");
   check_probability(faults.delay, "delay");
+  if (faults.delay_ns > max_delay_ns)
+    throw std::invalid_argument("hpam: wire fault delay " + std::to_string(faults.delay_ns) +
+                                " ns is above the bound of " + std::to_string(max_delay_ns) +
+                                " ns (a delayed packet must never outlive its sequence number)");
   if (max_packet == 0) throw std::invalid_argument("hpam: wire max_packet must be positive");
   if (!faulty_) return;
   holding_ = std::make_unique<std::byte[]>(static_cast<size_t>(holding_capacity) * max_packet);

@@ -67,8 +67,13 @@ class wire {
   // At most this many bits are flipped in a corrupted packet (CRC32C detects
   // every error of up to 3 bits in packets far longer than any block).
   static constexpr uint32_t max_corrupt_bits = 3;
+  // The longest a delayed packet is held: far below the time a protocol
+  // sequence number takes to wrap (am/packet.hpp), so an old copy never
+  // passes for a new packet.
+  static constexpr uint64_t max_delay_ns = 10'000'000'000ull;
 
-  // `faults` probabilities must be in [0, 1] (throws std::invalid_argument);
+  // `faults` probabilities must be in [0, 1] and delay_ns at most
+  // max_delay_ns (throws std::invalid_argument naming the value);
   // `my_proc` is mixed into the seed so each sender draws its own sequence;
   // `max_packet` bounds the packets transmitted; `clock` times delays.
   wire(const fault_config& faults, int my_proc, uint32_t max_packet, const sys::clock& clock);
