@@ -5,15 +5,15 @@
 // (ARGS4|REQ|(id<<ID_SHIFT)|buf): message class, kind, instance ("buf") and
 // sequence number ("id"). Encoding is constexpr and round-trip tested.
 //
-// The sequence number is 32 bits per [peer][instance]: its low 16 bits are
-// the control word's id field, its high 16 bits travel in
-// am_header::sequence_high. It must not wrap while an old copy of a packet
-// can still arrive: an instance carries one request per round trip, so a
-// wrap takes 2^32 round trips, over half an hour even at 0.5 us each, while
-// the wire holds a packet at most nic::wire::max_delay_ns (10 s) and no
-// other place keeps one behind newer packets of the same instance. (With
-// 16 bits a wrap took 0.15 s: a delayed duplicate of request #1 arriving
-// after #65,536 ran its handler again.)
+// The sequence number has 30 bits per [peer][instance] (next_sequence
+// counts modulo 2^30): its low 22 bits are the control word's id field, its
+// high 8 bits travel in am_header::sequence_high. It must not wrap while an
+// old copy of a packet can still arrive: an instance carries one request per
+// round trip, so a wrap takes 2^30 round trips, over 8 minutes even at
+// 0.5 us each, while the wire holds a packet at most nic::wire::max_delay_ns
+// (10 s) and no other place keeps one behind newer packets of the same
+// instance. (With 16 bits a wrap took 0.15 s: a delayed duplicate of
+// request #1 arriving after #65,536 ran its handler again.)
 #pragma once
 
 #include <cstddef>
@@ -39,35 +39,40 @@ struct control_word {
   msg_class cls;
   msg_kind kind;
   uint32_t instance;  // 0..D-1
-  uint32_t sequence;  // 32 bits, per [peer][instance]; wraps modulo 2^32
+  uint32_t sequence;  // 30 bits, per [peer][instance]
 };
 
 namespace control_bits {
 constexpr uint32_t class_shift = 31;
 constexpr uint32_t kind_shift = 28, kind_mask = 0x7;
-constexpr uint32_t instance_shift = 16, instance_mask = 0xFFF;
-constexpr uint32_t sequence_mask = 0xFFFF;  // the low half of the sequence
-constexpr uint32_t sequence_high_shift = 16;
+constexpr uint32_t instance_shift = 22, instance_mask = 0x3F;
+constexpr uint32_t sequence_low_bits = 22, sequence_low_mask = (1u << sequence_low_bits) - 1;
+constexpr uint32_t sequence_bits = sequence_low_bits + 8;  // + am_header::sequence_high
+constexpr uint32_t sequence_mask = (1u << sequence_bits) - 1;
 }  // namespace control_bits
+
+// The sequence number after s, and before it, modulo 2^30.
+constexpr uint32_t next_sequence(uint32_t s) { return (s + 1) & control_bits::sequence_mask; }
+constexpr uint32_t previous_sequence(uint32_t s) { return (s - 1) & control_bits::sequence_mask; }
 
 constexpr uint32_t encode_control(const control_word& c) {
   using namespace control_bits;
   return (static_cast<uint32_t>(c.cls) << class_shift) |
          ((static_cast<uint32_t>(c.kind) & kind_mask) << kind_shift) |
-         ((c.instance & instance_mask) << instance_shift) | (c.sequence & sequence_mask);
+         ((c.instance & instance_mask) << instance_shift) | (c.sequence & sequence_low_mask);
+}
+constexpr uint8_t encode_sequence_high(const control_word& c) {
+  return static_cast<uint8_t>((c.sequence & control_bits::sequence_mask) >>
+                              control_bits::sequence_low_bits);
 }
 
-constexpr uint16_t encode_sequence_high(const control_word& c) {
-  return static_cast<uint16_t>(c.sequence >> control_bits::sequence_high_shift);
-}
-
-// `high`: the sequence's high half, from am_header::sequence_high.
-constexpr control_word decode_control(uint32_t w, uint16_t high) {
+// `high`: the sequence's high bits, from am_header::sequence_high.
+constexpr control_word decode_control(uint32_t w, uint8_t high) {
   using namespace control_bits;
   return control_word{static_cast<msg_class>(w >> class_shift),
                       static_cast<msg_kind>((w >> kind_shift) & kind_mask),
                       (w >> instance_shift) & instance_mask,
-                      (uint32_t{high} << sequence_high_shift) | (w & sequence_mask)};
+                      (uint32_t{high} << sequence_low_bits) | (w & sequence_low_mask)};
 }
 
 constexpr uint32_t max_depth = control_bits::instance_mask + 1;
@@ -75,15 +80,16 @@ constexpr uint32_t max_depth = control_bits::instance_mask + 1;
 // Follows the wire_header in every packet.
 struct am_header {
   uint64_t key;        // the job's protection key (HPAM 5.3)
-  uint32_t control;        // encode_control(...)
-  uint16_t handler;        // handler index at the receiver
-  uint16_t sequence_high;  // encode_sequence_high(...): the sequence's high 16 bits
+  uint32_t control;    // encode_control(...)
+  uint16_t handler;    // handler index at the receiver
+  uint8_t refusal;     // ack: why the request was refused (a refusal value); 0 otherwise
+  uint8_t sequence_high;  // encode_sequence_high(...): the sequence's high 8 bits
   uint64_t word[4];    // short4: the four arguments. store/medium/get: see bulk_word
 };
 static_assert(std::is_standard_layout_v<am_header> && std::is_trivially_copyable_v<am_header>);
 static_assert(sizeof(am_header) == 48);
 static_assert(offsetof(am_header, word) == 16);
-static_assert(offsetof(am_header, sequence_high) == 14);
+static_assert(offsetof(am_header, sequence_high) == 15);
 
 // Meaning of am_header::word for bulk kinds.
 namespace bulk_word {
@@ -92,6 +98,18 @@ constexpr int arg = 1;     // the sender's argument word for the handler
 constexpr int length = 2;  // payload bytes (store/medium) or bytes requested (get)
 constexpr int local = 3;   // get: where the reply's data goes at the requester
 }  // namespace bulk_word
+
+// Why a well-formed request was refused, carried by its negative
+// acknowledgement (an ack whose refusal is not none). A malformed request is
+// never acknowledged at all: it is dropped and counted, and its sequence
+// number is not consumed, so the genuine request can still arrive.
+enum class refusal : uint16_t {
+  none = 0,             // accepted (a plain acknowledgement)
+  no_handler = 1,       // no handler of that kind registered at that index
+  outside_segment = 2,  // store target or get source not inside the receiver's segment
+  malformed = 0xFFFF,   // internal verdict only, never sent: drop the packet
+};
+constexpr uint16_t refusal_count = 3;  // values that may travel in an ack (in 8 bits)
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
 static_assert(packet_header_size == 64);
@@ -110,7 +128,7 @@ constexpr uint32_t header_bytes(msg_kind k) {
 constexpr uint32_t min_packet_size = header_bytes(msg_kind::ack);
 static_assert(offsetof(am_header, word) == 16 && header_bytes(msg_kind::medium) == 40);
 
-// The control word and the sequence's high half, written or read together.
+// The control word and the sequence's high bits, written or read together.
 inline void write_control(am_header& h, const control_word& c) {
   h.control = encode_control(c);
   h.sequence_high = encode_sequence_high(c);

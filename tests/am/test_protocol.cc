@@ -196,6 +196,7 @@ TYPED_TEST(protocol, store_copies_bytes_then_runs_handler) {
   auto& j = *this->job_;
   std::vector<uint8_t> src(j[0].max_bulk()), dst(src.size() + 64, 0xEE);
   std::iota(src.begin(), src.end(), uint8_t{7});
+  ASSERT_EQ(j[1].set_segment(dst.data(), dst.size()), hpam::status::ok);
   ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), src.size(),
                                reinterpret_cast<uint64_t>(dst.data() + 32), 99, false),
             hpam::status::ok);
@@ -220,6 +221,7 @@ TYPED_TEST(protocol, get_fetches_remote_bytes) {
   auto& j = *this->job_;
   std::vector<uint8_t> remote(3000), local(3000, 0);
   for (size_t i = 0; i < remote.size(); ++i) remote[i] = static_cast<uint8_t>(i * 31 + 1);
+  ASSERT_EQ(j[1].set_segment(remote.data(), remote.size()), hpam::status::ok);
   ASSERT_EQ(j[0].request_get(1, h_bulk, reinterpret_cast<uint64_t>(remote.data()), local.data(),
                              local.size(), 5, false),
             hpam::status::ok);
@@ -387,6 +389,7 @@ TYPED_TEST(protocol, requests_to_self_run_directly) {
   EXPECT_EQ(this->seen_[0].counter, 9u);
   ASSERT_EQ(this->seen_[0].results.size(), 1u);
   std::vector<uint8_t> src(100, 3), dst(100, 0);
+  ASSERT_EQ(j[0].set_segment(src.data(), src.size()), hpam::status::ok);
   ASSERT_EQ(j[0].request_get(0, h_bulk, reinterpret_cast<uint64_t>(src.data()), dst.data(), 100, 1, true),
             hpam::status::ok);
   EXPECT_EQ(src, dst);
@@ -475,7 +478,7 @@ TEST(protocol_packet, control_word_round_trips) {
   for (uint32_t cls = 0; cls < 2; ++cls)
     for (uint32_t kind = 0; kind < am::msg_kind_count; ++kind)
       for (uint32_t inst : {0u, 1u, 63u, am::max_depth - 1})
-        for (uint32_t seq : {0u, 1u, 0x7FFFu, 0xFFFFu, 0x10000u, 0x12345678u, 0xFFFFFFFFu}) {
+        for (uint32_t seq : {0u, 1u, 0xFFFFu, 0x10000u, 0x3FFFFFu, 0x400000u, 0x2345678u, 0x3FFFFFFFu}) {
           const am::control_word c{static_cast<am::msg_class>(cls), static_cast<am::msg_kind>(kind), inst, seq};
           am::am_header h{};
           am::write_control(h, c);
@@ -485,6 +488,19 @@ TEST(protocol_packet, control_word_round_trips) {
           EXPECT_EQ(d.instance, c.instance);
           EXPECT_EQ(d.sequence, c.sequence);
         }
+}
+
+// The sequence counts modulo 2^30 and every header field stays its own.
+TEST(protocol_packet, sequence_wraps_at_30_bits) {
+  EXPECT_EQ(am::next_sequence(0x3FFFFFFFu), 0u);
+  EXPECT_EQ(am::previous_sequence(0u), 0x3FFFFFFFu);
+  EXPECT_EQ(am::next_sequence(0x3FFFFFu), 0x400000u);  // across the control word's id field
+  am::am_header h{};
+  h.refusal = 2;
+  am::write_control(h, {am::msg_class::reply, am::msg_kind::ack, 5, 0x3FFFFFFFu});
+  EXPECT_EQ(h.refusal, 2u);
+  EXPECT_EQ(am::read_control(h).instance, 5u);
+  EXPECT_EQ(am::read_control(h).sequence, 0x3FFFFFFFu);
 }
 
 }  // namespace
