@@ -6,7 +6,8 @@
  *
  * Files, as Open MPI splits a BTL: btl_hpam_component.c (component table,
  * init, progress), btl_hpam_params.c (MCA parameters and their validation),
- * btl_hpam_module.c (module table, procs, descriptors, finalize),
+ * btl_hpam_module.c (module table, procs, finalize), btl_hpam_frag.c (send
+ * fragments: bounded free list, alloc, free, prepare_src),
  * btl_hpam_send.c (send, sendi, the pending queue), btl_hpam_order.c (the
  * receive handler: in-order delivery per peer),
  * btl_hpam_mpit.c (MPI_T performance variables, statistics at finalize).
@@ -52,6 +53,7 @@ typedef struct mca_btl_hpam_params_t {
     bool stats;                /* per-peer statistics at finalize */
     bool defer_acks;           /* empty acks after the next send or poll */
     int receive_budget;        /* most packets per progress call */
+    int max_frags;             /* send fragments at most (bounds memory under overload) */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */
@@ -111,7 +113,10 @@ typedef struct mca_btl_hpam_component_t {
     mca_btl_hpam_frag_t *free_frags;    /* stack of free send fragments */
     void **frag_chunks;                 /* malloc'd chunks of fragments, freed at close */
     int nchunks;
+    int nfrags;                         /* fragments made, at most params.max_frags */
     size_t frag_stride;                 /* bytes per fragment: struct + max_send_size */
+    unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
+    uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
     opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */
@@ -140,13 +145,20 @@ int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
 void mca_btl_hpam_params_to_config(hpam_config_t *cfg);
 
 /* btl_hpam_module.c */
+int mca_btl_hpam_to_opal_error(int hpam_err);
+
+/* btl_hpam_frag.c: send fragments from a free list of at most max_frags */
+int mca_btl_hpam_frags_setup(size_t max_send_size);
+void mca_btl_hpam_frags_release(void);
 mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
                                               struct mca_btl_base_endpoint_t *endpoint,
                                               uint8_t order, size_t size, uint32_t flags);
 int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
-bool mca_btl_hpam_grow_frags(void);
-void mca_btl_hpam_release_frags(void);
-int mca_btl_hpam_to_opal_error(int hpam_err);
+mca_btl_base_descriptor_t *mca_btl_hpam_prepare_src(struct mca_btl_base_module_t *btl,
+                                                    struct mca_btl_base_endpoint_t *endpoint,
+                                                    struct opal_convertor_t *convertor,
+                                                    uint8_t order, size_t reserve, size_t *size,
+                                                    uint32_t flags);
 
 /* btl_hpam_send.c */
 int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,

@@ -78,6 +78,8 @@ static int hpam_open(void)
     mca_btl_hpam_component.free_frags = NULL;
     mca_btl_hpam_component.frag_chunks = NULL;
     mca_btl_hpam_component.nchunks = 0;
+    mca_btl_hpam_component.nfrags = 0;
+    mca_btl_hpam_component.pack_buffer = NULL;
     OBJ_CONSTRUCT(&mca_btl_hpam_component.pending_endpoints, opal_list_t);
     OBJ_CONSTRUCT(&mca_btl_hpam_component.lock, opal_recursive_mutex_t);
     mca_btl_hpam_component.ep = NULL;
@@ -89,7 +91,7 @@ static int hpam_close(void)
 {
     if (!constructed) return OPAL_SUCCESS;
     constructed = false;
-    mca_btl_hpam_release_frags();
+    mca_btl_hpam_frags_release();
     OBJ_DESTRUCT(&mca_btl_hpam_component.pending_endpoints);
     OBJ_DESTRUCT(&mca_btl_hpam_component.lock);
     return OPAL_SUCCESS;
@@ -135,15 +137,6 @@ static void make_job_id(char *out, size_t len)
     snprintf(out, len, "ompi%x-%08x", (unsigned) OPAL_PROC_MY_NAME.jobid, h);
 }
 
-/* Fragments live in plain malloc'd chunks (not an opal_free_list on an
- * mpool): MPI_T_finalize may finalize this BTL after the memory pools. */
-static int setup_frags(size_t max_send_size)
-{
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    c->frag_stride = (sizeof(mca_btl_hpam_frag_t) + max_send_size + 63) & ~(size_t) 63;
-    return mca_btl_hpam_grow_frags() ? OPAL_SUCCESS : OPAL_ERR_OUT_OF_RESOURCE;
-}
-
 /* Setup failed once the endpoint existed: undo what was made; hpam stays out. */
 static mca_btl_base_module_t **abandon_init(void)
 {
@@ -187,7 +180,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
     if (OPAL_SUCCESS != mca_btl_hpam_params_fit_sizes(m, max_bulk)) end_job_for_bad_parameters();
-    if (OPAL_SUCCESS != setup_frags(m->btl_max_send_size)) return abandon_init();
+    if (OPAL_SUCCESS != mca_btl_hpam_frags_setup(m->btl_max_send_size)) return abandon_init();
     c->peers = calloc((size_t) c->nlocal, sizeof(*c->peers));
     mca_btl_base_module_t **modules = malloc(sizeof(*modules));
     if (NULL == c->peers || NULL == modules) {

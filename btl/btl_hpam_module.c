@@ -1,14 +1,14 @@
 /*
  * The btl/hpam module: its function table, processes (add_procs one peer at
  * a time is fine: each local peer's card is attached once, on first sight),
- * descriptors, finalize, and the one mapping of HPAM errors to OPAL errors.
+ * finalize, and the one mapping of HPAM errors to OPAL errors (fragments:
+ * btl_hpam_frag.c).
  */
 #include "btl_hpam.h"
 
 #include <string.h>
 
 #include "opal/class/opal_bitmap.h"
-#include "opal/datatype/opal_convertor.h"
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 
@@ -21,17 +21,6 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 }
 static void endpoint_destruct(mca_btl_base_endpoint_t *ep) { OBJ_DESTRUCT(&ep->pending); }
 OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct, endpoint_destruct);
-
-static void frag_construct(mca_btl_hpam_frag_t *frag)
-{
-    frag->data = (unsigned char *) (frag + 1);
-    frag->next_free = NULL;
-    frag->base.des_segments = frag->segments;
-    frag->base.des_segment_count = 1;
-    frag->segments[0].seg_addr.pval = frag->data;
-    frag->endpoint = NULL;
-}
-OBJ_CLASS_INSTANCE(mca_btl_hpam_frag_t, mca_btl_base_descriptor_t, frag_construct, NULL);
 
 /* The one place an HPAM error becomes an OPAL error. */
 int mca_btl_hpam_to_opal_error(int err)
@@ -139,97 +128,6 @@ static int hpam_register_error(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* Adds a chunk of 64 fragments to the free stack (setup, and when ob1 holds
- * every fragment). Returns false when out of memory. */
-bool mca_btl_hpam_grow_frags(void)
-{
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    enum { per_chunk = 64 };
-    void **chunks = realloc(c->frag_chunks, sizeof(void *) * (c->nchunks + 1));
-    if (NULL == chunks) return false;
-    c->frag_chunks = chunks;
-    unsigned char *mem = NULL;
-    if (0 != posix_memalign((void **) &mem, 64, c->frag_stride * per_chunk)) return false;
-    c->frag_chunks[c->nchunks++] = mem;
-    for (int i = 0; i < per_chunk; ++i) {
-        mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) (mem + c->frag_stride * i);
-        OBJ_CONSTRUCT(frag, mca_btl_hpam_frag_t);
-        frag->next_free = c->free_frags;
-        c->free_frags = frag;
-    }
-    return true;
-}
-
-void mca_btl_hpam_release_frags(void)
-{
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    for (int i = 0; i < c->nchunks; ++i) free(c->frag_chunks[i]);
-    free(c->frag_chunks);
-    c->frag_chunks = NULL;
-    c->nchunks = 0;
-    c->free_frags = NULL;
-}
-
-mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
-                                              struct mca_btl_base_endpoint_t *endpoint,
-                                              uint8_t order, size_t size, uint32_t flags)
-{
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    if (OPAL_UNLIKELY(size > btl->btl_max_send_size)) return NULL;
-    MCA_BTL_HPAM_LOCK();
-    if (OPAL_UNLIKELY(NULL == c->free_frags) && !mca_btl_hpam_grow_frags()) {
-        MCA_BTL_HPAM_UNLOCK();
-        return NULL;
-    }
-    mca_btl_hpam_frag_t *frag = c->free_frags;
-    c->free_frags = frag->next_free;
-    MCA_BTL_HPAM_UNLOCK();
-    frag->segments[0].seg_addr.pval = frag->data;
-    frag->segments[0].seg_len = size;
-    frag->base.des_segment_count = 1;
-    frag->base.des_flags = flags;
-    frag->base.order = MCA_BTL_NO_ORDER;
-    frag->base.des_cbfunc = NULL;
-    frag->endpoint = endpoint;
-    return &frag->base;
-}
-
-int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
-{
-    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
-    MCA_BTL_HPAM_LOCK();
-    frag->next_free = mca_btl_hpam_component.free_frags;
-    mca_btl_hpam_component.free_frags = frag;
-    MCA_BTL_HPAM_UNLOCK();
-    return OPAL_SUCCESS;
-}
-
-/* The data goes into the packet anyway: pack it into the fragment. */
-static struct mca_btl_base_descriptor_t *hpam_prepare_src(struct mca_btl_base_module_t *btl,
-                                                          struct mca_btl_base_endpoint_t *endpoint,
-                                                          struct opal_convertor_t *convertor,
-                                                          uint8_t order, size_t reserve,
-                                                          size_t *size, uint32_t flags)
-{
-    if (reserve > btl->btl_max_send_size) return NULL;
-    if (*size > btl->btl_max_send_size - reserve) *size = btl->btl_max_send_size - reserve;
-    mca_btl_base_descriptor_t *des = mca_btl_hpam_alloc(btl, endpoint, order, reserve + *size, flags);
-    if (OPAL_UNLIKELY(NULL == des)) return NULL;
-    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
-    if (*size > 0) {
-        struct iovec iov = {.iov_base = frag->data + reserve, .iov_len = *size};
-        uint32_t iov_count = 1;
-        size_t max_data = *size;
-        if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
-            mca_btl_hpam_free(btl, des);
-            return NULL;
-        }
-        *size = max_data;
-    }
-    frag->segments[0].seg_len = reserve + *size;
-    return des;
-}
-
 static void hpam_dump(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                       int verbose)
 {
@@ -244,7 +142,7 @@ mca_btl_hpam_module_t mca_btl_hpam_module = {
         .btl_finalize = hpam_finalize,
         .btl_alloc = mca_btl_hpam_alloc,
         .btl_free = mca_btl_hpam_free,
-        .btl_prepare_src = hpam_prepare_src,
+        .btl_prepare_src = mca_btl_hpam_prepare_src,
         .btl_send = mca_btl_hpam_send,
         .btl_sendi = mca_btl_hpam_sendi,
         .btl_put = mca_btl_hpam_put,

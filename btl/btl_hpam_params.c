@@ -44,6 +44,7 @@ int mca_btl_hpam_params_register(void)
     P->stats = false;
     P->defer_acks = true;
     P->receive_budget = 1;
+    P->max_frags = 512;
 
     const struct {
         const char *name, *help;
@@ -95,6 +96,9 @@ int mca_btl_hpam_params_register(void)
          OPAL_INFO_LVL_4, &P->stats},
         {"receive_budget", "Most packets one progress call handles; 1 returns to Open MPI after each packet, keeping acknowledgements off the critical path (1-65536)", MCA_BASE_VAR_TYPE_INT,
          OPAL_INFO_LVL_6, &P->receive_budget},
+        {"max_frags", "Most send fragments (each one packet of btl_hpam_block_size); when all are in use, "
+         "Open MPI queues further sends and the sender waits in progress (16-1048576)",
+         MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &P->max_frags},
         {"defer_acks", "Launch empty acknowledgements after the next send or poll instead of at once (keeps them off the critical path)",
          MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &P->defer_acks},
     };
@@ -153,6 +157,7 @@ int mca_btl_hpam_params_check(void)
     bad |= bad_int("attach_timeout_ms", P->attach_timeout_ms, 1, 3600000);
     bad |= bad_int("verbose", P->verbose, 0, 100);
     bad |= bad_int("receive_budget", P->receive_budget, 1, 65536);
+    bad |= bad_int("max_frags", P->max_frags, 16, 1 << 20);
     bad |= bad_probability("fault_drop", P->fault_drop);
     bad |= bad_probability("fault_duplicate", P->fault_duplicate);
     bad |= bad_probability("fault_corrupt", P->fault_corrupt);

@@ -4,11 +4,14 @@
  * registered for the tag, and the layer acknowledges it.
  *
  * HPAM's rule: a request handler may only reply to its requester. Open MPI's
- * callbacks send from inside the handler, so such sends, and sends finding
- * all D instances to the peer busy, are queued on the endpoint (the fragment
- * already holds the data) and issued from progress after the poll, in order.
+ * callbacks send from inside the handler, so such sends, and sends of a
+ * descriptor finding the peer's next instance busy, are queued on the
+ * endpoint (the fragment already holds the data; fragments are bounded, see
+ * btl_hpam_frag.c) and issued from progress after the poll, in order.
  * Completion callbacks always come: a send is complete once its packet is in
- * the protocol's request buffer (kept there for retransmission).
+ * the protocol's request buffer (kept there for retransmission) and on its
+ * way, so a sender that then stops calling MPI loses nothing. sendi never
+ * queues: it sends now or refuses.
  */
 #include "btl_hpam.h"
 
@@ -91,61 +94,53 @@ int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     return mca_btl_hpam_to_opal_error(rc);
 }
 
-/* Packs header + payload into a fragment the BTL owns and queues it. */
-static int queue_copy(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                      struct opal_convertor_t *convertor, void *header, size_t header_size,
-                      size_t payload_size, uint32_t flags, mca_btl_base_tag_t tag)
+/* Sends header + payload now or not at all. Non-contiguous data is packed
+ * into the pack buffer first; if the packet cannot go, the convertor is put
+ * back where it was, so that Open MPI can pack the same bytes again. */
+static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_convertor_t *convertor,
+                    void *header, size_t header_size, size_t payload_size, mca_btl_base_tag_t tag)
 {
-    mca_btl_base_descriptor_t *des = mca_btl_hpam_alloc(btl, endpoint, MCA_BTL_NO_ORDER,
-                                                        header_size + payload_size, flags);
-    if (OPAL_UNLIKELY(NULL == des)) return OPAL_ERR_OUT_OF_RESOURCE;
-    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
-    memcpy(frag->data, header, header_size);
-    if (payload_size) {
-        struct iovec iov = {.iov_base = frag->data + header_size, .iov_len = payload_size};
-        uint32_t iov_count = 1;
-        size_t max_data = payload_size;
-        if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
-            mca_btl_hpam_free(btl, des);
-            return OPAL_ERROR;
-        }
+    struct iovec iov[2] = {{.iov_base = header, .iov_len = header_size},
+                           {.iov_base = NULL, .iov_len = payload_size}};
+    if (0 == payload_size) return launch(endpoint->peer, iov, 1, tag);
+    if (!opal_convertor_need_buffers(convertor)) {
+        opal_convertor_get_current_pointer(convertor, &iov[1].iov_base);
+        return launch(endpoint->peer, iov, 2, tag);
     }
-    des->des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    frag->tag = tag;
-    enqueue(frag);
-    return OPAL_SUCCESS;
+    size_t position = convertor->bConverted, max_data = payload_size;
+    struct iovec packed = {.iov_base = mca_btl_hpam_component.pack_buffer, .iov_len = payload_size};
+    uint32_t count = 1;
+    if (opal_convertor_pack(convertor, &packed, &count, &max_data) < 0 || max_data != payload_size) {
+        opal_convertor_set_position(convertor, &position);
+        return HPAM_ERR_INVALID;
+    }
+    iov[1].iov_base = packed.iov_base;
+    const int rc = launch(endpoint->peer, iov, 2, tag);
+    if (HPAM_OK != rc) opal_convertor_set_position(convertor, &position);
+    return rc;
 }
 
+/* Sends at once or refuses: OPAL_ERR_OUT_OF_RESOURCE (no descriptor) when
+ * the peer's instance is busy, something is queued before it, or this is a
+ * handler; Open MPI then keeps the request and tries again from progress,
+ * so MPI_Send returns only once its packet is out. */
 int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                        struct opal_convertor_t *convertor, void *header, size_t header_size,
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                        mca_btl_base_descriptor_t **descriptor)
 {
+    if (NULL != descriptor) *descriptor = NULL;
     if (OPAL_UNLIKELY(header_size + payload_size > btl->btl_max_send_size)) {
-        if (NULL != descriptor) *descriptor = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     MCA_BTL_HPAM_LOCK();
-    const bool contiguous = 0 == payload_size || !opal_convertor_need_buffers(convertor);
-    int rc = HPAM_ERR_BUSY;
-    if (contiguous && can_send_now(endpoint)) {
-        void *data = NULL;
-        if (payload_size) opal_convertor_get_current_pointer(convertor, &data);
-        struct iovec iov[2] = {{.iov_base = header, .iov_len = header_size},
-                               {.iov_base = data, .iov_len = payload_size}};
-        rc = launch(endpoint->peer, iov, payload_size ? 2 : 1, tag);
-    }
-    int ret = OPAL_SUCCESS;
-    if (must_wait(rc)) {
-        /* Not now: keep a copy and send it from progress; never strand it. */
-        ret = queue_copy(btl, endpoint, convertor, header, header_size, payload_size, flags, tag);
-    } else if (HPAM_OK != rc) {
-        if (HPAM_ERR_UNREACHABLE == rc) mca_btl_hpam_report_lost_peer();
-        ret = mca_btl_hpam_to_opal_error(rc);
-    }
+    const int rc = can_send_now(endpoint)
+                       ? send_now(endpoint, convertor, header, header_size, payload_size, tag)
+                       : HPAM_ERR_BUSY;
+    if (OPAL_UNLIKELY(HPAM_ERR_UNREACHABLE == rc)) mca_btl_hpam_report_lost_peer();
     MCA_BTL_HPAM_UNLOCK();
-    if (OPAL_SUCCESS != ret && NULL != descriptor) *descriptor = NULL;
-    return ret;
+    if (OPAL_LIKELY(HPAM_OK == rc)) return OPAL_SUCCESS;
+    return must_wait(rc) ? OPAL_ERR_OUT_OF_RESOURCE : mca_btl_hpam_to_opal_error(rc);
 }
 
 /* Sends queued fragments in order, endpoint by endpoint, until the peer's
