@@ -52,7 +52,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, int& src, const am_header*&
   }
   c = decode_control(h->control);
   if (c.instance >= depth_ || static_cast<uint32_t>(c.kind) >= msg_kind_count ||
-      h->handler >= HPAM_MAX_HANDLERS || p.length < header_bytes(c.kind)) {
+      h->handler >= max_handlers || p.length < header_bytes(c.kind)) {
     counters_[src].malformed++;
     return false;
   }
@@ -107,7 +107,7 @@ void endpoint<Card>::on_request(int src, const control_word& c, const am_header&
     return;
   }
   r.expected = static_cast<uint16_t>(c.sequence + 1);
-  hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), true, false};
+  hpam_token t{this, owner_, src, c.instance, static_cast<uint16_t>(c.sequence), true, false};
   if (!run_request_handler(t, c, h, payload, payload_len)) counters_[src].malformed++;
   if (!t.replied) send_ack(src, c.instance, t.sequence);
   counters_[src].requests_received++;
@@ -185,7 +185,7 @@ void endpoint<Card>::on_reply(int src, const control_word& c, const am_header& h
   if (!payload_ok(c.kind, h, payload_len, false)) {
     counters_[src].malformed++;  // still frees the instance: the request was answered
   } else if (c.kind != msg_kind::ack) {
-    hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), false, false};
+    hpam_token t{this, owner_, src, c.instance, static_cast<uint16_t>(c.sequence), false, false};
     state_ = handler_state::reply;
     current_token_ = &t;
     dispatch(t, c.kind, h.handler, h.word, payload, payload_len);
@@ -274,7 +274,7 @@ status endpoint<Card>::self_request(msg_kind kind, unsigned handler, const uint6
                                     const void* data, size_t len) {
   const handler_entry& e = handlers_[handler];
   if (kind == msg_kind::short4 ? !e.short4 : !e.bulk) return status::invalid_argument;
-  hpam_token t{this, c_ep_, my_proc_, 0, 0, true, false};
+  hpam_token t{this, owner_, my_proc_, 0, 0, true, false};
   state_ = handler_state::request;
   current_token_ = &t;
   if (kind == msg_kind::get) {
@@ -294,13 +294,13 @@ template <class Card>
 status endpoint<Card>::self_reply(hpam_token& t, msg_kind kind, unsigned handler,
                                   const uint64_t (&w)[4], const void* data, size_t len) {
   if (t.replied) return rule_broken("a request handler may reply only once");
-  const handler_entry& e = handlers_[handler % HPAM_MAX_HANDLERS];
-  if (handler >= HPAM_MAX_HANDLERS || (kind == msg_kind::short4 ? !e.short4 : !e.bulk))
+  const handler_entry& e = handlers_[handler % max_handlers];
+  if (handler >= max_handlers || (kind == msg_kind::short4 ? !e.short4 : !e.bulk))
     return status::invalid_argument;
   t.replied = true;
   uint64_t rw[4] = {w[0], w[1], w[2], w[3]};
   if (kind == msg_kind::store) rw[bulk_word::length] = len;
-  hpam_token rt{this, c_ep_, my_proc_, 0, 0, false, false};
+  hpam_token rt{this, owner_, my_proc_, 0, 0, false, false};
   state_ = handler_state::reply;
   current_token_ = &rt;
   dispatch(rt, kind, handler, rw, static_cast<const std::byte*>(data), len);

@@ -297,13 +297,13 @@ struct seen {
   uint64_t counter = 0;
   std::vector<uint64_t> results;
 };
-void on_add(hpam_token_t* t, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
+void on_add(hpam_token* t, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
   auto* s = static_cast<seen*>(ctx);
   const uint64_t w[4] = {s->counter, 0, 0, 0};
   s->counter += a;
   (void)static_cast<ep*>(t->endpoint)->reply_4(*t, h_result, w);
 }
-void on_result(hpam_token_t*, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
+void on_result(hpam_token*, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
   static_cast<seen*>(ctx)->results.push_back(a);
 }
 
