@@ -41,7 +41,7 @@ constexpr bool wrap_flag(uint64_t counter, uint64_t capacity) { return (counter 
 // Layout: header (two cache lines, one per writing side) then `capacity` cells.
 class spsc_fifo {
  public:
-  static size_t bytes_for(uint64_t capacity) { return sizeof(spsc_fifo) + capacity * sizeof(uint64_t); }
+  static constexpr size_t bytes_for(uint64_t capacity) { return sizeof(spsc_fifo) + capacity * sizeof(uint64_t); }
   // Initialise in place in zeroed shared memory; capacity must be a power of two.
   void init(uint64_t capacity) noexcept {
     capacity_ = capacity;
@@ -98,7 +98,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 class mpmc_fifo {
  public:
-  static size_t bytes_for(uint64_t capacity) { return sizeof(mpmc_fifo) + capacity * sizeof(cell); }
+  static constexpr size_t bytes_for(uint64_t capacity) { return sizeof(mpmc_fifo) + capacity * sizeof(cell); }
   void init(uint64_t capacity) noexcept {
     capacity_ = capacity;
     for (uint64_t i = 0; i < capacity; ++i) cells()[i].sequence.store(i, std::memory_order_relaxed);
