@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "sys/crc32c.hpp"
 
 namespace hpam::nic {
 namespace {
@@ -172,12 +171,7 @@ void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
     return;
   }
   std::byte* pkt = tx_block(b);
-  auto* w = reinterpret_cast<wire_header*>(pkt);
-  w->length = len;
-  w->src = static_cast<uint16_t>(my_proc_);
-  w->dst = static_cast<uint16_t>(dest);
-  w->pad = 0;
-  w->crc = crc_ ? sys::crc32c(pkt + offsetof(wire_header, length), len - offsetof(wire_header, length)) : 0;
+  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   wire_sink sink{this};
   wire_.transmit(sink, dest, pkt, len);
 }
@@ -285,8 +279,7 @@ bool hamlyn_am_card::receive(rx_packet& p) {
     p.length = static_cast<uint32_t>(n.length);
     p.data = inbound_ + size_t{p.block} * block_size_;
     const auto* w = reinterpret_cast<const wire_header*>(p.data);
-    p.crc_ok = !crc_ || w->crc == sys::crc32c(p.data + offsetof(wire_header, length),
-                                              p.length - offsetof(wire_header, length));
+    p.crc_ok = !crc_ || w->crc == wire_crc(p.data, p.length);
     return true;
   }
   return false;
