@@ -47,7 +47,7 @@ const math_row math_table[] = {
     {top - 1, 2, 8, 4, 4, true, false, 2},
     {top - 5, 2, 8, 8, 0, true, true, 2},  // full across the 2^64 boundary
     {top - 1023, 0, 1024, 1024, 0, true, true, 0},
-    {uint64_t{1} << 63, (uint64_t{1} << 63) + 4, 4, 4, 0, true, true, 0, true},
+    {uint64_t{1} << 63, (uint64_t{1} << 63) + 4, 4, 4, 0, true, true, 0},
 };
 
 TEST(RingMath, Table) {
