@@ -162,8 +162,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     c->my_local_rank = opal_process_info.my_local_rank;
     make_job_id(c->job, sizeof c->job);
 
-    hpam_config_t cfg;
-    mca_btl_hpam_params_to_config(&cfg);
+    hpam_config_t cfg = c->params.am;
     cfg.job = c->job;
     cfg.nprocs = c->nlocal;
     cfg.my_proc = c->my_local_rank;
@@ -172,7 +171,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
                     hpam_last_error());
         return NULL;
     }
-    if (OPAL_SUCCESS != mca_btl_hpam_order_init(c->nlocal, c->params.depth, hpam_max_bulk(c->ep))) {
+    if (OPAL_SUCCESS != mca_btl_hpam_order_init(c->nlocal, (int) c->params.am.depth, hpam_max_bulk(c->ep))) {
         return abandon_init();
     }
     (void) hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "am/config.hpp"
+#include "hpam_knobs.h"
 #include "am/endpoint_receive.hpp"
 #include "am/endpoint_send.hpp"
 #include "nic/wire/wire.hpp"
@@ -124,12 +124,20 @@ TEST(sequence_bound, wire_refuses_a_delay_beyond_its_bound) {
   EXPECT_NO_THROW(nic::wire(f, 0, 1024, sys::clock()));
   f.delay_ns = nic::wire::max_delay_ns + 1;
   EXPECT_THROW(nic::wire(f, 0, 1024, sys::clock()), std::invalid_argument);
-  am::endpoint_config c;
-  c.card.job = "x";
-  c.card.nprocs = 2;
-  c.card.faults = f;
-  const std::string err = am::validate(c);
-  EXPECT_NE(err.find("fault_delay_ns"), std::string::npos) << err;
+  // The knob refuses it too, naming itself.
+  const int k = hpam_knob_find("fault_delay_us");
+  ASSERT_GE(k, 0);
+  char msg[256];
+  hpam_knob_value_t v{};
+  v.i = static_cast<int64_t>(nic::wire::max_delay_ns / 1000);
+  EXPECT_EQ(hpam_knob_check(static_cast<size_t>(k), v, nullptr, nullptr, HPAM_KNOB_STYLE_MCA, msg,
+                            sizeof msg),
+            HPAM_OK);
+  v.i += 1;
+  EXPECT_EQ(hpam_knob_check(static_cast<size_t>(k), v, nullptr, nullptr, HPAM_KNOB_STYLE_MCA, msg,
+                            sizeof msg),
+            HPAM_ERR_INVALID);
+  EXPECT_NE(std::string(msg).find("btl_hpam_fault_delay_us"), std::string::npos) << msg;
 }
 
 }  // namespace
