@@ -26,7 +26,7 @@ struct arrivals {
   int reruns = 0;
 };
 
-void on_numbered(hpam_token_t*, void* ctx, void*, size_t, uint64_t k) {
+void on_numbered(hpam_token*, void* ctx, void*, size_t, uint64_t k) {
   auto* a = static_cast<arrivals*>(ctx);
   if (k >= a->ran.size()) a->ran.resize(k + 1, 0);
   if (a->ran[k]) a->reruns++;

@@ -26,12 +26,12 @@ struct counts {
 };
 
 template <class Card>
-void on_count(hpam_token_t* t, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
+void on_count(hpam_token* t, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
   auto* c = static_cast<counts*>(ctx);
   const uint64_t w[4] = {c->runs++, 0, 0, 0};
   (void)static_cast<am::endpoint<Card>*>(t->endpoint)->reply_4(*t, h_counted, w);
 }
-void on_counted(hpam_token_t*, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+void on_counted(hpam_token*, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
   static_cast<counts*>(ctx)->answers.push_back(a0);
 }
 
