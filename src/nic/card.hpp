@@ -47,12 +47,20 @@ static_assert(std::is_standard_layout_v<wire_header> && std::is_trivially_copyab
 static_assert(sizeof(wire_header) == 16);
 constexpr uint32_t wire_header_size = sizeof(wire_header);
 
-// A received packet as the processor sees it after popping RX_READY.
+// A received packet as the processor sees it after popping RX_READY. The
+// card fills every field from what it knows itself, never from the packet:
+// src is the process whose card delivered it (Medusa: stamped by the
+// sending card engine in the RX_READY entry; Hamlyn: the sender region it
+// was deposited in), and the card has checked that the packet's wire header
+// agrees with it (length, src, dst). Only then is crc_ok true.
 struct rx_packet {
   uint32_t block;           // VRAM block number in my card
   uint32_t length;          // packet bytes including the wire header
   const std::byte* data;    // start of the packet (the wire header)
-  bool crc_ok;              // false: the CRC did not match (corrupted on the wire)
+  bool crc_ok;              // true: deliverable. false: do not process, only release
+  bool rejected;            // the card refused the entry or header (counted in its
+                            // malformed(), not as a CRC failure); crc_ok is false
+  uint16_t src;             // the sending process, as the card knows it
 };
 
 // Probabilities are per packet, in [0, 1]; the generator is seeded so a run

@@ -70,6 +70,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
   const uint64_t table = rings + ring_bytes * static_cast<uint64_t>(nprocs_) + 64;
   auto* senders = reinterpret_cast<uint64_t*>(card_.area_address(table));
   sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
+  slot_sender_.assign(static_cast<size_t>(nprocs_) + 1, ~0u);
   for (int p = 0; p < nprocs_; ++p) {
     if (p == my_proc_) continue;
     hamlyn::slot_spec spec;
@@ -79,6 +80,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
     spec.mode = hamlyn::slot_mode::fast;
     if (!is_ok(card_.create_slot(spec, sender_slot_[p])))
       throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
+    slot_sender_.at(sender_slot_[p]) = static_cast<uint32_t>(p);
     senders[2 * p] = sender_slot_[p];
     senders[2 * p + 1] = card_.slot_at(sender_slot_[p]).protection_key.load();
   }
@@ -248,22 +250,35 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
   return true;
 }
 
+// The packet's source is the sender whose region (slot) it was deposited
+// in: the slot's key is that sender's alone. The notification's own source
+// word and the packet's wire header must agree with it, else the packet is
+// refused; the wire header is read once, as a copy.
 bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
   while (card_.receive(0, n)) {
     const uint64_t blk = n.metadata;
-    if (n.source >= static_cast<uint32_t>(nprocs_) || n.slot != sender_slot_[n.source] ||
-        n.metadata_index != hamlyn::fast_index ||
+    const uint32_t sender = n.slot < slot_sender_.size() ? slot_sender_[n.slot] : ~0u;
+    if (sender == ~0u || n.source != sender || n.metadata_index != hamlyn::fast_index ||
         blk >= per_sender_ || n.length < wire_header_size || n.length > block_size_) {
       malformed_++;  // a forged or damaged notification: nothing to hand over
       continue;
     }
-    p.block = static_cast<uint32_t>(n.source * per_sender_ + blk);
+    p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
     p.length = static_cast<uint32_t>(n.length);
     p.data = inbound_ + size_t{p.block} * block_size_;
-    const auto* w = reinterpret_cast<const wire_header*>(p.data);
-    p.crc_ok = !crc_ || w->crc == sys::crc32c(p.data + offsetof(wire_header, length),
-                                              p.length - offsetof(wire_header, length));
+    p.src = static_cast<uint16_t>(sender);
+    p.rejected = false;
+    wire_header w;
+    std::memcpy(&w, p.data, sizeof w);
+    p.crc_ok = !crc_ || w.crc == sys::crc32c(p.data + offsetof(wire_header, length),
+                                             p.length - offsetof(wire_header, length));
+    if (p.crc_ok && (w.length != p.length || w.src != sender ||
+                     w.dst != static_cast<uint32_t>(my_proc_))) {
+      malformed_++;
+      p.crc_ok = false;
+      p.rejected = true;
+    }
     return true;
   }
   return false;

@@ -104,6 +104,7 @@ class hamlyn_am_card {
   uint64_t ring_capacity_ = 0;      // entries of each free FIFO
   hamlyn::card card_;
   std::vector<uint32_t> sender_slot_;  // [sender]: my slot over its region (~0u: none, me)
+  std::vector<uint32_t> slot_sender_;  // [slot]: the sender whose region it is (~0u: none)
   std::byte* inbound_ = nullptr;    // the inbound area (all regions)
   wire wire_;                       // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;

@@ -205,6 +205,8 @@ void medusa_card::reconcile_tx_free(uint32_t b, uint32_t first) noexcept {
 void medusa_card::reject_entry(rx_packet& p, uint32_t b) noexcept {
   ++malformed_;
   p.crc_ok = false;
+  p.rejected = true;
+  p.src = 0;
   p.length = 0;
   if (b - tx_blocks_ < rx_blocks_) {  // a real inbound block with a bad length: give it back later
     p.block = b;

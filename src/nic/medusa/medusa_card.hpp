@@ -59,9 +59,15 @@ class medusa_card {
   // transmits it and returns b on TX_FREE, which is drained here: when launch
   // returns, b belongs to the processor again.
   void launch(int dest, uint32_t b, uint32_t len) noexcept;
+  // The processor's half of a send as the paper has it: push <b, len> on
+  // TX_READY and let the engine transmit the block as written, wire header
+  // included (launch writes that header first). Whatever the header says,
+  // the engine stamps its own process as the source of what it delivers.
+  void transmit_block(uint32_t b, uint32_t len) noexcept;
 
   // Pops RX_READY. crc_ok is false when the CRC failed or the entry/header was
-  // malformed; then the packet must not be processed, only released.
+  // malformed (then rejected is true too); then the packet must not be
+  // processed, only released. src comes from the entry (see card_memory.hpp).
   bool receive(rx_packet& p) noexcept;
   // Gives the block back to the card (push on RX_FREE).
   void release(const rx_packet& p) noexcept;
@@ -128,7 +134,7 @@ class medusa_card {
   void view_card(peer_view& v, std::byte* base) noexcept;
   void run_tx_engine() noexcept;
   void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
-  bool packet_ok(const std::byte* data, uint32_t length) noexcept;
+  bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] void reconcile_tx_free(uint32_t b, uint32_t first) noexcept;
 
@@ -172,6 +178,10 @@ inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
     const uint32_t crc = sys::crc32c(pkt + from, len - from);
     std::memcpy(pkt + offsetof(wire_header, crc), &crc, sizeof crc);
   }
+  transmit_block(b, len);
+}
+
+inline void medusa_card::transmit_block(uint32_t b, uint32_t len) noexcept {
   // Always room: TX_READY holds every tx block and is emptied below.
   (void)tx_ready_->push(medusa::encode_entry(b, len));
   run_tx_engine();
@@ -222,7 +232,8 @@ inline void medusa_card::deliver(int dest, const std::byte* packet, uint32_t len
   // Publish: the packet bytes are visible before the receiver sees the entry.
   // Room by construction: RX_READY holds every inbound block and only its
   // owner releases them (see mpmc_fifo::push_unchecked).
-  p.rx_ready->push_unchecked(medusa::encode_entry(blk, length));
+  // The entry names me, the sending card, as the packet's source.
+  p.rx_ready->push_unchecked(medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
   p.rx_free->prefetch_pop();  // the next packet to dest takes the next free block
 }
 
@@ -232,6 +243,7 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   rx_free_->prefetch_push();  // the release of this block writes there
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
+  const uint32_t src = medusa::entry_source(e);
   if (__builtin_expect(b - tx_blocks_ >= rx_blocks_ || len < wire_header_size || len > block_size_,
                        0)) {
     reject_entry(p, b);
@@ -240,22 +252,29 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   p.block = b;
   p.length = len;
   p.data = vram_ + static_cast<size_t>(b) * block_size_;
-  p.crc_ok = packet_ok(p.data, len);
+  p.src = static_cast<uint16_t>(src);
+  p.rejected = false;
+  p.crc_ok = packet_ok(p, src);
   return true;
 }
 
-inline bool medusa_card::packet_ok(const std::byte* data, uint32_t length) noexcept {
+// The CRC, then the wire header (one copy of it) against what the entry
+// says: its length, its source, me as destination.
+inline bool medusa_card::packet_ok(rx_packet& p, uint32_t src) noexcept {
   wire_header h;
-  std::memcpy(&h, data, sizeof h);
+  std::memcpy(&h, p.data, sizeof h);
   if (crc_) {
     constexpr size_t from = offsetof(wire_header, length);
-    if (__builtin_expect(sys::crc32c(data + from, length - from) != h.crc, 0)) {
+    if (__builtin_expect(sys::crc32c(p.data + from, p.length - from) != h.crc, 0)) {
       ++crc_failures_;
       return false;
     }
   }
-  if (__builtin_expect(h.length != length || h.dst != my_proc_ || h.src >= nprocs_, 0)) {
+  if (__builtin_expect(h.length != p.length || h.dst != my_proc_ || h.src != src ||
+                           src >= static_cast<uint32_t>(nprocs_),
+                       0)) {
     ++malformed_;
+    p.rejected = true;
     return false;
   }
   return true;
