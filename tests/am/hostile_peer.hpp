@@ -100,10 +100,11 @@ class hostile_peer {
   static std::vector<std::byte> packet(const nic::wire_header& w, const am::am_header& h,
                                        const void* payload = nullptr, uint32_t len = 0) {
     const uint32_t hdr = am::header_bytes(am::decode_control(h.control).kind);
-    std::vector<std::byte> p(hdr + len);
-    std::copy_n(reinterpret_cast<const std::byte*>(&h), hdr - nic::wire_header_size,
-                p.begin() + nic::wire_header_size);
-    if (len) std::memcpy(p.data() + hdr, payload, len);
+    std::byte head[am::packet_header_size] = {};
+    std::memcpy(head + nic::wire_header_size, &h, sizeof h);
+    std::vector<std::byte> p(head, head + hdr);
+    const auto* bytes = static_cast<const std::byte*>(payload);
+    if (len) p.insert(p.end(), bytes, bytes + len);
     nic::wire_header wh = w;
     wh.length = w.length ? w.length : static_cast<uint32_t>(p.size());
     std::memcpy(p.data(), &wh, sizeof wh);
