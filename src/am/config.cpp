@@ -1,7 +1,6 @@
 #include "am/config.hpp"
 
 #include "am/packet.hpp"
-#include "sys/crc32c.hpp"
 
 namespace hpam::am {
 namespace {
@@ -50,15 +49,12 @@ std::string validate(const endpoint_config& cfg) {
     return range_error("receive_budget", std::to_string(cfg.receive_budget), "[1, 65536]");
   if (c.attach_timeout_ms < 1 || c.attach_timeout_ms > 3'600'000)
     return range_error("attach_timeout_ms", std::to_string(c.attach_timeout_ms), "[1, 3600000]");
-  return validate_faults(c.faults);
-}
-
-uint64_t key_from_job(const std::string& job) {
-  // Two independent CRCs make 64 bits; never 0.
-  const uint64_t lo = sys::crc32c(job.data(), job.size(), 0x48504d41u);
-  const uint64_t hi = sys::crc32c(job.data(), job.size(), 0x4b455953u);
-  const uint64_t key = (hi << 32) | lo;
-  return key ? key : 1;
+  if (std::string e = validate_faults(c.faults); !e.empty()) return e;
+  if (!c.crc && c.faults.corrupt > 0)
+    return "invalid fault_corrupt = " + std::to_string(c.faults.corrupt) +
+           " with crc_check = 0: corrupted packets would be delivered unchecked (one flipped "
+           "address bit is a wild write); turn crc_check on or set fault_corrupt = 0";
+  return {};
 }
 
 }  // namespace hpam::am

@@ -21,15 +21,13 @@ struct endpoint_config {
   uint32_t receive_budget = 64;         // most packets handled by one poll (bounds handler time)
   bool key_check = true;                // check the job key on every arrival
   bool defer_acks = false;              // launch empty acks after the next send or poll, not at once
-  uint64_t key = 0;                     // job protection key; 0 = derived from the job id
+  uint64_t key = 0;                     // job protection key; 0 = process 0 draws a random one and
+                                        // publishes it in its card for the others to read
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand
 };
 
 // Empty when valid; otherwise one line naming the parameter and its range.
 std::string validate(const endpoint_config& cfg);
-
-// The key every process of a job derives from the job id when none is given.
-uint64_t key_from_job(const std::string& job);
 
 // The worst-case inbound pool: all P-1 peers' D requests plus replies to my
 // own D requests to each of them (HPAM 5.2.1).

@@ -16,6 +16,8 @@
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
 //   void         C::service();                      // card housekeeping: TX_FREE status,
 //                                                   // delayed/reordered packets on the wire
+//   uint64_t     C::published_key(int proc);        // the job key proc's card publishes in its
+//                                                   // setup region (attaches proc first); 0: none
 //   void         C::announce_done();                // finalize: my processor has finished
 //   bool         C::peer_done(int proc) const;      // proc announced it has finished
 //   bool         C::peer_alive(int proc) const;     // proc's process still exists
@@ -89,6 +91,8 @@ struct card_setup {
   bool crc = true;                   // compute and verify CRC32C per packet
   fault_config faults;               // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
+  uint64_t job_key = 0;              // published in my card's setup region for the job's other
+                                     // processes to read (0: none; only a generated key is)
   const sys::clock* clock = nullptr; // time source for delay faults; null = real clock
 };
 

@@ -91,6 +91,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       card_.area_address(rings + ring_bytes * static_cast<uint64_t>(nprocs_)));
   hamlyn::card_header& h = card_.header();
   h.user_word[0] = table;
+  h.user_word[1] = s.job_key;
   h.user_word[2] = rings;
   // Publish: peers wait for this word before they read the others.
   __atomic_store_n(&h.user_word[3], (uint64_t{per_sender_} << 32) | ring_bytes, __ATOMIC_RELEASE);
@@ -135,6 +136,11 @@ void hamlyn_am_card::attach_peer(int proc) {
       v.area + v.header->user_word[2] + (layout & 0xFFFFFFFFu) * static_cast<uint64_t>(nprocs_));
   ps.backlog.reserve(per_sender_);
   for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
+}
+
+uint64_t hamlyn_am_card::published_key(int proc) {
+  attach_peer(proc);  // waits for user_word[3], published after user_word[1]
+  return __atomic_load_n(&card_.view(proc).header->user_word[1], __ATOMIC_RELAXED);
 }
 
 bool hamlyn_am_card::claim_tx_block(uint32_t& b) {

@@ -59,6 +59,8 @@ class hamlyn_am_card {
   void announce_done() { card_.announce_done(); }
   bool peer_done(int proc) const { return card_.peer_done(proc); }
   bool peer_alive(int proc) const { return card_.peer_alive(proc); }
+  // The job key proc's card publishes (card_setup::job_key), after attaching it.
+  uint64_t published_key(int proc);
 
   uint32_t blocks_per_sender() const { return per_sender_; }
   hamlyn::card& hamlyn() { return card_; }

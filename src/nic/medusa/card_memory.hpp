@@ -84,7 +84,8 @@ struct card_header {
   alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
   std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
-  uint64_t reserved[5];                              // zero
+  uint64_t job_key;                                  // the job key the owner publishes (0: none)
+  uint64_t reserved[4];                              // zero
 };
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(sizeof(card_header) == 192);
@@ -92,6 +93,7 @@ static_assert(offsetof(card_header, block_size) == 24);
 static_assert(offsetof(card_header, tx_ready_offset) == 56);
 static_assert(offsetof(card_header, vram_offset) == 88);
 static_assert(offsetof(card_header, overflow_drops) == 128);
+static_assert(offsetof(card_header, job_key) == 152);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // ---- Where each region lives, computed from the counts ------------------

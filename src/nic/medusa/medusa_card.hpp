@@ -89,6 +89,11 @@ class medusa_card {
            peers_[proc].header->processor_done.load(std::memory_order_acquire) != 0;
   }
   bool peer_alive(int proc) const noexcept;
+  // The job key proc's card publishes (card_setup::job_key), after attaching it.
+  uint64_t published_key(int proc) {
+    attach_peer(proc);
+    return peers_[proc].header->job_key;
+  }
 
   // What the wire did to packets this card sent.
   const wire_counters& wire_stats() const noexcept { return wire_.counters(); }
@@ -145,6 +150,7 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   uint64_t attach_timeout_ms_;
+  uint64_t job_key_;
   std::string job_;
   sys::shared_segment segment_;
   medusa::card_header* header_ = nullptr;
