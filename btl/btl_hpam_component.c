@@ -140,8 +140,11 @@ static void make_job_id(char *out, size_t len)
 
 /* The job's protection key (HPAM 5.3): random, drawn by one process of the
  * job on this node (the lowest rank here) and handed to the others through
- * the modex, so it is never derived from anything visible. The others' get
- * waits for that process to commit its modex data. 0: none could be had. */
+ * the modex, so it is never derived from anything visible. Its modex data
+ * reaches the others when it commits after its BTLs' init; a get made
+ * before that may find only what it committed earlier, so the others ask
+ * again until the key is there (up to btl_hpam_attach_timeout_ms). 0: none
+ * could be had. */
 #define HPAM_KEY_NAME "btl.hpam.job_key"
 static uint64_t make_or_receive_job_key(void)
 {
@@ -163,10 +166,14 @@ static uint64_t make_or_receive_job_key(void)
             if ((ssize_t) sizeof key != getrandom(&key, sizeof key, 0) && EINTR != errno) return 0;
         }
         OPAL_MODEX_SEND_VALUE(rc, OPAL_PMIX_LOCAL, HPAM_KEY_NAME, &key, OPAL_UINT64);
-    } else {
-        OPAL_MODEX_RECV_VALUE(rc, HPAM_KEY_NAME, &maker, &ptr, OPAL_UINT64);
+        return OPAL_SUCCESS == rc ? key : 0;
     }
-    return OPAL_SUCCESS == rc ? key : 0;
+    for (int waited_ms = 0; waited_ms <= mca_btl_hpam_component.params.attach_timeout_ms; ++waited_ms) {
+        OPAL_MODEX_RECV_VALUE(rc, HPAM_KEY_NAME, &maker, &ptr, OPAL_UINT64);
+        if (OPAL_SUCCESS == rc && 0 != key) return key;
+        usleep(1000);
+    }
+    return 0;
 }
 
 /* Fragments live in plain malloc'd chunks (not an opal_free_list on an

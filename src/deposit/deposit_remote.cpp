@@ -90,7 +90,7 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
       if (!ok) counters.key_rejections.fetch_add(1, std::memory_order_relaxed);
       slot = ok ? c->endpoint_slot : ~0u;
       key = ok ? c->endpoint_key : 0;
-      len = slot < me.header->slot_count ? me.slots[slot].bound : 0;
+      len = slot < me.geo.slot_count ? me.slots[slot].bound : 0;
     } else {
       from = op.operand;
       len = op.width;
@@ -183,17 +183,17 @@ connection_record* endpoint::connection_at(int proc, uint32_t index) const {
   if (!v.attached) return nullptr;
   const uint64_t at = __atomic_load_n(&v.header->user_word[0], __ATOMIC_ACQUIRE);
   const uint64_t count = v.header->user_word[1];
-  if (at == 0 || index >= count || at - 1 > v.header->area_bytes ||
-      count * sizeof(connection_record) > v.header->area_bytes - (at - 1))
+  if (at == 0 || index >= count || at - 1 > v.geo.area_bytes ||
+      count * sizeof(connection_record) > v.geo.area_bytes - (at - 1))
     return nullptr;
   return reinterpret_cast<connection_record*>(v.area + at - 1) + index;
 }
 
 void endpoint::raise(int proc, const connection_record& c, uint32_t index, uint64_t word) {
   const nic::hamlyn::card_view& v = card_.view(proc);
-  const uint32_t q = c.notification_queue < v.header->notification_queues ? c.notification_queue : 0;
+  const uint32_t q = c.notification_queue < v.geo.notification_queues ? c.notification_queue : 0;
   const notification n{c.endpoint_slot, hybrid_notification_index, static_cast<uint32_t>(my_proc_), word, index};
-  (void)nic::hamlyn::notification_append(*v.queue(q), v.entries(q), n);
+  (void)nic::hamlyn::notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
   __atomic_fetch_add(const_cast<uint64_t*>(&c.notifications), 1, __ATOMIC_RELAXED);
 }
 
@@ -257,7 +257,7 @@ status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const 
   }
   if (free_ops_.empty()) return status::would_block;
   const uint32_t s = c->endpoint_slot;
-  if (s >= v.header->slot_count) return status::rejected;
+  if (s >= v.geo.slot_count) return status::rejected;
   const bool direct = dest == my_proc_ || v.slots[s].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card);
   if (!direct) return remote_op(s, ct.connection_key, ct.connection, op, data, len, out, out_len, fetched, dest, h);
   std::byte* ptr = nullptr;
