@@ -168,7 +168,8 @@ static uint64_t make_or_receive_job_key(void)
         OPAL_MODEX_SEND_VALUE(rc, OPAL_PMIX_LOCAL, HPAM_KEY_NAME, &key, OPAL_UINT64);
         return OPAL_SUCCESS == rc ? key : 0;
     }
-    for (int waited_ms = 0; waited_ms <= mca_btl_hpam_component.params.attach_timeout_ms; ++waited_ms) {
+    const uint64_t patience_ms = mca_btl_hpam_component.params.am.attach_timeout_ms;
+    for (uint64_t waited_ms = 0; waited_ms <= patience_ms; ++waited_ms) {
         OPAL_MODEX_RECV_VALUE(rc, HPAM_KEY_NAME, &maker, &ptr, OPAL_UINT64);
         if (OPAL_SUCCESS == rc && 0 != key) return key;
         usleep(1000);
@@ -197,8 +198,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     c->my_local_rank = opal_process_info.my_local_rank;
     make_job_id(c->job, sizeof c->job);
 
-    hpam_config_t cfg;
-    mca_btl_hpam_params_to_config(&cfg);
+    hpam_config_t cfg = c->params.am;
     cfg.key = make_or_receive_job_key();
     if (0 == cfg.key) {
         opal_output(0, "btl/hpam: cannot start on %s: no job key from the modex",

@@ -142,6 +142,8 @@ void card::layout_segment() {
   h->probe_value = probe_word_;
   h->probe_address = reinterpret_cast<uint64_t>(&probe_word_);
   h->cross_memory_forbidden = cfg_.cross_memory ? 0 : 1;
+  h->job_key = cfg_.job_key;
+  v.job_key = cfg_.job_key;
   v.pid = h->owner_pid;
   bind_view(v);
   for (uint32_t q = 0; q < g.notification_queues; ++q) {  // informative: readers use geo
@@ -209,6 +211,7 @@ void card::attach_peer(int proc) {
   v.geo.area_bytes = h.area_bytes;
   v.geo = card_geometry_for(v.geo);
   v.pid = h.owner_pid;
+  v.job_key = h.job_key;
   bind_view(v);
   v.header->attached_peers.fetch_add(1, std::memory_order_acq_rel);
   v.cross_memory = cfg_.cross_memory && !h.cross_memory_forbidden &&
@@ -218,6 +221,30 @@ void card::attach_peer(int proc) {
 
 void card::attach_all() {
   for (int p = 0; p < nprocs_; ++p) attach_peer(p);
+}
+
+void card::publish_client(uint64_t offset, uint64_t magic) {
+  header().client_offset = offset;
+  // Publish: a peer that sees the magic sees the offset and the header.
+  header().client_magic.store(magic, std::memory_order_release);
+}
+
+client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
+                          uint64_t& offset) {
+  if (!v.attached) return client_lookup::not_yet;
+  const uint64_t magic = v.header->client_magic.load(std::memory_order_acquire);
+  if (magic == 0) return client_lookup::not_yet;
+  offset = v.header->client_offset;
+  const uint64_t area_bytes = v.header->area_bytes;
+  if (magic != expected.magic || offset > area_bytes || expected.size > area_bytes - offset)
+    return client_lookup::damaged;
+  std::memcpy(copy, v.area + offset, expected.size);
+  client_prefix got;
+  std::memcpy(&got, copy, sizeof got);
+  return got.magic == expected.magic && got.version == expected.version &&
+                 got.size == expected.size
+             ? client_lookup::found
+             : client_lookup::damaged;
 }
 
 bool card::peer_done(int proc) const {

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,7 @@ struct card_config {
   uint32_t engine_budget = 0;         // packets the card sends per kick; 0 = all it can
   bool cross_memory = true;           // use/accept process_vm_writev/readv; false forces packets
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for the peer's card
+  uint64_t job_key = 0;               // published in the card header for the job (0: none)
 };
 
 // What setup code puts in a slot.
@@ -139,6 +141,7 @@ struct card_view {
   bool cross_memory = false;              // process_vm_writev/readv into the owner works
   bool attached = false;                  // mapped and validated
   card_geometry geo;                      // counts and offsets, checked at attach
+  uint64_t job_key = 0;                   // the job key its header published, read at attach
   // q < geo.notification_queues, i < geo.rx_packets (callers check).
   notification_queue_control* queue(uint32_t q) const {
     return reinterpret_cast<notification_queue_control*>(base + geo.queues_offset) + q;
@@ -148,6 +151,21 @@ struct card_view {
   }
   std::byte* rx_buffer(uint64_t i) const { return base + geo.rx_buffers_offset + i * geo.packet_size; }
 };
+
+enum class client_lookup { not_yet, found, damaged };
+
+// A copy of the client header of v's card, if its owner has published one
+// with this magic, version and size, lying inside v's area memory; `offset`
+// is where it lies. A copy: the owner's memory is read once and the copy is
+// what the caller checks further.
+client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
+                          uint64_t& offset);
+template <class Header>
+client_lookup find_client(const card_view& v, uint64_t magic, uint32_t version, Header& copy,
+                          uint64_t& offset) {
+  static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) >= sizeof(client_prefix));
+  return find_client(v, client_prefix{magic, version, sizeof(Header)}, &copy, offset);
+}
 
 class card {
  public:
@@ -221,8 +239,16 @@ class card {
   status resolve(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
                  std::byte*& ptr, uint64_t& address);
   void unresolve(const card_view& v, uint32_t s);  // after a successful resolve
+  // Publishes the layer above's header, at area offset `offset` (it starts
+  // with a client_prefix carrying `magic`); peers find it with find_client.
+  void publish_client(uint64_t offset, uint64_t magic);
   void announce_done() { header().done.store(1, std::memory_order_release); }
   bool peer_done(int proc) const;
+  // The job key proc's card publishes (card_config::job_key): attaches proc.
+  uint64_t published_key(int proc) {
+    attach_peer(proc);
+    return views_[proc].job_key;
+  }
   bool peer_alive(int proc) const;
   uint64_t rejected_sends() const { return rejected_sends_; }
 

@@ -176,14 +176,7 @@ inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
     ++malformed_;
     return;
   }
-  std::byte* pkt = tx_block(b);
-  const wire_header h{0, len, static_cast<uint16_t>(my_proc_), static_cast<uint16_t>(dest), 0};
-  std::memcpy(pkt, &h, sizeof h);
-  if (crc_) {
-    constexpr size_t from = offsetof(wire_header, length);
-    const uint32_t crc = sys::crc32c(pkt + from, len - from);
-    std::memcpy(pkt + offsetof(wire_header, crc), &crc, sizeof crc);
-  }
+  stamp_wire_header(tx_block(b), len, my_proc_, dest, crc_);
   transmit_block(b, len);
 }
 
@@ -269,12 +262,9 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
 inline bool medusa_card::packet_ok(rx_packet& p, uint32_t src) noexcept {
   wire_header h;
   std::memcpy(&h, p.data, sizeof h);
-  if (crc_) {
-    constexpr size_t from = offsetof(wire_header, length);
-    if (__builtin_expect(sys::crc32c(p.data + from, p.length - from) != h.crc, 0)) {
-      ++crc_failures_;
-      return false;
-    }
+  if (crc_ && __builtin_expect(wire_crc(p.data, p.length) != h.crc, 0)) {
+    ++crc_failures_;
+    return false;
   }
   if (__builtin_expect(h.length != p.length || h.dst != my_proc_ || h.src != src ||
                            src >= static_cast<uint32_t>(nprocs_),
