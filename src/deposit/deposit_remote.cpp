@@ -103,7 +103,7 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
       st = execute(c, m, op, payload + sizeof op, h.length, reply_scratch_.data() + 8,
                    static_cast<uint32_t>(out_len), res);
       card_.unresolve(me, slot);
-      if (is_ok(st) && res.notify) raise(my_proc_, *c, h.metadata_index, res.notify_word);
+      if (is_ok(st) && res.notify && c) raise(my_proc_, *c, h.metadata_index, res.notify_word);
     }
   } else {
     counters.malformed.fetch_add(1, std::memory_order_relaxed);

@@ -14,6 +14,7 @@
 
 #include "am/endpoint_receive.hpp"
 #include "am/endpoint_send.hpp"
+#include "nic/hamlyn/am_inbound.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 #include "nic/medusa/medusa_card.hpp"
 #include "sys/crc32c.hpp"
@@ -75,12 +76,18 @@ class hostile_peer {
       card_->transmit_block(block_, len);
     } else {
       const nic::hamlyn::card_view& v = card_->hamlyn().view(0);
-      const auto* senders = reinterpret_cast<const uint64_t*>(v.area + v.header->user_word[0]);
+      nic::hamlyn::am_inbound_header in{};
+      uint64_t at = 0;
+      ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic, nic::hamlyn::am_inbound_version,
+                                         in, at),
+                nic::hamlyn::client_lookup::found);
+      nic::hamlyn::am_sender_entry mine;  // my region's slot and key at the victim
+      std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine * 1, sizeof mine);
       nic::hamlyn::ticket t{};
       t.node = 0;
-      t.slot = static_cast<uint32_t>(senders[2 * 1]);
+      t.slot = mine.slot;
       t.metadata_index = nic::hamlyn::fast_index;
-      t.protection_key = senders[2 * 1 + 1];
+      t.protection_key = mine.key;
       t.offset = uint64_t{block} * card_->block_size();
       t.range = card_->block_size();
       t.flags = nic::hamlyn::ticket_flags::notify;
