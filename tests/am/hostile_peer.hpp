@@ -106,7 +106,7 @@ class hostile_peer {
   // protocol header `h` and `len` payload bytes.
   static std::vector<std::byte> packet(const nic::wire_header& w, const am::am_header& h,
                                        const void* payload = nullptr, uint32_t len = 0) {
-    const uint32_t hdr = am::header_bytes(am::decode_control(h.control).kind);
+    const uint32_t hdr = am::header_bytes(am::read_control(h).kind);
     std::byte head[am::packet_header_size] = {};
     std::memcpy(head + nic::wire_header_size, &h, sizeof h);
     std::vector<std::byte> p(head, head + hdr);
