@@ -38,6 +38,7 @@ static const struct {
     C(wire_corrupted, "Packets the fault model corrupted"),
     C(wire_reordered, "Packets the fault model reordered"),
     C(wire_delayed, "Packets the fault model delayed"),
+    C(busy_peer_waits, "Give-up time passed on a peer that lives but does not poll (computes): kept waiting"),
 #undef C
 };
 

@@ -180,8 +180,9 @@ void mca_btl_hpam_report_lost_peer(void)
     mca_btl_base_endpoint_t *ep = (lrank >= 0 && lrank < c->nlocal) ? c->peers[lrank] : NULL;
     char msg[512];
     snprintf(msg, sizeof msg,
-             "btl/hpam: lost peer %s (local rank %d on %s): %s. Rerun, or raise "
-             "btl_hpam_give_up_ms if the peer was only slow.",
+             "btl/hpam: lost peer %s (local rank %d on %s): %s. (A peer that only "
+             "computes or sleeps is never given up on: this one exited, was stopped, or "
+             "polled without answering for btl_hpam_give_up_ms.)",
              ep ? OPAL_NAME_PRINT(ep->proc->proc_name) : "(unknown)", lrank,
              opal_process_info.nodename, hpam_last_error());
     opal_output(0, "%s", msg);

@@ -24,6 +24,8 @@ struct protocol_counters {
   uint64_t rule_violations = 0;       // request-reply rule broken by a handler
   uint64_t segment_rejections = 0;    // stores/gets (or store replies) outside my segment, refused
   uint64_t refusals_received = 0;     // my requests the peer refused (negative acknowledgements)
+  uint64_t busy_peer_waits = 0;       // give-up time passed, but the peer lives and does not
+                                      // poll (computes, sleeps): kept retransmitting
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;
@@ -32,6 +34,6 @@ struct protocol_counters {
     return *this;
   }
 };
-static_assert(sizeof(protocol_counters) == 18 * sizeof(uint64_t));
+static_assert(sizeof(protocol_counters) == 19 * sizeof(uint64_t));
 
 }  // namespace hpam::am

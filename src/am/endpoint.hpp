@@ -19,7 +19,10 @@
 // checked against what its request asked (a get's bytes go where the
 // request descriptor says, never where the reply says). Each poll checks K
 // request descriptors for timeout in a circular walk over [peer][instance]:
-// resend with doubled timeout, give up after give_up_ns.
+// resend with doubled timeout; after give_up_ns, give up on a peer whose
+// process exited or is stopped, or that polls without ever answering, but
+// keep retransmitting (every recheck_ns at most) to one that lives and does
+// not poll: a peer that computes is not a dead peer.
 // Ordered (endpoint_config::ordered): requests to a peer take its instances
 // strictly in turn, so request n leaves only after request n-D was answered
 // and a receiver can restore the order of launch holding at most D-1.
@@ -38,6 +41,7 @@
 #include "am/token.hpp"
 #include "nic/card.hpp"
 #include "sys/clock.hpp"
+#include "sys/process_state.hpp"
 #include "sys/status.hpp"
 
 namespace hpam::am {
@@ -56,6 +60,19 @@ struct arrival {
   am_header h;              // the header (words beyond header_bytes(c.kind) unused)
   const std::byte* payload; // bytes after the header, in the card block
   uint32_t payload_len;     // their number
+};
+
+// Once a peer has been silent for the give-up time and is only busy, its
+// outstanding requests are retransmitted and its liveness looked at again
+// at least this often: a death after that is noticed within it.
+constexpr uint64_t liveness_recheck_ns = 500'000'000;
+
+// What a peer silent for the give-up time was seen doing (on_timeout).
+enum class silence : uint8_t {
+  busy,      // its process lives and does not poll (computes, sleeps): keep waiting
+  gone,      // its process has exited
+  stopped,   // its process is stopped (SIGSTOP, a debugger)
+  ignoring,  // it lives and polls, yet never answered: it rejects or never gets my packets
 };
 
 // What the endpoint is doing right now, for the request-reply rules.
@@ -160,7 +177,8 @@ class endpoint {
 
   void check_timeouts();
   [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
-  [[gnu::cold]] void give_up(int peer, uint64_t silent_ns);
+  [[gnu::cold]] silence observe(int peer, const request_desc& d) const;
+  [[gnu::cold]] void give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats);
   [[gnu::cold]] void connect_on_arrival(int src);
 
   status self_request(msg_kind kind, unsigned handler, const uint64_t (&w)[4], const void* data,
@@ -182,6 +200,8 @@ class endpoint {
   uint64_t timeout_ns_;
   uint32_t backoff_limit_;
   uint64_t give_up_ns_;
+  uint64_t recheck_ns_;                  // a busy peer is looked at again this often
+  uint32_t polls_to_drain_;              // polls in which a live peer handles all it was sent
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;
   bool defer_acks_;

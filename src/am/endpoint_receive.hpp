@@ -321,30 +321,64 @@ void endpoint<Card>::check_timeouts() {
   }
 }
 
+// Resend with doubled timeout. Past the give-up time, look at the peer: give
+// up when its process is gone or stopped, or when it polls but never
+// answers; a peer that lives and does not poll is busy, not dead: keep
+// resending, looking again every recheck_ns at most. The next look falls on
+// the give-up instant itself.
 template <class Card>
 void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
   counters_[peer].timeouts++;
-  if (now - d.first_sent >= give_up_ns_) {
-    give_up(peer, now - d.first_sent);
-    return;
+  if (d.retries == 0) d.peer_beat = card_.peer_heartbeat(peer);
+  const uint64_t silent = now - d.first_sent;
+  if (silent >= give_up_ns_) {
+    const silence why = observe(peer, d);
+    if (why != silence::busy) {
+      give_up(peer, silent, why, card_.peer_heartbeat(peer) - d.peer_beat);
+      return;
+    }
+    counters_[peer].busy_peer_waits++;
   }
   card_.launch(peer, d.block, d.length);
   d.timestamp = now;
   if (d.retries < backoff_limit_) d.timeout *= 2;  // exponential backoff
   if (d.retries < 255) d.retries++;
+  d.timeout = std::min(d.timeout, silent < give_up_ns_ ? give_up_ns_ - silent : recheck_ns_);
   counters_[peer].retransmissions++;
 }
 
+// The kernel's view of the peer's process first; a live one is ignoring me
+// when its card heartbeat shows it polled often enough since this request
+// first timed out to have handled everything in its inbound queue.
 template <class Card>
-void endpoint<Card>::give_up(int peer, uint64_t silent_ns) {
+silence endpoint<Card>::observe(int peer, const request_desc& d) const {
+  switch (card_.peer_process(peer)) {
+    case sys::process_state::gone: return silence::gone;
+    case sys::process_state::stopped: return silence::stopped;
+    case sys::process_state::running: break;
+  }
+  const uint32_t polls = card_.peer_heartbeat(peer) - d.peer_beat;  // modulo 2^32
+  return polls >= polls_to_drain_ ? silence::ignoring : silence::busy;
+}
+
+template <class Card>
+void endpoint<Card>::give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats) {
   lost_[peer] = 1;
   for (uint32_t i = 0; i < depth_; ++i) requests_.at(peer, i).busy = false;
   if (unreachable_peer_ < 0) unreachable_peer_ = peer;
   newly_unreachable_ = true;
+  const std::string heartbeat = beats == 0 ? "its card heartbeat stopped"
+                                           : "its card heartbeat advanced " +
+                                                 std::to_string(beats) + " times meanwhile";
+  const char* what = why == silence::gone    ? "its process has exited"
+                     : why == silence::stopped ? "its process is stopped (SIGSTOP or a debugger)"
+                                               : "it is alive and polling but never answered: it "
+                                                 "rejects or never receives my packets (wrong "
+                                                 "protection key, or every packet lost)";
   last_error_ = "hpam: process " + std::to_string(peer) + " of job " + job_ +
                 " is unreachable: no reply for " + std::to_string(silent_ns / 1'000'000) +
-                " ms (give-up time " + std::to_string(give_up_ns_ / 1'000'000) +
-                " ms); it has probably died";
+                " ms (give-up time " + std::to_string(give_up_ns_ / 1'000'000) + " ms) while " +
+                heartbeat + "; " + what;
 }
 
 template <class Card>

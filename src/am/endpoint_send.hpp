@@ -2,6 +2,7 @@
 // Included only by the files that instantiate endpoint for a card.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -47,6 +48,11 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       timeout_ns_(cfg.timeout_ns),
       backoff_limit_(cfg.backoff_limit),
       give_up_ns_(cfg.give_up_ns),
+      recheck_ns_(std::min<uint64_t>(cfg.give_up_ns, liveness_recheck_ns)),
+      // A live peer's inbound queue holds at most its whole pool: polling
+      // that many times it has handled everything sent to it.
+      polls_to_drain_((cfg.rx_blocks ? cfg.rx_blocks
+                                     : worst_case_rx_blocks(cfg.card.nprocs, cfg.depth)) + 1),
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),

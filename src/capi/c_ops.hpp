@@ -40,6 +40,7 @@ struct c_ops_for {
     out->rule_violations = c.rule_violations;
     out->segment_rejections = c.segment_rejections;
     out->refusals_received = c.refusals_received;
+    out->busy_peer_waits = c.busy_peer_waits;
     if (peer < 0) {
       const nic::wire_counters& w = e.card().wire_stats();
       out->overflow_drops = e.card().overflow_drops();

@@ -186,7 +186,8 @@ const knob table[] = {
            "Inbound card blocks; 0 = worst case 2*(P-1)*D (fewer for experiments)"),
      1, bind<field<&am_cfg::rx_blocks>, field<&core::rx_blocks>>(), nullptr},
     {whole("give_up_ms", "give_up_ns", "ms", 4, 1, 3'600'000,
-           "A peer silent this long is declared unreachable"),
+           "A peer silent this long is declared unreachable if its process exited or is "
+           "stopped, or it polls without answering (one that computes is waited for)"),
      1'000'000, bind<field<&am_cfg::give_up_ns>, field<&core::give_up_ns>>(), nullptr},
     {whole("timeout_us", "timeout_ns", "us", 5, 1, 3'600'000'000,
            "First retransmission timeout; doubles on each retransmission"),

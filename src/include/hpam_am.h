@@ -188,6 +188,8 @@ typedef struct hpam_counters {
   uint64_t wire_dropped, wire_duplicated, wire_corrupted, wire_reordered, wire_delayed;
   uint64_t segment_rejections;  /* stores/gets outside this process's segment, refused */
   uint64_t refusals_received;   /* requests of this process a peer refused      */
+  uint64_t busy_peer_waits;     /* give-up time passed on a peer that lives but */
+                                /* does not poll (computes): kept waiting        */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

@@ -21,6 +21,11 @@
 //   void         C::announce_done();                // finalize: my processor has finished
 //   bool         C::peer_done(int proc) const;      // proc announced it has finished
 //   bool         C::peer_alive(int proc) const;     // proc's process still exists
+//   sys::process_state C::peer_process(int proc) const; // running / stopped / gone (kernel's
+//                                                   // view; system calls: cold path only)
+//   uint32_t     C::peer_heartbeat(int proc) const; // advances each time proc polls (mod 2^32)
+//                                                   // (its service()); read, never trusted
+//                                                   // beyond "has it moved"
 //
 // The packet's first wire_header_size bytes belong to the card: the protocol
 // builds its header and payload after them. The backend is a template

@@ -7,5 +7,6 @@ src_libhpam_core_la_SOURCES = \
   src/sys/protection_key.hpp src/sys/protection_key.cpp \
   src/sys/shared_segment.hpp src/sys/shared_segment.cpp \
   src/sys/placement.hpp src/sys/placement.cpp \
+  src/sys/process_state.hpp src/sys/process_state.cpp \
   src/sys/ring.hpp
 src_libhpam_core_la_LIBADD = $(HWLOC_LIBS) -lrt -lpthread

@@ -423,10 +423,13 @@ TYPED_TEST(protocol, timeout_retransmits_with_backoff_then_gives_up) {
   j.time().advance(500'000);
   (void)walk();
   EXPECT_EQ(j[0].peer_counters(1).retransmissions, 2u);
+  // Process 1 polls (it lives) but every packet to it is lost: given up on.
+  for (int i = 0; i < 16; ++i) (void)j[1].poll();
   j.time().advance(100'000'000);
   EXPECT_EQ(walk(), hpam::status::peer_unreachable);
   EXPECT_EQ(j[0].unreachable_peer(), 1);
   EXPECT_NE(j[0].last_error().find("process 1"), std::string::npos) << j[0].last_error();
+  EXPECT_NE(j[0].last_error().find("alive and polling"), std::string::npos) << j[0].last_error();
   EXPECT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::peer_unreachable);
   EXPECT_EQ(this->seen_[1].silent_runs, 0);
 }

@@ -1,32 +1,52 @@
 #!/usr/bin/env bash
-# A rank killed mid-run: the survivors end with an error naming the lost peer
-# within the configured give-up time (2 s here), on both NIC models.
+# A rank killed (or stopped) mid-run while rank 0 keeps sending to it: the
+# survivors end with an error naming the lost peer and what was seen of it,
+# within the give-up time (2 s here) + 1 s of its death, on both NIC models.
 . "$(dirname "$0")/common.sh"
 killed_jobs=
-# how: kill (SIGKILL; the launcher is told to carry on) or stop (SIGSTOP).
+give_up_ms=2000
+# Like hpam_run, each line of output prefixed with when it arrived (s).
+stamped_run() {
+  local np=$1 nic=$2 prog=$3
+  shift 3
+  out=$({ timeout -k 5 60 "$MPIRUN" -np "$np" --oversubscribe --mca pml ob1 --mca btl hpam,self \
+          --mca mca_base_component_path "$component_path" --mca btl_hpam_nic "$nic" "$@" \
+          "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-} 2>&1; echo "exit status $?"; } |
+        while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done)
+}
+# Seconds from the first line matching $1 to the first matching $2 (or 999).
+between() {
+  awk -v a="$1" -v b="$2" '!ta && $0 ~ a {ta = $1} ta && !tb && $0 ~ b {tb = $1}
+    END {if (ta && tb) printf "%.2f", tb - ta; else print 999}' <<<"$out"
+}
+# how: kill (SIGKILL; the launcher is told to carry on) or stop (SIGSTOP);
+# seen: what the report must say about the victim.
 check_lost() {
-  local nic=$1 how=$2
-  shift 2
-  local start=$SECONDS rc
-  HPAM_MPI_TIMEOUT=60 hpam_run 3 "$nic" mpi_kill "$@" --mca btl_hpam_give_up_ms 2000
-  rc=$?
-  local took=$((SECONDS - start))
-  # The job must end (not time out), name the lost peer, and never get past the barrier.
+  local nic=$1 how=$2 seen=$3
+  shift 3
+  stamped_run 3 "$nic" mpi_kill "$@" --mca btl_hpam_give_up_ms $give_up_ms
+  local rc latency
+  rc=$(sed -n 's/.* exit status //p' <<<"$out" | tail -n1)
+  latency=$(between "rank 2 dies now" "btl/hpam: lost peer .*local rank 2")
+  # The job must end (not time out), name the lost peer and what was seen,
+  # never get past the barrier, and report within the give-up time + 1 s.
   killed_jobs+=" $(grep -o 'of job [^ ]*' <<<"$out" | head -n1 | cut -d' ' -f3)"
-  if [ $rc -ne 124 ] && [ $rc -ne 137 ] && grep -q "btl/hpam: lost peer .*local rank 2" <<<"$out" &&
-     ! grep -q "got past the barrier" <<<"$out" && [ $took -lt 30 ]; then
-    echo "PASS: $how rank reported by name on $nic ($took s, exit $rc)"
+  if [ "$rc" != 124 ] && [ "$rc" != 137 ] && grep -q "btl/hpam: lost peer .*local rank 2.*$seen" <<<"$out" &&
+     ! grep -q "got past the barrier" <<<"$out" &&
+     awk -v l="$latency" -v g=$give_up_ms 'BEGIN {exit !(l <= g / 1000 + 1)}'; then
+    echo "PASS: $how rank reported by name on $nic ${latency} s after it stopped answering (exit $rc)"
   else
-    echo "FAIL: $how rank on $nic (exit $rc, $took s):"; echo "$out" | tail -n 25; failures=$((failures + 1))
+    echo "FAIL: $how rank on $nic (exit $rc, reported after $latency s):"; echo "$out" | tail -n 25
+    failures=$((failures + 1))
   fi
 }
 for nic in medusa hamlyn; do
-  check_lost $nic killed --enable-recovery
+  check_lost $nic killed "has exited" --enable-recovery
 done
 # A frozen rank goes unnoticed by the launcher: only hpam's give-up ends the job.
 HPAM_PROG_ARGS=stop
 for nic in medusa hamlyn; do
-  check_lost $nic stopped
+  check_lost $nic stopped "is stopped"
 done
 # The killed jobs left shared segments behind; a later job removes them once
 # their creators are gone (the killed processes may take a moment to be

@@ -314,6 +314,7 @@ void hamlyn_am_card::release(const rx_packet& p) {
 }
 
 void hamlyn_am_card::service() {
+  card_.beat();
   card_.kick();
   wire_sink sink{this};
   wire_.service(sink);

@@ -62,6 +62,8 @@ class hamlyn_am_card {
   bool peer_alive(int proc) const { return card_.peer_alive(proc); }
   // The job key proc's card publishes (card_setup::job_key), after attaching it.
   uint64_t published_key(int proc);
+  sys::process_state peer_process(int proc) const { return card_.peer_process(proc); }
+  uint32_t peer_heartbeat(int proc) const { return card_.peer_heartbeat(proc); }
 
   uint32_t blocks_per_sender() const { return per_sender_; }
   hamlyn::card& hamlyn() { return card_; }

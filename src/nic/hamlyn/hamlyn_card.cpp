@@ -253,9 +253,13 @@ bool card::peer_done(int proc) const {
 }
 
 bool card::peer_alive(int proc) const {
+  return !views_[proc].attached || peer_process(proc) != sys::process_state::gone;
+}
+
+sys::process_state card::peer_process(int proc) const {
+  if (proc == my_proc_) return sys::process_state::running;
   const card_view& v = views_[proc];
-  if (!v.attached) return true;
-  return kill(v.pid, 0) == 0 || errno == EPERM;
+  return v.attached ? sys::observe_process(v.pid) : sys::process_state::gone;
 }
 
 // --- setup code: areas, slots, keys ---------------------------------------

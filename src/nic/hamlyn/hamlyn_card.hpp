@@ -41,6 +41,7 @@
 #include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/notification_queue.hpp"
 #include "nic/hamlyn/ticket.hpp"
+#include "sys/process_state.hpp"
 #include "sys/ring.hpp"
 #include "sys/shared_segment.hpp"
 #include "sys/status.hpp"
@@ -250,6 +251,14 @@ class card {
     return views_[proc].job_key;
   }
   bool peer_alive(int proc) const;
+  // Liveness of a silent peer (cold path: system calls): what the kernel
+  // says of its process, and how often it has polled (beat()).
+  sys::process_state peer_process(int proc) const;
+  uint32_t peer_heartbeat(int proc) const {  // modulo 2^32
+    return views_[proc].attached ? views_[proc].header->heartbeat.load(std::memory_order_relaxed) : 0;
+  }
+  // The owner is polling: advance the heartbeat peers read.
+  void beat() { header().heartbeat.store(++beats_, std::memory_order_relaxed); }
   uint64_t rejected_sends() const { return rejected_sends_; }
 
  private:
@@ -305,6 +314,7 @@ class card {
   } handlers_[packet_kind_count];
   std::vector<inbound_packet> deferred_;          // inbound packets waiting to be served again
   uint64_t rejected_sends_ = 0;                   // messages the receiving side refused
+  uint32_t beats_ = 0;                            // my heartbeat, mirrored in the header
 };
 
 }  // namespace hpam::nic::hamlyn

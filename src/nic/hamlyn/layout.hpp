@@ -201,7 +201,7 @@ struct card_header {
                                   // processes (0: none); written before the magic
   uint64_t reserved_client;       // zero
   std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
-  uint32_t reserved;              // zero
+  std::atomic<uint32_t> heartbeat;       // owner: advanced each time it polls (card::beat)
   arrival_counters counters;      // what arrived here
 };
 static_assert(std::is_standard_layout_v<card_header>);

@@ -80,6 +80,9 @@ struct card_header {
   uint64_t rx_free_offset;    // mpmc_fifo RX_FREE
   uint64_t rx_ready_offset;   // mpmc_fifo RX_READY
   uint64_t vram_offset;       // block 0 of the VRAM (64-byte aligned)
+  // Written by the owner each time it polls (peers read it only when it has
+  // been silent for their give-up time: is it polling, or busy elsewhere?).
+  std::atomic<uint64_t> heartbeat;
   // Written by other processes' card engines (senders), on its own line.
   alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
@@ -92,6 +95,7 @@ static_assert(sizeof(card_header) == 192);
 static_assert(offsetof(card_header, block_size) == 24);
 static_assert(offsetof(card_header, tx_ready_offset) == 56);
 static_assert(offsetof(card_header, vram_offset) == 88);
+static_assert(offsetof(card_header, heartbeat) == 96);
 static_assert(offsetof(card_header, overflow_drops) == 128);
 static_assert(offsetof(card_header, job_key) == 152);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

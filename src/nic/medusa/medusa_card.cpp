@@ -1,8 +1,6 @@
 #include "nic/medusa/medusa_card.hpp"
 
-#include <signal.h>
 
-#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -138,10 +136,13 @@ void medusa_card::view_card(peer_view& v, std::byte* base) noexcept {
 }
 
 bool medusa_card::peer_alive(int proc) const noexcept {
-  if (proc == my_proc_) return true;
-  if (!attached(proc)) return false;
-  const int pid = peers_[proc].segment.header()->creator_pid;
-  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+  return proc == my_proc_ || peer_process(proc) != sys::process_state::gone;
+}
+
+sys::process_state medusa_card::peer_process(int proc) const noexcept {
+  if (proc == my_proc_) return sys::process_state::running;
+  if (!attached(proc)) return sys::process_state::gone;
+  return sys::observe_process(peers_[proc].segment.header()->creator_pid);
 }
 
 void medusa_card::attach_peer(int proc) {

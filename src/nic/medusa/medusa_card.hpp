@@ -20,6 +20,7 @@
 #include "nic/medusa/card_memory.hpp"
 #include "nic/wire/wire.hpp"
 #include "sys/crc32c.hpp"
+#include "sys/process_state.hpp"
 #include "sys/ring.hpp"
 #include "sys/shared_segment.hpp"
 
@@ -71,8 +72,10 @@ class medusa_card {
   bool receive(rx_packet& p) noexcept;
   // Gives the block back to the card (push on RX_FREE).
   void release(const rx_packet& p) noexcept;
-  // Delivers packets the wire held back whose time has come.
+  // Delivers packets the wire held back whose time has come; advances the
+  // heartbeat (the processor is polling).
   void service() noexcept {
+    header_->heartbeat.store(++beats_, std::memory_order_relaxed);
     engine_sink sink{*this};
     wire_.service(sink);
   }
@@ -93,6 +96,12 @@ class medusa_card {
   uint64_t published_key(int proc) {
     attach_peer(proc);
     return peers_[proc].header->job_key;
+  }
+  // Liveness of a silent peer (cold path: system calls): what the kernel
+  // says of its process, and how often it has polled.
+  sys::process_state peer_process(int proc) const noexcept;
+  uint32_t peer_heartbeat(int proc) const noexcept {  // modulo 2^32
+    return attached(proc) ? static_cast<uint32_t>(peers_[proc].header->heartbeat.load(std::memory_order_relaxed)) : 0;
   }
 
   // What the wire did to packets this card sent.
@@ -165,6 +174,7 @@ class medusa_card {
   wire wire_;
   uint64_t malformed_ = 0;
   uint64_t crc_failures_ = 0;
+  uint64_t beats_ = 0;  // my heartbeat, mirrored in header_->heartbeat
 };
 
 // ---- hot path ------------------------------------------------------------
