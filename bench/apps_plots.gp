@@ -1,7 +1,8 @@
 # Plots of the applications section of bench/RESULTS.md; run in the results
 # directory after bench/report.py (which writes apps_time.dat, radix_phases.dat).
-set terminal pngcairo size 900,600 noenhanced
+set terminal pngcairo size 1000,600 noenhanced
 set grid ytics
+set xtics nomirror rotate by -20
 set key top left
 set style data histograms
 set style fill solid 0.85 border -1

@@ -6,18 +6,11 @@
 # guard byte around every destination block.
 set -u
 : "${HPAM_BUILDDIR:?run through make check}"
-failures=0
+. "$(dirname "$0")/../common/expect.sh"
 gam() {  # gam NAME PROGRAM [ARGS...]: must exit 0 and print "<program>: ok"
-  local name=$1 prog=$2 start=$SECONDS
+  local name=$1 prog=$2
   shift 2
-  out=$(timeout -k 5 300 "$HPAM_BUILDDIR/tests/gam/$prog" "$@" 2>&1)
-  if [ $? -eq 0 ] && grep -q "^$prog: ok" <<<"$out"; then
-    echo "PASS: $name ($((SECONDS - start)) s)"
-  else
-    echo "FAIL: $name"
-    echo "$out" | tail -n 20
-    failures=$((failures + 1))
-  fi
+  expect_run ok "$name" "^$prog: ok" "$HPAM_BUILDDIR/tests/gam/$prog" "$@"
 }
 faults="--drop 0.01 --duplicate 0.01 --corrupt 0.01 --reorder 0.02"
 for nic in medusa hamlyn; do

@@ -66,6 +66,12 @@ inline std::vector<size_t> sizes(const std::string& list) {
   return v;
 }
 
+inline size_t largest(const std::vector<size_t>& list) {
+  size_t most = 1;
+  for (size_t x : list) most = x > most ? x : most;
+  return most;
+}
+
 inline double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -120,6 +126,31 @@ inline bool barrier(control* c, hpam_ep_t* ep, int procs, uint64_t round,
     if (serve) serve();
   }
   return true;
+}
+
+// The two-process bandwidth tests, size by size: each size must fit one
+// packet; both run prepare(len), process 0 runs measure(len), both run
+// check(len), between barriers; then the endpoint is destroyed. Returns the
+// first nonzero code.
+inline int each_size(const char* prog, control* c, hpam_ep_t* ep, int me, const std::vector<size_t>& list,
+                     const std::function<void(size_t)>& prepare,
+                     const std::function<int(size_t)>& measure, const std::function<int(size_t)>& check) {
+  int r = 0;
+  uint64_t round = 0;
+  for (size_t len : list) {
+    if (len == 0 || len > hpam_max_bulk(ep)) {
+      std::fprintf(stderr, "%s: size %zu not in 1..%zu\n", prog, len, hpam_max_bulk(ep));
+      r = 5;
+      break;
+    }
+    prepare(len);
+    if (!barrier(c, ep, 2, ++round)) return 2;
+    if (me == 0 && !r) r = measure(len);
+    if (!barrier(c, ep, 2, ++round)) return r ? r : 3;
+    if (!r) r = check(len);
+  }
+  if (!barrier(c, ep, 2, ++round)) return r ? r : 3;
+  return hpam_ep_destroy(ep) == HPAM_OK ? r : 4;
 }
 
 struct endpoint_options {

@@ -67,10 +67,10 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, "ping_bulk", opts)) return 2;
   const std::string job = hpam::test::unique_job("gam-ping-bulk");
   const auto list = sizes(get(opts, "sizes"));
-  size_t most = 1;
-  for (size_t s : list) most = s > most ? s : most;
+  const size_t most = largest(list);
   control* c = make_control();
   uint8_t* seg = private_area(most);
+  const uint64_t iters = num(opts, "iters"), last = iters / 10 + iters;  // the last i
   const int rc = run(2, 300, [&](int me) {
     hpam_ep_t* ep = open_endpoint(job, 2, me, endpoint_from(opts), seg, most);
     if (!ep) return 1;
@@ -78,27 +78,14 @@ int main(int argc, char** argv) {
     state s{seg, src.data()};
     hpam_register_handler_bulk(ep, h_there, there, &s);
     hpam_register_handler_bulk(ep, h_back, back, &s);
-    int r = 0;
-    uint64_t round = 0;
-    for (size_t len : list) {
-      if (len == 0 || len > hpam_max_bulk(ep)) {
-        std::fprintf(stderr, "ping_bulk: size %zu not in 1..%zu\n", len, hpam_max_bulk(ep));
-        r = 5;
-        break;
-      }
-      s.len = len;
-      s.arrivals = 0;
-      if (!barrier(c, ep, 2, ++round)) return 2;
-      if (me == 0 && !r) r = measure(ep, s, num(opts, "iters"), get(opts, "nic"));
-      if (!barrier(c, ep, 2, ++round)) return r ? r : 3;
-      // the last transfer each way, whole: process 1 holds process 0's, and back
-      const uint64_t last = num(opts, "iters") / 10 + num(opts, "iters");  // the last i
-      for (size_t k = 0; k < len && !r; ++k)
-        if (seg[k] != pattern(last, k)) r = 13;
-      if (s.bad) r = 14;
-    }
-    if (!barrier(c, ep, 2, ++round)) return r ? r : 3;
-    return hpam_ep_destroy(ep) == HPAM_OK ? r : 4;
+    return each_size(
+        "ping_bulk", c, ep, me, list, [&](size_t len) { s.len = len, s.arrivals = 0; },
+        [&](size_t) { return measure(ep, s, iters, get(opts, "nic")); },
+        [&](size_t len) {  // the last transfer each way, whole: process 1 holds process 0's, and back
+          for (size_t k = 0; k < len; ++k)
+            if (seg[k] != pattern(last, k)) return 13;
+          return s.bad ? 14 : 0;
+        });
   });
   if (rc == 0) std::printf("ping_bulk: ok\n");
   return rc;

@@ -15,10 +15,15 @@ namespace {
 
 enum : unsigned { h_store = 1, h_ask = 2, h_answer = 3 };
 
-// The bytes of the k-th transfer, copied to their block if they fit it exactly.
-void land(torture_state& s, int region, int who, uint64_t k, size_t want, const void* data,
-          size_t len, std::vector<uint64_t>& count) {
-  if (who >= s.lay.procs || k >= s.lay.per_pair || len != want) {
+// A medium message carrying the k-th transfer of arg's process: copied to
+// its block in `region` (0: stores from it; 2: gets from it) if it came
+// from that process and has exactly the transfer's length.
+void land(hpam_token_t* t, torture_state& s, int region, const void* data, size_t len, uint64_t arg,
+          std::vector<uint64_t>& count) {
+  const int who = proc_of(arg);
+  const uint64_t k = k_of(arg);
+  if (who != hpam_token_source(t) || who >= s.lay.procs || k >= s.lay.per_pair ||
+      len != (region == 0 ? s.lay.length(who, s.me, k) : s.lay.length(s.me, who, k))) {
     s.misplaced++;
     return;
   }
@@ -28,26 +33,14 @@ void land(torture_state& s, int region, int who, uint64_t k, size_t want, const 
 
 void stored(hpam_token_t* t, void* ctx, void* data, size_t len, uint64_t arg) {
   auto* s = static_cast<torture_state*>(ctx);
-  const int src = proc_of(arg);
-  if (src != hpam_token_source(t)) {
-    s->misplaced++;
-    return;
-  }
-  land(*s, 0, src, k_of(arg), src < s->lay.procs ? s->lay.length(src, s->me, k_of(arg)) : 0, data,
-       len, s->stores_in);
+  land(t, *s, 0, data, len, arg, s->stores_in);
 }
 void asked(hpam_token_t* t, void* ctx, uint64_t k, uint64_t, uint64_t, uint64_t) {
   static_cast<torture_state*>(ctx)->pending.emplace_back(hpam_token_source(t), k);
 }
 void answered(hpam_token_t* t, void* ctx, void* data, size_t len, uint64_t arg) {
   auto* s = static_cast<torture_state*>(ctx);
-  const int owner = proc_of(arg);
-  if (owner != hpam_token_source(t)) {
-    s->misplaced++;
-    return;
-  }
-  land(*s, 2, owner, k_of(arg), owner < s->lay.procs ? s->lay.length(s->me, owner, k_of(arg)) : 0,
-       data, len, s->gets_in);
+  land(t, *s, 2, data, len, arg, s->gets_in);
 }
 
 void install(hpam_ep_t* ep, torture_state* s) {
@@ -57,11 +50,8 @@ void install(hpam_ep_t* ep, torture_state* s) {
 }
 
 int store(hpam_ep_t* ep, torture_state& s, int d, uint64_t k) {
-  const size_t len = s.lay.length(s.me, d, k);
-  s.sources.emplace_back(len);
-  auto& src = s.sources.back();
-  for (size_t b = 0; b < len; ++b) src[b] = store_byte(s.me, d, k, b);
-  const iovec iov{src.data(), len};
+  const auto& src = store_source(s, d, k);
+  const iovec iov{const_cast<uint8_t*>(src.data()), src.size()};
   return hpam_request_medium(ep, d, h_store, &iov, 1, encode(s.me, k));
 }
 

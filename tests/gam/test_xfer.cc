@@ -47,12 +47,9 @@ void install(hpam_ep_t* ep, torture_state* s) {
 }
 
 int store(hpam_ep_t* ep, torture_state& s, int d, uint64_t k) {
-  const size_t len = s.lay.length(s.me, d, k);
-  s.sources.emplace_back(len);
-  auto& src = s.sources.back();
-  for (size_t b = 0; b < len; ++b) src[b] = store_byte(s.me, d, k, b);
+  const auto& src = store_source(s, d, k);
   const uint64_t to = reinterpret_cast<uint64_t>(s.seg + s.lay.offset(0, s.me, k));
-  return hpam_store(ep, d, h_store, src.data(), len, to, encode(s.me, k));
+  return hpam_store(ep, d, h_store, src.data(), src.size(), to, encode(s.me, k));
 }
 
 int get(hpam_ep_t* ep, torture_state& s, int d, uint64_t k) {

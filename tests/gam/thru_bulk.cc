@@ -75,8 +75,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, "thru_bulk", opts)) return 2;
   const std::string job = hpam::test::unique_job("gam-thru-bulk");
   const auto list = sizes(get(opts, "sizes"));
-  size_t most = 1;
-  for (size_t s : list) most = s > most ? s : most;
+  const size_t most = largest(list);
   control* c = make_control();
   uint8_t* seg = private_area(ring * most);
   const int rc = run(2, 300, [&](int me) {
@@ -86,23 +85,10 @@ int main(int argc, char** argv) {
     hpam_register_handler_bulk(ep, h_data, data, &s);
     hpam_register_handler4(ep, h_count, count, &s);
     hpam_register_handler4(ep, h_counted, counted, &s);
-    int r = 0;
-    uint64_t round = 0;
-    for (size_t len : list) {
-      if (len == 0 || len > hpam_max_bulk(ep)) {
-        std::fprintf(stderr, "thru_bulk: size %zu not in 1..%zu\n", len, hpam_max_bulk(ep));
-        r = 5;
-        break;
-      }
-      s.len = len;
-      s.landed = 0;
-      if (!barrier(c, ep, 2, ++round)) return 2;
-      if (me == 0 && !r) r = measure(ep, s, num(opts, "iters"), get(opts, "nic"));
-      if (!barrier(c, ep, 2, ++round)) return r ? r : 3;
-      if (s.bad) r = 14;
-    }
-    if (!barrier(c, ep, 2, ++round)) return r ? r : 3;
-    return hpam_ep_destroy(ep) == HPAM_OK ? r : 4;
+    return each_size(
+        "thru_bulk", c, ep, me, list, [&](size_t len) { s.len = len, s.landed = 0; },
+        [&](size_t) { return measure(ep, s, num(opts, "iters"), get(opts, "nic")); },
+        [&](size_t) { return s.bad ? 14 : 0; });
   });
   if (rc == 0) std::printf("thru_bulk: ok\n");
   return rc;

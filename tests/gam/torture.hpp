@@ -109,6 +109,15 @@ struct torture_ops {
   bool probe_segment;  // also check that the layer refuses transfers outside the segment
 };
 
+// The bytes of my k-th store to d, kept until the end (a transfer may read
+// its source after the call returns).
+inline const std::vector<uint8_t>& store_source(torture_state& s, int d, uint64_t k) {
+  s.sources.emplace_back(s.lay.length(s.me, d, k));
+  auto& src = s.sources.back();
+  for (size_t b = 0; b < src.size(); ++b) src[b] = store_byte(s.me, d, k, b);
+  return src;
+}
+
 // Guard bytes everywhere (tail included), then the get sources others will read.
 inline void fill_segment(torture_state& s) {
   const size_t n = s.lay.segment_bytes() + torture_layout::tail;
