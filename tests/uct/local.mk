@@ -1,0 +1,1 @@
+# tests/uct: the UCX transport (filled below)
