@@ -41,6 +41,7 @@ struct result_area {  // written by the measuring process, read by the parent
 };
 
 enum : unsigned { h_ping = 1, h_pong = 2, h_sink = 3 };
+constexpr size_t sink_bytes = 1 << 17;  // process 1's segment: the stores land in it
 volatile uint64_t pongs = 0;
 volatile uint64_t stores_seen = 0;
 
@@ -70,6 +71,7 @@ int run(const options& o, int me, result_area* r, char* sink) {
   cfg.my_proc = me;
   hpam_ep_t* ep;
   if (hpam_ep_create(&cfg, &ep) != HPAM_OK || hpam_connect_all(ep) != HPAM_OK) return fail(r, "setup");
+  if (hpam_set_segment(ep, sink, sink_bytes) != HPAM_OK) return fail(r, "segment");  // stores land here
   hpam_register_handler4(ep, h_ping, on_ping, nullptr);
   hpam_register_handler4(ep, h_pong, on_pong, nullptr);
   hpam_register_handler_bulk(ep, h_sink, on_sink, nullptr);
@@ -202,7 +204,7 @@ int main(int argc, char** argv) {
   o.cfg.job = job.c_str();
   auto* r = static_cast<result_area*>(mmap(nullptr, sizeof(result_area), PROT_READ | PROT_WRITE,
                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  std::vector<char> sink(1 << 17);
+  std::vector<char> sink(sink_bytes);
   pid_t kids[2];
   for (int p = 0; p < 2; ++p) {
     kids[p] = fork();

@@ -34,6 +34,7 @@ enum : unsigned { h_stop = 0, h_bounce = 1, h_back = 2 };
 volatile uint64_t backs = 0;
 volatile bool stop_serving = false;
 char* sink_base = nullptr;  // same address in both processes (forked after allocation)
+constexpr size_t sink_bytes = 1 << 17;
 
 void on_bounce(hpam_token_t* t, void*, void* data, size_t len, uint64_t arg) {
   (void)hpam_reply_store(t, h_back, data, len, reinterpret_cast<uint64_t>(sink_base), arg);
@@ -69,6 +70,8 @@ int run(hpam_config_t cfg, int me, bool quick, int reps, result_area* r) {
   cfg.my_proc = me;
   hpam_ep_t* ep;
   if (hpam_ep_create(&cfg, &ep) != HPAM_OK || hpam_connect_all(ep) != HPAM_OK) return fail(r, "setup");
+  // Both directions store into the sink: it is each process's segment.
+  if (hpam_set_segment(ep, sink_base, sink_bytes) != HPAM_OK) return fail(r, "segment");
   hpam_register_handler_bulk(ep, h_bounce, on_bounce, nullptr);
   hpam_register_handler_bulk(ep, h_back, on_back, nullptr);
   hpam_register_handler4(ep, h_stop, on_stop, nullptr);
@@ -121,7 +124,7 @@ int main(int argc, char** argv) {
   auto* r = static_cast<result_area*>(mmap(nullptr, sizeof(result_area), PROT_READ | PROT_WRITE,
                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   if (r == MAP_FAILED) return 1;
-  std::vector<char> sink(1 << 17);
+  std::vector<char> sink(sink_bytes);
   sink_base = sink.data();
   pid_t kids[2];
   for (int p = 0; p < 2; ++p) {

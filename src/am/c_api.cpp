@@ -163,9 +163,11 @@ static int noted(const hpam_ep_t* ep, int rc) {
 
 // "All HPAM functions automatically poll" (HPAM 5.2.1): after a successful
 // send, serve the network once, unless the user turned it off (the BTL does).
+// What that poll finds (a peer given up on, a refusal) is not this send's
+// result: it is kept for the caller's next hpam_poll.
 static int then_poll(hpam_ep_t* ep, int rc) {
   if (rc == HPAM_OK && ep->poll_on_send && !ep->ops->in_handler(ep->impl)) {
-    int p = ep->ops->poll(ep->impl);
+    int p = ep->ops->poll(ep->impl, false);
     if (p < 0) return noted(ep, p);
   }
   return noted(ep, rc);
@@ -212,7 +214,11 @@ int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned h, const struct io
   return then_poll(ep, ep->ops->medium(ep->impl, dest, h, iov, iovcnt, arg, false));
 }
 
-int hpam_poll(hpam_ep_t* ep) { return noted(ep, ep->ops->poll(ep->impl)); }
+int hpam_poll(hpam_ep_t* ep) { return noted(ep, ep->ops->poll(ep->impl, true)); }
+int hpam_set_segment(hpam_ep_t* ep, void* base, size_t len) {
+  if (!ep) return HPAM_ERR_INVALID;
+  return ep->ops->set_segment(ep->impl, base, len);
+}
 int hpam_token_source(const hpam_token_t* t) { return t ? t->src : -1; }
 int hpam_in_handler(const hpam_ep_t* ep) { return ep->ops->in_handler(ep->impl) ? 1 : 0; }
 int hpam_unreachable_peer(const hpam_ep_t* ep) { return ep->ops->unreachable_peer(ep->impl); }

@@ -31,7 +31,8 @@ struct c_ops {
              uint64_t arg, bool block);
   int (*medium)(void* impl, int dest, unsigned h, const iovec* iov, int iovcnt, uint64_t arg,
                 bool block);
-  int (*poll)(void* impl);
+  int (*poll)(void* impl, bool report);
+  int (*set_segment)(void* impl, void* base, size_t len);
   int (*drain)(void* impl);
   bool (*in_handler)(const void* impl);
   int (*unreachable_peer)(const void* impl);

@@ -35,6 +35,8 @@ struct c_ops_for {
     out->key_rejections = c.key_rejections;
     out->malformed = c.malformed;
     out->rule_violations = c.rule_violations;
+    out->segment_rejections = c.segment_rejections;
+    out->refusals_received = c.refusals_received;
     if (peer < 0) {
       const nic::wire_counters& w = e.card().wire_stats();
       out->overflow_drops = e.card().overflow_drops();
@@ -82,10 +84,13 @@ struct c_ops_for {
       [](void* impl, int dest, unsigned h, const iovec* iov, int n, uint64_t arg, bool block) {
         return to_c_error(self(impl).request_medium(dest, h, iov, n, arg, block));
       },
-      [](void* impl) {
+      [](void* impl, bool report) {
         int handled = 0;
-        const status s = self(impl).poll(&handled);
+        const status s = self(impl).poll(&handled, report);
         return s == status::ok ? handled : to_c_error(s);
+      },
+      [](void* impl, void* base, size_t len) {
+        return to_c_error(self(impl).set_segment(base, len));
       },
       [](void* impl) { return to_c_error(self(impl).drain()); },
       [](const void* impl) { return self(impl).in_handler(); },

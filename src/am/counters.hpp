@@ -22,6 +22,8 @@ struct protocol_counters {
   uint64_t key_rejections = 0;        // packets dropped for a wrong protection key
   uint64_t malformed = 0;             // packets dropped: bad header, length, handler
   uint64_t rule_violations = 0;       // request-reply rule broken by a handler
+  uint64_t segment_rejections = 0;    // stores/gets (or store replies) outside my segment, refused
+  uint64_t refusals_received = 0;     // my requests the peer refused (negative acknowledgements)
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;
@@ -30,6 +32,6 @@ struct protocol_counters {
     return *this;
   }
 };
-static_assert(sizeof(protocol_counters) == 16 * sizeof(uint64_t));
+static_assert(sizeof(protocol_counters) == 18 * sizeof(uint64_t));
 
 }  // namespace hpam::am

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "am/packet.hpp"
+
 namespace hpam::am {
 
 // One outstanding-request slot ("hpam_req_state[dest][buf]").
@@ -18,6 +20,20 @@ struct request_desc {
   uint64_t timestamp = 0;   // when last (re)sent, ns
   uint64_t first_sent = 0;  // when first sent, ns; the give-up time runs from here
   uint64_t timeout = 0;     // current timeout, ns; doubles on each retransmission
+  msg_kind kind = msg_kind::short4;  // what was asked: a reply is checked against it
+  uint16_t handler = 0;     // the handler index the request named
+  // A get: where its reply's bytes go and what runs there. Recorded when the
+  // request is sent; the reply's own words (the peer's echo) are never used.
+  uint32_t get_length = 0;  // bytes asked for
+  uint64_t get_local = 0;   // my address for them
+  uint64_t get_arg = 0;     // argument word for my reply handler
+};
+
+// What a get request asks for, recorded in its request descriptor.
+struct expected_get {
+  uint32_t length = 0;  // bytes
+  uint64_t local = 0;   // the requester's address for them
+  uint64_t arg = 0;     // argument word for the requester's reply handler
 };
 
 // One reply slot ("hpam_rep_state[src][buf]"): the last reply sent on this

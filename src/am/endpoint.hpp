@@ -6,13 +6,20 @@
 // linearly on a miss; stall while serving the network, or return busy, when
 // all D are in use), build the packet in that instance's own VRAM block,
 // launch it, mark the descriptor busy and timestamp it.
-// Receive (HPAM_poll): acceptance checks (CRC, header, key, type, instance,
-// sequence), then dispatch: a new request runs its handler (an empty
-// acknowledgement goes back if the handler did not reply), a duplicate
-// request is answered by reflecting the stored reply, a matching reply runs
-// its handler and frees the instance, a stale reply is dropped. Each poll
-// checks K request descriptors for timeout in a circular walk over
-// [peer][instance]: resend with doubled timeout, give up after give_up_ns.
+// Receive (HPAM_poll): the packet's header is copied once out of the card
+// block, and only the copy is checked (CRC, header, key, type, instance,
+// sequence) and used. Then dispatch: a new request runs its handler (an
+// empty acknowledgement goes back if the handler did not reply), a
+// duplicate request is answered by reflecting the stored reply, a matching
+// reply runs its handler and frees the instance, a stale reply is dropped.
+// A well-formed request the receiver refuses (no such handler; a store
+// target or get source outside its segment) is answered by a negative
+// acknowledgement that the requester counts and reports; a malformed one is
+// dropped and counted without consuming its sequence number. A reply is
+// checked against what its request asked (a get's bytes go where the
+// request descriptor says, never where the reply says). Each poll checks K
+// request descriptors for timeout in a circular walk over [peer][instance]:
+// resend with doubled timeout, give up after give_up_ns.
 #pragma once
 
 #include <sys/uio.h>
@@ -39,6 +46,16 @@ struct handler_entry {
   void* ctx = nullptr;                 // passed back to the handler
 };
 
+// A packet's protocol header as accept() copied and checked it: everything
+// after accept reads this copy, never the card block.
+struct arrival {
+  int src;                  // sending process, as the card knows it
+  control_word c;           // decoded control word
+  am_header h;              // the header (words beyond header_bytes(c.kind) unused)
+  const std::byte* payload; // bytes after the header, in the card block
+  uint32_t payload_len;     // their number
+};
+
 // What the endpoint is doing right now, for the request-reply rules.
 enum class handler_state : uint8_t { none, request, reply };
 
@@ -62,6 +79,12 @@ class endpoint {
   size_t max_bulk() const { return card_.block_size() - packet_header_size; }
   void set_c_handle(hpam_ep_t* ep) { c_ep_ = ep; }
 
+  // The memory peers may store into and get from (GAM's segment): a store
+  // target or get source must lie entirely inside it, else the request is
+  // refused, counted and negatively acknowledged. len 0: no segment (every
+  // store and get is refused). Replaces the previous segment.
+  status set_segment(void* base, size_t len);
+
   status register_handler4(unsigned index, hpam_handler4_fn fn, void* ctx);
   status register_handler_bulk(unsigned index, hpam_handler_bulk_fn fn, void* ctx);
 
@@ -80,9 +103,13 @@ class endpoint {
                      uint64_t target, uint64_t arg);
 
   // HPAM_poll. Returns status::peer_unreachable once when a peer has just
-  // been given up on (see unreachable_peer()), rule_violation when called
-  // from a handler, ok otherwise. *handled = packets processed.
-  status poll(int* handled = nullptr);
+  // been given up on (see unreachable_peer()), else status::rejected once
+  // when a request of mine was refused or answered with a reply that failed
+  // its checks since the last report (last_error() says which), else
+  // rule_violation when called from a handler, ok otherwise. *handled =
+  // packets processed. With report false, nothing is reported (and nothing
+  // is forgotten): the next reporting poll returns it.
+  status poll(int* handled = nullptr, bool report = true);
 
   // Finalize: serve the network until no request of mine is outstanding and
   // every connected peer has finished too (or is dead / given up on).
@@ -101,26 +128,30 @@ class endpoint {
 
  private:
   template <class Build>
-  status send_request(int dest, msg_kind kind, unsigned handler, bool block, Build&& build);
+  status send_request(int dest, msg_kind kind, unsigned handler, bool block, Build&& build,
+                      const expected_get& get = {});
   template <class Build>
   status send_reply(hpam_token& token, msg_kind kind, unsigned handler, Build&& build);
   bool acquire_instance(int dest, uint32_t& instance);
   status stall_for_instance(int dest, uint32_t& instance);
+  bool in_segment(uint64_t address, uint64_t len) const {
+    return segment_len_ != 0 && address >= segment_base_ && len <= segment_len_ &&
+           address - segment_base_ <= segment_len_ - len;
+  }
   status check_send(int dest, unsigned handler);
   [[gnu::cold]] status rule_broken(const char* what);
 
   void handle_packet(const nic::rx_packet& p);
-  bool accept(const nic::rx_packet& p, int& src, const am_header*& h, control_word& c);
-  void on_request(int src, const control_word& c, const am_header& h, const std::byte* payload,
-                  uint32_t payload_len);
-  void on_reply(int src, const control_word& c, const am_header& h, const std::byte* payload,
-                uint32_t payload_len);
-  bool run_request_handler(hpam_token& t, const control_word& c, const am_header& h,
-                           const std::byte* payload, uint32_t payload_len);
+  bool accept(const nic::rx_packet& p, arrival& a);
+  void on_request(const arrival& a);
+  void on_reply(const arrival& a);
+  void run_request_handler(hpam_token& t, const arrival& a);
   void serve_get(hpam_token& t, const am_header& h);
-  void send_ack(int src, uint32_t instance, uint16_t sequence);
+  void send_ack(int src, uint32_t instance, uint16_t sequence, refusal why);
   void flush_acks();
-  bool payload_ok(msg_kind kind, const am_header& h, uint32_t payload_len, bool is_request) const;
+  refusal check_request(const arrival& a) const;
+  bool reply_ok(const request_desc& d, const arrival& a) const;
+  [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
 
   void check_timeouts();
   [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
@@ -166,6 +197,9 @@ class endpoint {
   std::vector<uint8_t> lost_;            // peers given up on
   int unreachable_peer_ = -1;
   bool newly_unreachable_ = false;
+  bool newly_refused_ = false;           // a refusal waits to be reported by poll
+  uint64_t segment_base_ = 0;            // my segment: peers' stores and gets land in it
+  uint64_t segment_len_ = 0;             // 0: no segment
   std::string last_error_;
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself

@@ -9,7 +9,7 @@
 namespace hpam::am {
 
 template <class Card>
-status endpoint<Card>::poll(int* handled) {
+status endpoint<Card>::poll(int* handled, bool report) {
   if (state_ != handler_state::none) return rule_broken("poll called from a handler");
   if (!pending_acks_.empty()) flush_acks();
   card_.service();
@@ -22,80 +22,106 @@ status endpoint<Card>::poll(int* handled) {
   }
   if (nprocs_ > 1) check_timeouts();
   if (handled) *handled = static_cast<int>(n);
-  if (__builtin_expect(newly_unreachable_, 0)) {
+  if (__builtin_expect(!report || !(newly_unreachable_ || newly_refused_), 1)) return status::ok;
+  if (newly_unreachable_) {
     newly_unreachable_ = false;
     return status::peer_unreachable;
   }
+  newly_refused_ = false;
+  return status::rejected;
+}
+
+template <class Card>
+status endpoint<Card>::set_segment(void* base, size_t len) {
+  const auto b = reinterpret_cast<uint64_t>(base);
+  if (len != 0 && (base == nullptr || b + len < b)) return status::invalid_argument;
+  segment_base_ = len ? b : 0;
+  segment_len_ = len;
   return status::ok;
 }
 
 // Acceptance checks, in the paper's order: CRC, header sanity, key, type.
+// The header is copied out of the card block once, here; every check and
+// every later use reads the copy (a peer may rewrite the block meanwhile).
 template <class Card>
-bool endpoint<Card>::accept(const nic::rx_packet& p, int& src, const am_header*& h,
-                            control_word& c) {
+bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   protocol_counters& unattributed = counters_[my_proc_];
   if (!p.crc_ok) {
     unattributed.crc_failures++;
     return false;
   }
-  const nic::wire_header* w = wire_of(p.data);
-  if (p.length < min_packet_size || w->length != p.length || w->src >= nprocs_ ||
-      w->src == my_proc_ || w->dst != my_proc_) {
+  nic::wire_header w;
+  std::memcpy(&w, p.data, sizeof w);
+  if (p.length < min_packet_size || p.length > card_.block_size() || w.length != p.length ||
+      w.src >= nprocs_ || w.src == my_proc_ || w.dst != my_proc_) {
     unattributed.malformed++;
     return false;
   }
-  src = w->src;
-  h = header_of(p.data);
-  if (key_check_ && h->key != key_) {
+  const int src = w.src;
+  // A block holds at least packet_header_size bytes: the copy stays inside it.
+  std::memcpy(&a.h, p.data + nic::wire_header_size, sizeof a.h);
+  if (key_check_ && a.h.key != key_) {
     counters_[src].key_rejections++;
     return false;
   }
-  c = decode_control(h->control);
-  if (c.instance >= depth_ || static_cast<uint32_t>(c.kind) >= msg_kind_count ||
-      h->handler >= HPAM_MAX_HANDLERS || p.length < header_bytes(c.kind)) {
+  a.c = decode_control(a.h.control);
+  if (a.c.instance >= depth_ || static_cast<uint32_t>(a.c.kind) >= msg_kind_count ||
+      a.h.handler >= HPAM_MAX_HANDLERS || p.length < header_bytes(a.c.kind)) {
     counters_[src].malformed++;
     return false;
   }
   if (__builtin_expect(!connected_[src], 0)) connect_on_arrival(src);
+  a.src = src;
+  a.payload = p.data + header_bytes(a.c.kind);
+  a.payload_len = p.length - header_bytes(a.c.kind);
   return connected_[src] != 0;
 }
 
 template <class Card>
 void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
-  int src;
-  const am_header* h;
-  control_word c;
-  if (!accept(p, src, h, c)) return;
-  const uint32_t hdr = header_bytes(c.kind);
-  const std::byte* payload = p.data + hdr;
-  const uint32_t payload_len = p.length - hdr;
-  if (c.cls == msg_class::request)
-    on_request(src, c, *h, payload, payload_len);
+  arrival a;
+  if (!accept(p, a)) return;
+  if (a.c.cls == msg_class::request)
+    on_request(a);
   else
-    on_reply(src, c, *h, payload, payload_len);
+    on_reply(a);
 }
 
+// Whether a request is malformed (dropped), refused (negatively
+// acknowledged) or accepted.
 template <class Card>
-bool endpoint<Card>::payload_ok(msg_kind kind, const am_header& h, uint32_t payload_len,
-                                bool is_request) const {
+refusal endpoint<Card>::check_request(const arrival& a) const {
+  const am_header& h = a.h;
   const handler_entry& e = handlers_[h.handler];
-  switch (kind) {
-    case msg_kind::short4: return payload_len == 0 && e.short4;
-    case msg_kind::store: return h.word[bulk_word::length] == payload_len && e.bulk;
-    case msg_kind::medium: return is_request && e.bulk;  // its length is the packet's
+  switch (a.c.kind) {
+    case msg_kind::short4:
+      if (a.payload_len != 0) return refusal::malformed;
+      return e.short4 ? refusal::none : refusal::no_handler;
+    case msg_kind::store:
+      if (h.word[bulk_word::length] != a.payload_len) return refusal::malformed;
+      if (!e.bulk) return refusal::no_handler;
+      return in_segment(h.word[bulk_word::target], a.payload_len) ? refusal::none
+                                                                   : refusal::outside_segment;
+    case msg_kind::medium: return e.bulk ? refusal::none : refusal::no_handler;
     case msg_kind::get:
-      return is_request && payload_len == 0 && h.word[bulk_word::length] <= max_bulk();
-    case msg_kind::ack: return !is_request && payload_len == 0;
+      if (a.payload_len != 0 || h.word[bulk_word::length] > max_bulk()) return refusal::malformed;
+      return in_segment(h.word[bulk_word::target], h.word[bulk_word::length])
+                 ? refusal::none
+                 : refusal::outside_segment;
+    case msg_kind::ack: return refusal::malformed;
   }
-  return false;
+  return refusal::malformed;
 }
 
 // A new request runs its handler; a duplicate (the previous sequence number
 // on this instance) is answered from the stored reply and never runs the
-// handler again (HPAM 5.2.1).
+// handler again (HPAM 5.2.1). A malformed request consumes nothing and gets
+// no answer; a refused one consumes its sequence number and is answered by
+// a negative acknowledgement (stored, so a duplicate gets it too).
 template <class Card>
-void endpoint<Card>::on_request(int src, const control_word& c, const am_header& h,
-                                const std::byte* payload, uint32_t payload_len) {
+void endpoint<Card>::on_request(const arrival& a) {
+  const int src = a.src;
+  const control_word& c = a.c;
   reply_desc& r = replies_.at(src, c.instance);
   if (c.sequence != r.expected) {
     if (c.sequence == static_cast<uint16_t>(r.expected - 1) && r.length != 0) {
@@ -106,30 +132,41 @@ void endpoint<Card>::on_request(int src, const control_word& c, const am_header&
     }
     return;
   }
+  const refusal why = check_request(a);
+  if (why == refusal::malformed) {
+    counters_[src].malformed++;
+    return;
+  }
   r.expected = static_cast<uint16_t>(c.sequence + 1);
+  if (why != refusal::none) {
+    if (why == refusal::outside_segment)
+      counters_[src].segment_rejections++;
+    else
+      counters_[src].malformed++;  // names no handler of its kind
+    send_ack(src, c.instance, static_cast<uint16_t>(c.sequence), why);
+    return;
+  }
   hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), true, false};
-  if (!run_request_handler(t, c, h, payload, payload_len)) counters_[src].malformed++;
-  if (!t.replied) send_ack(src, c.instance, t.sequence);
+  run_request_handler(t, a);
+  if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none);
   counters_[src].requests_received++;
 }
 
 template <class Card>
-bool endpoint<Card>::run_request_handler(hpam_token& t, const control_word& c, const am_header& h,
-                                         const std::byte* payload, uint32_t payload_len) {
-  if (!payload_ok(c.kind, h, payload_len, true)) return false;
+void endpoint<Card>::run_request_handler(hpam_token& t, const arrival& a) {
   state_ = handler_state::request;
   current_token_ = &t;
-  if (c.kind == msg_kind::get)
-    serve_get(t, h);
+  if (a.c.kind == msg_kind::get)
+    serve_get(t, a.h);
   else
-    dispatch(t, c.kind, h.handler, h.word, payload, payload_len);
+    dispatch(t, a.c.kind, a.h.handler, a.h.word, a.payload, a.payload_len);
   state_ = handler_state::none;
   current_token_ = nullptr;
-  return true;
 }
 
-// A get is served by the layer: the reply stores the bytes at the
-// requester's address and runs the requester's handler there.
+// A get is served by the layer: the reply carries the bytes (from inside my
+// segment, checked before) to the requester, whose request descriptor says
+// where they go and which handler runs there.
 template <class Card>
 void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
   const auto* src = reinterpret_cast<const void*>(h.word[bulk_word::target]);
@@ -138,14 +175,14 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
 }
 
 template <class Card>
-void endpoint<Card>::send_ack(int src, uint32_t instance, uint16_t sequence) {
+void endpoint<Card>::send_ack(int src, uint32_t instance, uint16_t sequence, refusal why) {
   reply_desc& r = replies_.at(src, instance);
   std::byte* pkt = card_.tx_block(r.block);
   am_header* h = header_of(pkt);
   h->key = key_;
   h->control = encode_control({msg_class::reply, msg_kind::ack, instance, sequence});
   h->handler = 0;
-  h->reserved = 0;
+  h->refusal = static_cast<uint16_t>(why);
   r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
   counters_[src].acks_sent++;
   if (!defer_acks_) {
@@ -171,30 +208,81 @@ void endpoint<Card>::flush_acks() {
   pending_acks_.clear();
 }
 
+// Whether a (non-ack) reply answers its request as asked: a get is answered
+// by a store of exactly the bytes asked for; a store reply to anything else
+// lands inside my segment; the handler it names exists.
+template <class Card>
+bool endpoint<Card>::reply_ok(const request_desc& d, const arrival& a) const {
+  const am_header& h = a.h;
+  if (d.kind == msg_kind::get)
+    return a.c.kind == msg_kind::store && a.payload_len == d.get_length && handlers_[d.handler].bulk;
+  switch (a.c.kind) {
+    case msg_kind::short4: return a.payload_len == 0 && handlers_[h.handler].short4;
+    case msg_kind::store:
+      return h.word[bulk_word::length] == a.payload_len && handlers_[h.handler].bulk &&
+             in_segment(h.word[bulk_word::target], a.payload_len);
+    default: return false;
+  }
+}
+
 // A reply matches when its instance is busy and its sequence is the one
 // sent; anything else is stale (a duplicate or a reply to a resent request
-// already answered) and dropped.
+// already answered) and dropped. A matching reply frees the instance even
+// when it fails its checks (the request was answered); a refusal or a bad
+// reply is counted and reported by the next poll.
 template <class Card>
-void endpoint<Card>::on_reply(int src, const control_word& c, const am_header& h,
-                              const std::byte* payload, uint32_t payload_len) {
+void endpoint<Card>::on_reply(const arrival& a) {
+  const int src = a.src;
+  const control_word& c = a.c;
   request_desc& d = requests_.at(src, c.instance);
   if (!d.busy || c.sequence != d.sequence) {
     counters_[src].stale_replies++;
     return;
   }
-  if (!payload_ok(c.kind, h, payload_len, false)) {
-    counters_[src].malformed++;  // still frees the instance: the request was answered
-  } else if (c.kind != msg_kind::ack) {
+  if (c.kind == msg_kind::ack) {
+    if (a.payload_len != 0 || a.h.refusal >= refusal_count) {
+      counters_[src].malformed++;
+      refused(src, d, "its acknowledgement was malformed");
+    } else if (a.h.refusal != static_cast<uint16_t>(refusal::none)) {
+      counters_[src].refusals_received++;
+      refused(src, d, a.h.refusal == static_cast<uint16_t>(refusal::no_handler)
+                          ? "the peer refused it: no handler of that kind at that index"
+                          : "the peer refused it: the address range is not inside its segment "
+                            "(hpam_set_segment)");
+    } else if (d.kind == msg_kind::get) {
+      counters_[src].malformed++;
+      refused(src, d, "the peer answered with an empty acknowledgement instead of the bytes");
+    }
+  } else if (!reply_ok(d, a)) {
+    counters_[src].malformed++;
+    if (a.c.kind == msg_kind::store && d.kind != msg_kind::get) counters_[src].segment_rejections++;
+    refused(src, d, "its reply did not match the request or lay outside my segment; ignored");
+  } else {
     hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), false, false};
     state_ = handler_state::reply;
     current_token_ = &t;
-    dispatch(t, c.kind, h.handler, h.word, payload, payload_len);
+    if (d.kind == msg_kind::get) {
+      const uint64_t w[4] = {d.get_local, d.get_arg, d.get_length, 0};
+      dispatch(t, msg_kind::store, d.handler, w, a.payload, a.payload_len);
+    } else {
+      dispatch(t, c.kind, a.h.handler, a.h.word, a.payload, a.payload_len);
+    }
     state_ = handler_state::none;
     current_token_ = nullptr;
   }
   d.busy = false;
   instance_hint_[src] = c.instance;  // hpam_free[src] = buf
   counters_[src].replies_received++;
+}
+
+template <class Card>
+void endpoint<Card>::refused(int peer, const request_desc& d, const char* why) {
+  static const char* const kinds[msg_kind_count] = {"short", "store", "medium", "get", "ack"};
+  newly_refused_ = true;
+  last_error_ = std::string("hpam: a ") + kinds[static_cast<uint32_t>(d.kind) % msg_kind_count] +
+                " request (handler " + std::to_string(d.handler) + ") from process " +
+                std::to_string(my_proc_) + " to process " + std::to_string(peer) + " of job " +
+                job_ + " was not carried out: " + why;
 }
 
 template <class Card>
@@ -274,6 +362,13 @@ status endpoint<Card>::self_request(msg_kind kind, unsigned handler, const uint6
                                     const void* data, size_t len) {
   const handler_entry& e = handlers_[handler];
   if (kind == msg_kind::short4 ? !e.short4 : !e.bulk) return status::invalid_argument;
+  if ((kind == msg_kind::store && !in_segment(w[bulk_word::target], len)) ||
+      (kind == msg_kind::get && !in_segment(w[bulk_word::target], w[bulk_word::length]))) {
+    counters_[my_proc_].segment_rejections++;
+    last_error_ = "hpam: a store or get of process " + std::to_string(my_proc_) +
+                  " to itself lies outside its segment (hpam_set_segment)";
+    return status::rejected;
+  }
   hpam_token t{this, c_ep_, my_proc_, 0, 0, true, false};
   state_ = handler_state::request;
   current_token_ = &t;

@@ -134,12 +134,14 @@ bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
 }
 
 // All D instances busy: serve the network (requests and replies) until a
-// reply frees one, or the peer is given up on.
+// reply frees one, or the peer is given up on. What the polls find about
+// other peers (one given up on, a refusal) is kept for the caller's next
+// poll, never swallowed here.
 template <class Card>
 status endpoint<Card>::stall_for_instance(int dest, uint32_t& instance) {
   counters_[dest].stalls++;
   do {
-    if (poll() == status::rule_violation) return status::rule_violation;
+    if (poll(nullptr, false) == status::rule_violation) return status::rule_violation;
     if (lost_[dest]) return status::peer_unreachable;
   } while (!acquire_instance(dest, instance));
   return status::ok;
@@ -148,7 +150,7 @@ status endpoint<Card>::stall_for_instance(int dest, uint32_t& instance) {
 template <class Card>
 template <class Build>
 status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, bool block,
-                                    Build&& build) {
+                                    Build&& build, const expected_get& get) {
   uint32_t inst;
   if (!acquire_instance(dest, inst)) {
     if (!block) {
@@ -164,7 +166,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   h->key = key_;
   h->control = encode_control({msg_class::request, kind, inst, d.sequence});
   h->handler = static_cast<uint16_t>(handler);
-  h->reserved = 0;
+  h->refusal = 0;
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
   card_.launch(dest, d.block, d.length);
@@ -172,6 +174,11 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.retries = 0;
   d.timestamp = d.first_sent = clock_.now_ns();
   d.timeout = timeout_ns_;
+  d.kind = kind;
+  d.handler = static_cast<uint16_t>(handler);
+  d.get_length = get.length;
+  d.get_local = get.local;
+  d.get_arg = get.arg;
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
   if (!pending_acks_.empty()) flush_acks();  // behind the request, off its critical path
@@ -245,10 +252,14 @@ status endpoint<Card>::request_get(int dest, unsigned handler, uint64_t remote, 
   if (len > max_bulk() || (len && !local)) return status::invalid_argument;
   const uint64_t w[4] = {remote, arg, len, reinterpret_cast<uint64_t>(local)};
   if (dest == my_proc_) return self_request(msg_kind::get, handler, w, nullptr, 0);
-  return send_request(dest, msg_kind::get, handler, block, [&](am_header& h, std::byte*) {
-    std::memcpy(h.word, w, sizeof h.word);
-    return 0u;
-  });
+  const expected_get get{static_cast<uint32_t>(len), reinterpret_cast<uint64_t>(local), arg};
+  return send_request(
+      dest, msg_kind::get, handler, block,
+      [&](am_header& h, std::byte*) {
+        std::memcpy(h.word, w, sizeof h.word);
+        return 0u;
+      },
+      get);
 }
 
 // A reply goes into the reply buffer reserved for [src][instance],
@@ -267,7 +278,7 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
   h->key = key_;
   h->control = encode_control({msg_class::reply, kind, t.instance, t.sequence});
   h->handler = static_cast<uint16_t>(handler);
-  h->reserved = 0;
+  h->refusal = 0;
   const uint32_t hdr = header_bytes(kind);
   r.length = hdr + build(*h, pkt + hdr);
   card_.launch(t.src, r.block, r.length);

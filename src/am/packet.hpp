@@ -60,7 +60,7 @@ struct am_header {
   uint64_t key;        // the job's protection key (HPAM 5.3)
   uint32_t control;    // encode_control(...)
   uint16_t handler;    // handler index at the receiver
-  uint16_t reserved;   // zero
+  uint16_t refusal;    // ack: why the request was refused (a refusal value); 0 otherwise
   uint64_t word[4];    // short4: the four arguments. store/medium/get: see bulk_word
 };
 static_assert(std::is_standard_layout_v<am_header> && std::is_trivially_copyable_v<am_header>);
@@ -74,6 +74,18 @@ constexpr int arg = 1;     // the sender's argument word for the handler
 constexpr int length = 2;  // payload bytes (store/medium) or bytes requested (get)
 constexpr int local = 3;   // get: where the reply's data goes at the requester
 }  // namespace bulk_word
+
+// Why a well-formed request was refused, carried by its negative
+// acknowledgement (an ack whose refusal is not none). A malformed request is
+// never acknowledged at all: it is dropped and counted, and its sequence
+// number is not consumed, so the genuine request can still arrive.
+enum class refusal : uint16_t {
+  none = 0,             // accepted (a plain acknowledgement)
+  no_handler = 1,       // no handler of that kind registered at that index
+  outside_segment = 2,  // store target or get source not inside the receiver's segment
+  malformed = 0xFFFF,   // internal verdict only, never sent: drop the packet
+};
+constexpr uint16_t refusal_count = 3;  // values that may travel in an ack
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
 static_assert(packet_header_size == 64);

@@ -106,8 +106,22 @@ int hpam_try_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, u
 int hpam_reply_4(hpam_token_t* token, unsigned handler, uint64_t a0, uint64_t a1, uint64_t a2,
                  uint64_t a3);
 
+/* The segment (as in GAM): the memory of this process that peers may store
+ * into and get from. One per endpoint; calling again replaces it; len 0
+ * disables it (then every store and get from a peer is refused). Store
+ * targets and get sources are absolute addresses in the destination's
+ * address space and must lie entirely inside the destination's segment;
+ * otherwise the destination refuses the request, counts it
+ * (segment_rejections) and answers with a negative acknowledgement, which
+ * the requester counts (refusals_received) and reports: its next hpam_poll
+ * returns HPAM_ERR_REJECTED and hpam_last_error() names the request. A
+ * store reply must likewise land inside the requester's segment. Returns
+ * HPAM_ERR_INVALID for base NULL with len > 0 or a range that wraps. */
+int hpam_set_segment(hpam_ep_t* ep, void* base, size_t len);
+
 /* Bulk store (HPAM_xfer): copies len bytes from src to remote_addr in dest's
- * address space, then runs the bulk handler there with (remote_addr, len, arg). */
+ * address space (inside dest's segment), then runs the bulk handler there
+ * with (remote_addr, len, arg). */
 int hpam_store(hpam_ep_t* ep, int dest, unsigned handler, const void* src, size_t len,
                uint64_t remote_addr, uint64_t arg);
 int hpam_try_store(hpam_ep_t* ep, int dest, unsigned handler, const void* src, size_t len,
@@ -115,8 +129,10 @@ int hpam_try_store(hpam_ep_t* ep, int dest, unsigned handler, const void* src, s
 int hpam_reply_store(hpam_token_t* token, unsigned handler, const void* src, size_t len,
                      uint64_t remote_addr, uint64_t arg);
 
-/* Bulk get: fetches len bytes at remote_addr in dest into local, then runs the
- * bulk handler here (as a reply handler) with (local, len, arg). */
+/* Bulk get: fetches len bytes at remote_addr in dest (inside dest's segment)
+ * into local, then runs the bulk handler here (as a reply handler) with
+ * (local, len, arg). Where the bytes go and which handler runs are taken
+ * from the request, never from the peer's reply. */
 int hpam_get(hpam_ep_t* ep, int dest, unsigned handler, uint64_t remote_addr, void* local,
              size_t len, uint64_t arg);
 
@@ -128,8 +144,12 @@ int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const str
                             int iovcnt, uint64_t arg);
 
 /* Serves the network: runs handlers for arrived packets, checks K request
- * descriptors for timeout. Returns the number of packets handled (>= 0) or
- * HPAM_ERR_UNREACHABLE when a peer has been given up on. */
+ * descriptors for timeout. Returns the number of packets handled (>= 0),
+ * HPAM_ERR_UNREACHABLE once when a peer has been given up on, or
+ * HPAM_ERR_REJECTED once when requests of this process were refused by a
+ * peer (or answered with a reply that failed its checks) since the last
+ * report; hpam_last_error() then names the request. The poll that every
+ * send makes (poll_on_send) reports neither: it is left for hpam_poll. */
 int hpam_poll(hpam_ep_t* ep);
 
 int hpam_token_source(const hpam_token_t* token);
@@ -158,6 +178,8 @@ typedef struct hpam_counters {
   uint64_t overflow_drops;      /* card dropped inbound: RX_FREE empty          */
   uint64_t rule_violations;     /* request-reply rule broken by a handler       */
   uint64_t wire_dropped, wire_duplicated, wire_corrupted, wire_reordered, wire_delayed;
+  uint64_t segment_rejections;  /* stores/gets outside this process's segment, refused */
+  uint64_t refusals_received;   /* requests of this process a peer refused      */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

@@ -43,6 +43,7 @@ int run_proc(const std::string& job, int me, std::vector<char>& area) {
   hpam_ep_t* ep = nullptr;
   if (hpam_ep_create(&cfg, &ep) != HPAM_OK) return 10;
   if (hpam_connect_all(ep) != HPAM_OK) return 11;
+  if (hpam_set_segment(ep, area.data(), area.size()) != HPAM_OK) return 20;
   ctx_t c;
   hpam_register_handler4(ep, h_echo, echo, &c);
   hpam_register_handler4(ep, h_done, done, &c);
@@ -58,8 +59,19 @@ int run_proc(const std::string& job, int me, std::vector<char>& area) {
     return 15;
   if (!spin_until([&] { hpam_poll(ep); return c.done == 101; })) return 16;
   if (got != area) return 17;
+  // Just past the peer's segment: refused, reported by hpam_poll, counted.
+  char past[8] = {};
+  if (hpam_get(ep, peer, h_bulk, reinterpret_cast<uint64_t>(area.data() + area.size()), past, 8, 0) != HPAM_OK)
+    return 21;
+  if (!spin_until([&] { return hpam_poll(ep) == HPAM_ERR_REJECTED; })) return 22;
+  if (std::string(hpam_last_error()).find("segment") == std::string::npos) return 23;
   hpam_counters_t k;
-  if (hpam_get_counters(ep, &k) != HPAM_OK || k.requests_sent != 101 || k.replies_received != 101) return 18;
+  if (hpam_get_counters(ep, &k) != HPAM_OK || k.requests_sent != 102 || k.replies_received != 102 ||
+      k.refusals_received != 1)
+    return 18;
+  // The peer refused mine as I refused its: wait until it has seen that.
+  if (!spin_until([&] { hpam_poll(ep); return hpam_get_counters(ep, &k) == HPAM_OK && k.segment_rejections == 1; }))
+    return 24;
   if (hpam_ep_destroy(ep) != HPAM_OK) return 19;
   return 0;
 }
@@ -93,6 +105,7 @@ TEST(c_api, bad_configuration_is_a_clear_error) {
   EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
   EXPECT_NE(std::string(hpam_last_error()).find("fault_drop"), std::string::npos);
   EXPECT_EQ(hpam_ep_create(nullptr, &ep), HPAM_ERR_INVALID);
+  EXPECT_EQ(hpam_set_segment(nullptr, nullptr, 0), HPAM_ERR_INVALID);
 }
 
 TEST(c_api, strerror_names_every_code) {

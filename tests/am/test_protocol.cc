@@ -196,6 +196,7 @@ TYPED_TEST(protocol, store_copies_bytes_then_runs_handler) {
   auto& j = *this->job_;
   std::vector<uint8_t> src(j[0].max_bulk()), dst(src.size() + 64, 0xEE);
   std::iota(src.begin(), src.end(), uint8_t{7});
+  ASSERT_EQ(j[1].set_segment(dst.data(), dst.size()), hpam::status::ok);
   ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), src.size(),
                                reinterpret_cast<uint64_t>(dst.data() + 32), 99, false),
             hpam::status::ok);
@@ -220,6 +221,7 @@ TYPED_TEST(protocol, get_fetches_remote_bytes) {
   auto& j = *this->job_;
   std::vector<uint8_t> remote(3000), local(3000, 0);
   for (size_t i = 0; i < remote.size(); ++i) remote[i] = static_cast<uint8_t>(i * 31 + 1);
+  ASSERT_EQ(j[1].set_segment(remote.data(), remote.size()), hpam::status::ok);
   ASSERT_EQ(j[0].request_get(1, h_bulk, reinterpret_cast<uint64_t>(remote.data()), local.data(),
                              local.size(), 5, false),
             hpam::status::ok);
@@ -387,6 +389,7 @@ TYPED_TEST(protocol, requests_to_self_run_directly) {
   EXPECT_EQ(this->seen_[0].counter, 9u);
   ASSERT_EQ(this->seen_[0].results.size(), 1u);
   std::vector<uint8_t> src(100, 3), dst(100, 0);
+  ASSERT_EQ(j[0].set_segment(src.data(), src.size()), hpam::status::ok);
   ASSERT_EQ(j[0].request_get(0, h_bulk, reinterpret_cast<uint64_t>(src.data()), dst.data(), 100, 1, true),
             hpam::status::ok);
   EXPECT_EQ(src, dst);

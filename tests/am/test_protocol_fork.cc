@@ -23,10 +23,9 @@ uint8_t pattern(int src, int i, size_t k) { return static_cast<uint8_t>(src * 13
 // Allocated before fork, so every child has it at the same address: a bulk
 // store's target address is meaningful in every process.
 struct shared_layout {
-  std::vector<uint8_t> inbox[procs];  // inbox[src]: per_peer/2 stores of store_len
-  shared_layout() {
-    for (auto& b : inbox) b.assign(per_peer / 2 * store_len, 0);
-  }
+  static constexpr size_t inbox_len = per_peer / 2 * store_len;
+  std::vector<uint8_t> all = std::vector<uint8_t>(procs * inbox_len, 0);  // every process's segment
+  uint8_t* inbox(int src) { return all.data() + src * inbox_len; }  // per_peer/2 stores of store_len
 };
 
 struct proc_state {
@@ -64,6 +63,7 @@ int exchange(const std::string& job, int me, const nic::fault_config& faults, sh
   c.give_up_ns = 40'000'000'000ull;
   am::endpoint<Card> e(c);
   e.connect_all();
+  if (e.set_segment(mem.all.data(), mem.all.size()) != hpam::status::ok) return 9;
   proc_state s;
   (void)e.register_handler4(h_add, on_add<Card>, &s);
   (void)e.register_handler4(h_result, on_result, &s);
@@ -77,7 +77,7 @@ int exchange(const std::string& job, int me, const nic::fault_config& faults, sh
         if (e.request_4(d, h_add, w, true) != hpam::status::ok) return 10;
       } else {
         for (size_t k = 0; k < store_len; ++k) src[k] = pattern(me, i / 2, k);
-        const uint64_t target = reinterpret_cast<uint64_t>(mem.inbox[me].data() + (i / 2) * store_len);
+        const uint64_t target = reinterpret_cast<uint64_t>(mem.inbox(me) + (i / 2) * store_len);
         if (e.request_store(d, h_store, src.data(), store_len, target, 0, true) != hpam::status::ok) return 11;
       }
       (void)e.poll();
@@ -94,7 +94,7 @@ int exchange(const std::string& job, int me, const nic::fault_config& faults, sh
       if (olds[i] != i) return 23;
     for (int i = 0; i < per_peer / 2; ++i)
       for (size_t k = 0; k < store_len; ++k)
-        if (mem.inbox[p][i * store_len + k] != pattern(p, i, k)) return 24;
+        if (mem.inbox(p)[i * store_len + k] != pattern(p, i, k)) return 24;
   }
   return 0;
 }

@@ -1,0 +1,276 @@
+// A peer holding the right key can still be buggy or hostile: the receive
+// checks behind the key check, over every card type. Stores and gets are
+// bound to the destination's segment and refused (negatively acknowledged,
+// counted, reported) outside it; a reply must match what its request asked;
+// a malformed request neither consumes a sequence number nor is
+// acknowledged.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hostile_peer.hpp"
+#include "protocol_fixture.hpp"
+
+namespace hpam::test {
+namespace {
+
+using am::msg_class;
+using am::msg_kind;
+enum : unsigned { h_count = 1, h_bulk = 2, h_reply4 = 3 };
+
+struct seen {
+  int count_runs = 0;
+  int bulk_runs = 0;
+  void* bulk_data = nullptr;
+  size_t bulk_len = 0;
+  uint64_t bulk_arg = 0;
+};
+void on_count(hpam_token_t*, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
+  static_cast<seen*>(ctx)->count_runs++;
+}
+void on_bulk(hpam_token_t*, void* ctx, void* data, size_t len, uint64_t arg) {
+  auto* s = static_cast<seen*>(ctx);
+  s->bulk_runs++;
+  s->bulk_data = data;
+  s->bulk_len = len;
+  s->bulk_arg = arg;
+}
+
+template <class Ep>
+void install(Ep& e, seen& s) {
+  ASSERT_EQ(e.register_handler4(h_count, on_count, &s), hpam::status::ok);
+  ASSERT_EQ(e.register_handler_bulk(h_bulk, on_bulk, &s), hpam::status::ok);
+}
+
+// Two ordinary endpoints of one job.
+template <class Card>
+class segment_rules : public ::testing::Test {
+ protected:
+  segment_rules() : job_(job_options{}) {
+    install(job_[0], s_[0]);
+    install(job_[1], s_[1]);
+  }
+  // Polls both until nothing is outstanding; returns what process 0's polls reported.
+  hpam::status settle() {
+    hpam::status reported = hpam::status::ok;
+    for (int r = 0; r < 1000; ++r) {
+      const hpam::status st = job_[0].poll();
+      if (st != hpam::status::ok) reported = st;
+      (void)job_[1].poll();
+      if (!job_[0].request_outstanding(1) && !job_[1].request_outstanding(0)) break;
+    }
+    const hpam::status st = job_[0].poll();
+    return st != hpam::status::ok ? st : reported;
+  }
+  local_job<Card> job_;
+  seen s_[2];
+};
+TYPED_TEST_SUITE(segment_rules, card_types);
+
+// Ranges around a 256-byte segment at [64, 320) of a 512-byte buffer.
+TYPED_TEST(segment_rules, store_outside_the_segment_is_refused_counted_and_reported) {
+  auto& j = this->job_;
+  std::vector<uint8_t> area(512, 0xEE), src(64, 0x5A);
+  ASSERT_EQ(j[1].set_segment(area.data() + 64, 256), hpam::status::ok);
+  const struct { size_t at, len; } bad[] = {{0, 64}, {32, 64}, {300, 64}, {320, 1}, {500, 12}};
+  uint64_t refused = 0;
+  for (const auto& b : bad) {
+    ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), b.len,
+                                 reinterpret_cast<uint64_t>(area.data() + b.at), 0, false),
+              hpam::status::ok);
+    EXPECT_EQ(this->settle(), hpam::status::rejected) << "at " << b.at;
+    ++refused;
+    EXPECT_EQ(j[0].peer_counters(1).refusals_received, refused);
+    EXPECT_EQ(j[1].peer_counters(0).segment_rejections, refused);
+    EXPECT_NE(j[0].last_error().find("segment"), std::string::npos) << j[0].last_error();
+  }
+  EXPECT_EQ(this->s_[1].bulk_runs, 0);
+  for (uint8_t b : area) ASSERT_EQ(b, 0xEE);  // nothing landed
+  // Inside, at both edges: accepted.
+  for (size_t at : {size_t{64}, size_t{256}}) {
+    ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), 64,
+                                 reinterpret_cast<uint64_t>(area.data() + at), 0, false),
+              hpam::status::ok);
+    EXPECT_EQ(this->settle(), hpam::status::ok);
+  }
+  EXPECT_EQ(this->s_[1].bulk_runs, 2);
+  EXPECT_EQ(area[64], 0x5A);
+  EXPECT_EQ(area[319], 0x5A);
+  EXPECT_EQ(area[63], 0xEE);
+  EXPECT_EQ(area[320], 0xEE);
+}
+
+TYPED_TEST(segment_rules, get_outside_the_segment_is_refused_and_nothing_is_read) {
+  auto& j = this->job_;
+  std::vector<uint8_t> area(512, 0x77), local(64, 0);
+  ASSERT_EQ(j[1].set_segment(area.data() + 256, 256), hpam::status::ok);
+  ASSERT_EQ(j[0].request_get(1, h_bulk, reinterpret_cast<uint64_t>(area.data() + 200), local.data(),
+                             64, 0, false),
+            hpam::status::ok);
+  EXPECT_EQ(this->settle(), hpam::status::rejected);
+  EXPECT_EQ(this->s_[0].bulk_runs, 0);
+  for (uint8_t b : local) ASSERT_EQ(b, 0);
+  EXPECT_EQ(j[1].peer_counters(0).segment_rejections, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).refusals_received, 1u);
+  // An address whose range wraps around the address space.
+  ASSERT_EQ(j[0].request_get(1, h_bulk, ~uint64_t{0} - 8, local.data(), 64, 0, false), hpam::status::ok);
+  EXPECT_EQ(this->settle(), hpam::status::rejected);
+  EXPECT_EQ(j[0].peer_counters(1).refusals_received, 2u);
+}
+
+TYPED_TEST(segment_rules, without_a_segment_every_store_and_get_is_refused) {
+  auto& j = this->job_;
+  std::vector<uint8_t> area(64, 0), src(64, 1);
+  ASSERT_EQ(j[1].set_segment(area.data(), area.size()), hpam::status::ok);
+  ASSERT_EQ(j[1].set_segment(nullptr, 0), hpam::status::ok);  // disabled
+  ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), 8, reinterpret_cast<uint64_t>(area.data()), 0, false),
+            hpam::status::ok);
+  EXPECT_EQ(this->settle(), hpam::status::rejected);
+  EXPECT_EQ(area[0], 0);
+  EXPECT_EQ(j[1].set_segment(nullptr, 10), hpam::status::invalid_argument);
+  EXPECT_EQ(j[1].set_segment(reinterpret_cast<void*>(~uintptr_t{0} - 4), 10), hpam::status::invalid_argument);
+  // To myself, the same rule, returned at once.
+  EXPECT_EQ(j[0].request_store(0, h_bulk, src.data(), 8, reinterpret_cast<uint64_t>(area.data()), 0, false),
+            hpam::status::rejected);
+}
+
+// A request naming a handler the receiver never registered is refused by a
+// negative acknowledgement, not acknowledged as if it had run.
+TYPED_TEST(segment_rules, request_for_an_unregistered_handler_is_refused) {
+  auto& j = this->job_;
+  const uint64_t w[4] = {};
+  ASSERT_EQ(j[0].request_4(1, 77, w, false), hpam::status::ok);
+  EXPECT_EQ(this->settle(), hpam::status::rejected);
+  EXPECT_EQ(j[0].peer_counters(1).refusals_received, 1u);
+  EXPECT_NE(j[0].last_error().find("no handler"), std::string::npos) << j[0].last_error();
+  EXPECT_EQ(j[1].peer_counters(0).requests_received, 0u);
+}
+
+// A handler's store reply must land inside the requester's segment.
+template <class Card>
+void reply_into(hpam_token_t* t, void*, uint64_t target, uint64_t, uint64_t, uint64_t) {
+  static const char bytes[16] = "overwritten....";
+  (void)static_cast<am::endpoint<Card>*>(t->endpoint)->reply_store(*t, h_bulk, bytes, sizeof bytes, target, 0);
+}
+
+TYPED_TEST(segment_rules, store_reply_outside_the_requester_segment_is_refused) {
+  auto& j = this->job_;
+  ASSERT_EQ(j[1].register_handler4(h_reply4, reply_into<TypeParam>, nullptr), hpam::status::ok);
+  std::vector<uint8_t> canary(16, 0xCC), seg(64, 0);
+  ASSERT_EQ(j[0].set_segment(seg.data(), seg.size()), hpam::status::ok);
+  const uint64_t w[4] = {reinterpret_cast<uint64_t>(canary.data()), 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_reply4, w, false), hpam::status::ok);
+  EXPECT_EQ(this->settle(), hpam::status::rejected);
+  for (uint8_t b : canary) ASSERT_EQ(b, 0xCC);
+  EXPECT_EQ(this->s_[0].bulk_runs, 0);
+  EXPECT_EQ(j[0].peer_counters(1).segment_rejections, 1u);
+  const uint64_t inside[4] = {reinterpret_cast<uint64_t>(seg.data()), 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_reply4, inside, false), hpam::status::ok);
+  EXPECT_EQ(this->settle(), hpam::status::ok);
+  EXPECT_EQ(this->s_[0].bulk_runs, 1);
+  EXPECT_EQ(seg[0], 'o');
+}
+
+// --- a hostile peer with the right key -----------------------------------
+
+template <class Card>
+class hostile : public ::testing::Test {
+ protected:
+  hostile() { install(x_.victim(), s_); }
+  hostile_peer<Card> x_;
+  seen s_;
+};
+TYPED_TEST_SUITE(hostile, card_types);
+
+// The reply to a get names a target (the echo of the request's own word):
+// it is ignored; the bytes go where the request descriptor says, and the
+// handler and argument are the requester's.
+TYPED_TEST(hostile, get_reply_goes_where_the_request_said) {
+  auto& v = this->x_.victim();
+  std::vector<uint8_t> local(64, 0), canary(64, 0xCC);
+  ASSERT_EQ(v.set_segment(canary.data(), canary.size()), hpam::status::ok);  // even inside it
+  ASSERT_EQ(v.request_get(1, h_bulk, 0x1000, local.data(), local.size(), 7, false), hpam::status::ok);
+  am::am_header req;
+  ASSERT_TRUE(this->x_.receive(req));
+  const am::control_word c = am::decode_control(req.control);
+  ASSERT_EQ(c.kind, msg_kind::get);
+  auto h = hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::store, c.instance, c.sequence, h_count);
+  h.word[am::bulk_word::target] = reinterpret_cast<uint64_t>(canary.data());
+  h.word[am::bulk_word::arg] = 99;
+  h.word[am::bulk_word::length] = 64;
+  const std::vector<uint8_t> data(64, 0xAB);
+  this->x_.send(h, data.data(), 64);
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  for (uint8_t b : canary) ASSERT_EQ(b, 0xCC);
+  for (uint8_t b : local) ASSERT_EQ(b, 0xAB);
+  EXPECT_EQ(this->s_.bulk_runs, 1);
+  EXPECT_EQ(this->s_.bulk_data, local.data());
+  EXPECT_EQ(this->s_.bulk_arg, 7u);
+  EXPECT_FALSE(v.request_outstanding(1));
+}
+
+TYPED_TEST(hostile, get_reply_of_another_length_is_refused) {
+  auto& v = this->x_.victim();
+  for (uint32_t len : {32u, 128u}) {
+    std::vector<uint8_t> local(256, 0);
+    ASSERT_EQ(v.request_get(1, h_bulk, 0x1000, local.data(), 64, 7, false), hpam::status::ok);
+    am::am_header req;
+    ASSERT_TRUE(this->x_.receive(req));
+    const am::control_word c = am::decode_control(req.control);
+    auto h = hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::store, c.instance, c.sequence, h_bulk);
+    h.word[am::bulk_word::target] = reinterpret_cast<uint64_t>(local.data());
+    h.word[am::bulk_word::length] = len;
+    const std::vector<uint8_t> data(len, 0xAB);
+    this->x_.send(h, data.data(), len);
+    EXPECT_EQ(v.poll(), hpam::status::rejected) << len;
+    for (uint8_t b : local) ASSERT_EQ(b, 0) << len;
+    EXPECT_FALSE(v.request_outstanding(1));  // answered, though badly
+  }
+  EXPECT_EQ(this->s_.bulk_runs, 0);
+  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
+}
+
+// A get answered by a plain acknowledgement is not a success either.
+TYPED_TEST(hostile, get_answered_by_an_empty_ack_is_reported) {
+  auto& v = this->x_.victim();
+  std::vector<uint8_t> local(64, 0);
+  ASSERT_EQ(v.request_get(1, h_bulk, 0x1000, local.data(), 64, 7, false), hpam::status::ok);
+  am::am_header req;
+  ASSERT_TRUE(this->x_.receive(req));
+  const am::control_word c = am::decode_control(req.control);
+  this->x_.send(hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::ack, c.instance, c.sequence, 0));
+  EXPECT_EQ(v.poll(), hpam::status::rejected);
+  EXPECT_EQ(this->s_.bulk_runs, 0);
+}
+
+// A malformed request (its length word disagrees with its payload) is
+// dropped and counted; it is not acknowledged and does not use up its
+// sequence number, so the genuine request with that number still runs.
+TYPED_TEST(hostile, malformed_request_neither_consumes_its_sequence_nor_is_acked) {
+  auto& v = this->x_.victim();
+  std::vector<uint8_t> seg(64, 0);
+  ASSERT_EQ(v.set_segment(seg.data(), seg.size()), hpam::status::ok);
+  auto bad = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::store, 0, 1, h_bulk);
+  bad.word[am::bulk_word::target] = reinterpret_cast<uint64_t>(seg.data());
+  bad.word[am::bulk_word::length] = 10;
+  const std::vector<uint8_t> data(20, 1);
+  this->x_.send(bad, data.data(), 20);
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  EXPECT_EQ(v.peer_counters(1).malformed, 1u);
+  EXPECT_EQ(this->s_.bulk_runs, 0);
+  am::am_header answer;
+  EXPECT_FALSE(this->x_.receive(answer)) << "a malformed request was acknowledged";
+  this->x_.send(hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  EXPECT_EQ(this->s_.count_runs, 1);
+  ASSERT_TRUE(this->x_.receive(answer));
+  const am::control_word c = am::decode_control(answer.control);
+  EXPECT_EQ(c.kind, msg_kind::ack);
+  EXPECT_EQ(c.sequence, 1u);
+  EXPECT_EQ(answer.refusal, 0u);
+}
+
+}  // namespace
+}  // namespace hpam::test
