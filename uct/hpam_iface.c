@@ -155,9 +155,10 @@ static void report_lost(uct_hpam_iface_t *iface)
         if (!p->lost || p->reported) continue;
         p->reported = 1;
         iface->lost_unreported--;
-        ucs_error("hpam: lost peer: process %d of job %s (seen from process %d): %s. Rerun, or "
-                  "raise UCX_HPAM_GIVE_UP_MS if it was only slow.",
-                  peer, iface->md->params.job, iface->proc, hpam_last_error());
+        ucs_error("hpam: lost peer: process %d (pid %d) of job %s, seen from process %d: %s. "
+                  "Rerun, or raise UCX_HPAM_GIVE_UP_MS if it was only slow.", peer,
+                  uct_hpam_registry_pid(iface->md->params.job, peer), iface->md->params.job,
+                  iface->proc, hpam_last_error());
         uct_hpam_ep_fail_all(iface, peer);
     }
 }

@@ -4,6 +4,7 @@
  */
 #include "hpam_registry.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -36,9 +37,9 @@ typedef struct registry {
     registry_member_t members[UCT_HPAM_REGISTRY_MAX_PROCS];
 } registry_t;
 
-_Static_assert(sizeof(registry_member_t) == 8, "registry member layout");
-_Static_assert(sizeof(uct_hpam_job_shape_t) == 24, "job shape layout");
-_Static_assert(sizeof(registry_t) == 56 + 8 * UCT_HPAM_REGISTRY_MAX_PROCS, "registry layout");
+static_assert(sizeof(registry_member_t) == 8, "registry member layout");
+static_assert(sizeof(uct_hpam_job_shape_t) == 24, "job shape layout");
+static_assert(sizeof(registry_t) == 56 + 8 * UCT_HPAM_REGISTRY_MAX_PROCS, "registry layout");
 
 void uct_hpam_registry_path(const char *job, char *path, size_t len)
 {
@@ -180,6 +181,19 @@ int uct_hpam_registry_join(const char *job, const uct_hpam_job_shape_t *shape, i
 out:
     close(fd); /* releases the lock */
     return rc;
+}
+
+int uct_hpam_registry_pid(const char *job, int index)
+{
+    char path[256];
+    uct_hpam_registry_path(job, path, sizeof path);
+    int fd = open_locked(path, 0);
+    if (fd < 0) return -1;
+    static registry_t r;
+    const int pid = read_registry(fd, &r) && index >= 0 && (uint32_t)index < r.next_index
+                        ? r.members[index].pid : -1;
+    close(fd);
+    return pid;
 }
 
 void uct_hpam_registry_leave(const char *job, int index)

@@ -43,5 +43,9 @@ void uct_hpam_registry_path(const char *job, char *path, size_t len);
 int uct_hpam_registry_join(const char *job, const uct_hpam_job_shape_t *shape, int *index,
                            uint64_t *key, char *err, size_t errlen);
 
+/* The pid of the process that claimed `index` in `job`, or -1 (for error
+ * messages: which process was lost). */
+int uct_hpam_registry_pid(const char *job, int index);
+
 /* Leaves `job` (index as joined); the last member to leave removes the file. */
 void uct_hpam_registry_leave(const char *job, int index);

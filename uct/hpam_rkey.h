@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,8 +33,8 @@ typedef struct uct_hpam_packed_rkey {
     hpam_ticket_t ticket; /* the slot's ticket */
 } uct_hpam_packed_rkey_t;
 
-_Static_assert(sizeof(uct_hpam_packed_rkey_t) == 40 + HPAM_TICKET_BYTES, "packed rkey layout");
-_Static_assert(offsetof(uct_hpam_packed_rkey_t, ticket) == 40, "packed rkey layout");
+static_assert(sizeof(uct_hpam_packed_rkey_t) == 40 + HPAM_TICKET_BYTES, "packed rkey layout");
+static_assert(offsetof(uct_hpam_packed_rkey_t, ticket) == 40, "packed rkey layout");
 
 /* What a uct_rkey_t points to once unpacked. */
 typedef struct uct_hpam_rkey {

@@ -1,0 +1,212 @@
+// The UCX transport's configuration and what it advertises: UCX_HPAM_*
+// values out of range are refused with the variable's name, rules between
+// variables and between processes of a job are checked, and iface_query
+// reports exactly the capabilities the transport implements.
+#include "uct_fixture.hpp"
+
+extern "C" {
+#include "hpam_registry.h"
+}
+
+using namespace hpam_uct_test;
+
+namespace {
+
+struct bad_value {
+  const char* name;
+  const char* value;
+  const char* message;  // what the error must say
+};
+
+class UctParams : public ::testing::TestWithParam<bad_value> {};
+
+TEST_P(UctParams, RefusedNamingTheVariable) {
+  const bad_value& b = GetParam();
+  log_capture log;
+  uct_md_h md = nullptr;
+  const ucs_status_t st = open_md({{"JOB", unique_job()}, {b.name, b.value}}, &md);
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM, st) << b.name << "=" << b.value;
+  EXPECT_TRUE(log.contains(b.message)) << log.all();
+  if (md) uct_md_close(md);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, UctParams,
+    ::testing::Values(
+        bad_value{"DEPTH", "0", "UCX_HPAM_DEPTH, a whole number in [1, 64]"},
+        bad_value{"DEPTH", "65", "UCX_HPAM_DEPTH, a whole number in [1, 64]"},
+        bad_value{"DEPTH", "-1", "UCX_HPAM_DEPTH"},
+        bad_value{"DEPTH", "4x", "UCX_HPAM_DEPTH"},
+        bad_value{"BLOCK_SIZE", "1000", "UCX_HPAM_BLOCK_SIZE, a power of two in [256, 65536]"},
+        bad_value{"BLOCK_SIZE", "131072", "UCX_HPAM_BLOCK_SIZE"},
+        bad_value{"PACKET_SIZE", "100", "UCX_HPAM_PACKET_SIZE"},
+        bad_value{"MAX_PROCS", "1", "UCX_HPAM_MAX_PROCS, a whole number in [2, 1024]"},
+        bad_value{"FAULT_DROP", "1.5", "UCX_HPAM_FAULT_DROP, a number in [0, 1]"},
+        bad_value{"FAULT_REORDER", "-0.1", "UCX_HPAM_FAULT_REORDER"},
+        bad_value{"GIVE_UP_MS", "0", "UCX_HPAM_GIVE_UP_MS"},
+        bad_value{"NIC", "ether", "invalid UCX_HPAM_NIC=ether: valid values are medusa, hamlyn"},
+        bad_value{"JOB", "an-id-that-is-much-longer-than-forty-characters",
+                  "invalid UCX_HPAM_JOB"}));
+
+TEST(UctParams, TimeoutBeyondGiveUpNamesBoth) {
+  log_capture log;
+  uct_md_h md = nullptr;
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+            open_md({{"JOB", unique_job()}, {"GIVE_UP_MS", "10"}, {"TIMEOUT_US", "20000"}}, &md));
+  EXPECT_TRUE(log.contains("invalid UCX_HPAM_TIMEOUT_US=20000: valid range is [1, "
+                           "UCX_HPAM_GIVE_UP_MS * 1000 = 10000]"))
+      << log.all();
+}
+
+TEST(UctParams, GoodValuesOpen) {
+  uct_md_h md = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"DEPTH", "64"}, {"BLOCK_SIZE", "0x400"},
+                             {"FAULT_DROP", "1"}, {"TIMEOUT_US", "30000000"}},
+                            &md));
+  uct_md_close(md);
+}
+
+// Processes of one job must build cards of one shape: the second one to
+// differ is refused, naming the variable and both values.
+TEST(UctParams, JobShapeMustAgree) {
+  const std::string job = unique_job();
+  uct_md_h md4 = nullptr, md8 = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", job}, {"DEPTH", "4"}}, &md4));
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", job}, {"DEPTH", "8"}}, &md8));
+  side a, b;
+  ASSERT_EQ(UCS_OK, a.open(md4));
+  {
+    log_capture log;
+    EXPECT_NE(UCS_OK, b.open(md8));
+    EXPECT_TRUE(log.contains("UCX_HPAM_DEPTH=8 differs from UCX_HPAM_DEPTH=4")) << log.all();
+  }
+  b.close();
+  a.close();
+  uct_md_close(md8);
+  uct_md_close(md4);
+}
+
+TEST(UctParams, DeviceIsTheCard) {
+  uct_md_h md = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}}, &md));
+  uct_tl_resource_desc_t* res = nullptr;
+  unsigned n = 0;
+  ASSERT_EQ(UCS_OK, uct_md_query_tl_resources(md, &res, &n));
+  ASSERT_EQ(1u, n);
+  EXPECT_STREQ("hpam", res[0].tl_name);
+  EXPECT_STREQ("hamlyn", res[0].dev_name);
+  EXPECT_EQ(UCT_DEVICE_TYPE_SHM, res[0].dev_type);
+  uct_release_tl_resource_list(res);
+  side s;
+  {
+    log_capture log;
+    EXPECT_EQ(UCS_ERR_NO_DEVICE, s.open(md, "medusa"));
+    EXPECT_TRUE(log.contains("the card is 'hamlyn' (UCX_HPAM_NIC)")) << log.all();
+  }
+  s.close();
+  uct_md_close(md);
+}
+
+class UctCaps : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(UctCaps, AdvertisesWhatItImplements) {
+  uct_md_h md = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", GetParam()}, {"BLOCK_SIZE", "4096"}},
+                            &md));
+  side s;
+  ASSERT_EQ(UCS_OK, s.open(md, GetParam()));
+  const uint64_t want = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                        UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
+                        UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
+                        UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU |
+                        UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
+                        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+  EXPECT_EQ(want, s.attr.cap.flags);  // nothing more: no AM_ZCOPY, no AM_DUP, no async callbacks
+  EXPECT_EQ(0u, s.attr.cap.event_flags);
+  const uint64_t ops = UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) |
+                       UCS_BIT(UCT_ATOMIC_OP_OR) | UCS_BIT(UCT_ATOMIC_OP_XOR);
+  const uint64_t fops = ops | UCS_BIT(UCT_ATOMIC_OP_SWAP) | UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+  EXPECT_EQ(ops, s.attr.cap.atomic32.op_flags);
+  EXPECT_EQ(ops, s.attr.cap.atomic64.op_flags);
+  EXPECT_EQ(fops, s.attr.cap.atomic32.fop_flags);
+  EXPECT_EQ(fops, s.attr.cap.atomic64.fop_flags);
+  // An active message is one packet of the card: block size minus headers.
+  EXPECT_GT(s.attr.cap.am.max_short, 4096u - 128u);
+  EXPECT_LT(s.attr.cap.am.max_short, 4096u);
+  EXPECT_EQ(s.attr.cap.am.max_short, s.attr.cap.am.max_bcopy);
+  EXPECT_EQ(0u, s.attr.cap.am.max_zcopy);
+  EXPECT_EQ(0u, s.attr.cap.get.max_short);
+  EXPECT_EQ(1u, s.attr.cap.put.max_iov);
+  EXPECT_EQ(16u, s.attr.iface_addr_len);
+  EXPECT_EQ(0u, s.attr.ep_addr_len);
+  EXPECT_GT(s.attr.latency.c, 0.0);
+  EXPECT_GT(s.attr.bandwidth.shared, 0.0);
+  uct_md_attr_t mattr{};
+  ASSERT_EQ(UCS_OK, uct_md_query(md, &mattr));
+  EXPECT_EQ(UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY, mattr.cap.flags);
+  EXPECT_EQ(88u, mattr.rkey_packed_size);
+  s.close();
+  uct_md_close(md);
+}
+
+INSTANTIATE_TEST_SUITE_P(Nics, UctCaps, ::testing::Values("medusa", "hamlyn"));
+
+// Reachability: same node and same job only.
+TEST(UctReach, OnlyTheSameJob) {
+  uct_md_h md1 = nullptr, md2 = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}}, &md1));
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}}, &md2));
+  side a, b, other;
+  ASSERT_EQ(UCS_OK, a.open(md1));
+  ASSERT_EQ(UCS_OK, b.open(md1));
+  ASSERT_EQ(UCS_OK, other.open(md2));
+  auto reach = [](side& from, const side& to) {
+    return uct_iface_is_reachable(from.iface,
+                                  reinterpret_cast<const uct_device_addr_t*>(to.dev_addr.data()),
+                                  reinterpret_cast<const uct_iface_addr_t*>(to.iface_addr.data()));
+  };
+  EXPECT_TRUE(reach(a, b));
+  EXPECT_TRUE(reach(b, a));
+  EXPECT_FALSE(reach(a, other));
+  EXPECT_FALSE(reach(other, b));
+  std::vector<uint8_t> elsewhere = b.dev_addr;  // another node: a different system id
+  elsewhere[0] ^= 0x5a;
+  EXPECT_FALSE(uct_iface_is_reachable(a.iface,
+                                      reinterpret_cast<const uct_device_addr_t*>(elsewhere.data()),
+                                      reinterpret_cast<const uct_iface_addr_t*>(b.iface_addr.data())));
+  close_together({&a, &b, &other});
+  uct_md_close(md2);
+  uct_md_close(md1);
+}
+
+// The registry hands out indices once, and starts afresh when all have left.
+TEST(UctRegistry, IndicesAreNotReusedWhileMembersLive) {
+  const std::string job = unique_job();
+  uct_hpam_job_shape_t shape{0, 4, 8192, 65536, 1, 3};
+  char err[256];
+  int i0, i1, i2, i3;
+  uint64_t k0, k1, k2;
+  ASSERT_EQ(0, uct_hpam_registry_join(job.c_str(), &shape, &i0, &k0, err, sizeof err)) << err;
+  ASSERT_EQ(0, uct_hpam_registry_join(job.c_str(), &shape, &i1, &k1, err, sizeof err)) << err;
+  EXPECT_EQ(0, i0);
+  EXPECT_EQ(1, i1);
+  EXPECT_EQ(k0, k1);
+  EXPECT_NE(0u, k0);
+  EXPECT_EQ(getpid(), uct_hpam_registry_pid(job.c_str(), 1));
+  uct_hpam_registry_leave(job.c_str(), i1);
+  ASSERT_EQ(0, uct_hpam_registry_join(job.c_str(), &shape, &i2, &k2, err, sizeof err)) << err;
+  EXPECT_EQ(2, i2);  // 1 is not handed out again while 0 lives
+  EXPECT_NE(0, uct_hpam_registry_join(job.c_str(), &shape, &i3, &k2, err, sizeof err));
+  EXPECT_NE(nullptr, strstr(err, "UCX_HPAM_MAX_PROCS")) << err;
+  uct_hpam_registry_leave(job.c_str(), i0);
+  uct_hpam_registry_leave(job.c_str(), i2);
+  char path[256];
+  uct_hpam_registry_path(job.c_str(), path, sizeof path);
+  EXPECT_NE(0, access(path, F_OK));  // the last member removed it
+  ASSERT_EQ(0, uct_hpam_registry_join(job.c_str(), &shape, &i3, &k2, err, sizeof err)) << err;
+  EXPECT_EQ(0, i3);  // afresh, with a new key
+  EXPECT_NE(k0, k2);
+  uct_hpam_registry_leave(job.c_str(), i3);
+}
+
+}  // namespace
