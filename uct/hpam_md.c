@@ -53,6 +53,7 @@ ucs_status_t uct_hpam_md_dep_ready(uct_hpam_md_t *md)
     char err[512], job[80];
     uint64_t key;
     int proc;
+    (void)uct_hpam_registry_sweep(); /* registries of killed jobs */
     if (uct_hpam_registry_join(md->params.job, &md->params.shape, &proc, &key, err, sizeof err)) {
         ucs_error("hpam: %s", err);
         return UCS_ERR_NO_RESOURCE;

@@ -5,10 +5,12 @@
 #include "hpam_registry.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -150,36 +152,41 @@ int uct_hpam_registry_join(const char *job, const uct_hpam_job_shape_t *shape, i
         snprintf(err, errlen, "cannot open the job registry %s: %s", path, strerror(errno));
         return -1;
     }
-    static registry_t r; /* 8 KiB: not on the stack; set-up is single-threaded per call */
+    registry_t *r = malloc(sizeof(*r)); /* 8 KiB: set-up only, not on the stack */
     int rc = -1;
-    if (!read_registry(fd, &r) || live_members(&r) == 0) {
-        if (fresh_registry(&r, shape) != 0) {
+    if (r == NULL) {
+        snprintf(err, errlen, "out of memory reading the job registry %s", path);
+        goto out;
+    }
+    if (!read_registry(fd, r) || live_members(r) == 0) {
+        if (fresh_registry(r, shape) != 0) {
             snprintf(err, errlen, "cannot draw a protection key: %s", strerror(errno));
             goto out;
         }
-    } else if (shape_mismatch(&r.shape, shape, r.creator_pid, err, errlen)) {
+    } else if (shape_mismatch(&r->shape, shape, r->creator_pid, err, errlen)) {
         goto out;
     }
-    if (r.next_index >= r.shape.max_procs || r.next_index >= UCT_HPAM_REGISTRY_MAX_PROCS) {
+    if (r->next_index >= r->shape.max_procs || r->next_index >= UCT_HPAM_REGISTRY_MAX_PROCS) {
         snprintf(err, errlen,
                  "job registry %s is full: all %u process indices (UCX_HPAM_MAX_PROCS) were "
                  "handed out and %d members are still alive; raise UCX_HPAM_MAX_PROCS in "
-                 "every process or use another UCX_HPAM_JOB", path, r.shape.max_procs,
-                 live_members(&r));
+                 "every process or use another UCX_HPAM_JOB", path, r->shape.max_procs,
+                 live_members(r));
         goto out;
     }
-    const uint32_t i = r.next_index++;
-    r.members[i].pid = (int32_t)getpid();
-    r.members[i].state = MEMBER_LIVE;
-    if (pwrite(fd, &r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+    const uint32_t i = r->next_index++;
+    r->members[i].pid = (int32_t)getpid();
+    r->members[i].state = MEMBER_LIVE;
+    if (pwrite(fd, r, sizeof(*r), 0) != (ssize_t)sizeof(*r)) {
         snprintf(err, errlen, "cannot write the job registry %s: %s", path, strerror(errno));
         goto out;
     }
     *index = (int)i;
-    *key = r.key;
+    *key = r->key;
     rc = 0;
 out:
     close(fd); /* releases the lock */
+    free(r);
     return rc;
 }
 
@@ -189,11 +196,39 @@ int uct_hpam_registry_pid(const char *job, int index)
     uct_hpam_registry_path(job, path, sizeof path);
     int fd = open_locked(path, 0);
     if (fd < 0) return -1;
-    static registry_t r;
-    const int pid = read_registry(fd, &r) && index >= 0 && (uint32_t)index < r.next_index
-                        ? r.members[index].pid : -1;
+    registry_t *r = malloc(sizeof(*r));
+    const int pid = r != NULL && read_registry(fd, r) && index >= 0 &&
+                            (uint32_t)index < r->next_index ? r->members[index].pid : -1;
     close(fd);
+    free(r);
     return pid;
+}
+
+int uct_hpam_registry_sweep(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "hpamucx-%u-", (unsigned)getuid());
+    const size_t plen = strlen(prefix), slen = strlen(".registry");
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL) return 0;
+    int removed = 0;
+    registry_t *r = malloc(sizeof(*r));
+    for (struct dirent *e; r != NULL && (e = readdir(d)) != NULL;) {
+        const size_t len = strlen(e->d_name);
+        if (len <= plen + slen || strncmp(e->d_name, prefix, plen) != 0 ||
+            strcmp(e->d_name + len - slen, ".registry") != 0) {
+            continue;
+        }
+        char path[300];
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        int fd = open_locked(path, 0);
+        if (fd < 0) continue;
+        if (read_registry(fd, r) && live_members(r) == 0 && unlink(path) == 0) ++removed;
+        close(fd);
+    }
+    closedir(d);
+    free(r);
+    return removed;
 }
 
 void uct_hpam_registry_leave(const char *job, int index)
@@ -202,15 +237,16 @@ void uct_hpam_registry_leave(const char *job, int index)
     uct_hpam_registry_path(job, path, sizeof path);
     int fd = open_locked(path, 0);
     if (fd < 0) return;
-    static registry_t r;
-    if (read_registry(fd, &r) && index >= 0 && (uint32_t)index < r.next_index &&
-        r.members[index].pid == (int32_t)getpid()) {
-        r.members[index].state = MEMBER_LEFT;
-        if (live_members(&r) == 0) {
+    registry_t *r = malloc(sizeof(*r));
+    if (r != NULL && read_registry(fd, r) && index >= 0 && (uint32_t)index < r->next_index &&
+        r->members[index].pid == (int32_t)getpid()) {
+        r->members[index].state = MEMBER_LEFT;
+        if (live_members(r) == 0) {
             unlink(path); /* under the lock: a joiner waiting on it retries */
-        } else if (pwrite(fd, &r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+        } else if (pwrite(fd, r, sizeof(*r), 0) != (ssize_t)sizeof(*r)) {
             /* the entry stays "live" until this process is gone: harmless */
         }
     }
     close(fd);
+    free(r);
 }

@@ -47,5 +47,9 @@ int uct_hpam_registry_join(const char *job, const uct_hpam_job_shape_t *shape, i
  * messages: which process was lost). */
 int uct_hpam_registry_pid(const char *job, int index);
 
+/* Removes this user's registry files whose members are all gone (jobs that
+ * were killed before their members could leave). Returns how many. */
+int uct_hpam_registry_sweep(void);
+
 /* Leaves `job` (index as joined); the last member to leave removes the file. */
 void uct_hpam_registry_leave(const char *job, int index);

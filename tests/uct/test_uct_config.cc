@@ -4,6 +4,8 @@
 // reports exactly the capabilities the transport implements.
 #include "uct_fixture.hpp"
 
+#include <sys/wait.h>
+
 extern "C" {
 #include "hpam_registry.h"
 }
@@ -207,6 +209,33 @@ TEST(UctRegistry, IndicesAreNotReusedWhileMembersLive) {
   EXPECT_EQ(0, i3);  // afresh, with a new key
   EXPECT_NE(k0, k2);
   uct_hpam_registry_leave(job.c_str(), i3);
+}
+
+// A job killed before its members could leave: the next joiner's sweep
+// removes its registry file (only files without a live member).
+TEST(UctRegistry, SweepRemovesRegistriesOfDeadJobs) {
+  const std::string dead = unique_job(), live = unique_job();
+  uct_hpam_job_shape_t shape{0, 4, 8192, 65536, 1, 8};
+  char err[256], dead_path[256], live_path[256];
+  uct_hpam_registry_path(dead.c_str(), dead_path, sizeof dead_path);
+  uct_hpam_registry_path(live.c_str(), live_path, sizeof live_path);
+  int me;
+  uint64_t key;
+  ASSERT_EQ(0, uct_hpam_registry_join(live.c_str(), &shape, &me, &key, err, sizeof err)) << err;
+  const pid_t child = fork();
+  if (child == 0) {
+    int i;
+    uint64_t k;
+    _exit(uct_hpam_registry_join(dead.c_str(), &shape, &i, &k, err, sizeof err) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT_EQ(0, WEXITSTATUS(status));
+  ASSERT_EQ(0, access(dead_path, F_OK));
+  EXPECT_GE(uct_hpam_registry_sweep(), 1);
+  EXPECT_NE(0, access(dead_path, F_OK));
+  EXPECT_EQ(0, access(live_path, F_OK));  // a live member keeps its job
+  uct_hpam_registry_leave(live.c_str(), me);
 }
 
 }  // namespace
