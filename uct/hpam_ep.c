@@ -101,6 +101,12 @@ ucs_status_t uct_hpam_ep_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
     return UCS_OK;
 }
 
+static inline uct_pending_req_t *req_of(ucs_queue_elem_t *elem)
+{
+    return ucs_container_of(ucs_container_of(elem, uct_pending_req_priv_queue_t, queue_elem),
+                            uct_pending_req_t, priv);
+}
+
 ucs_status_t uct_hpam_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags)
 {
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
@@ -120,10 +126,7 @@ void uct_hpam_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb, 
 {
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     while (!ucs_queue_is_empty(&ep->pending)) {
-        ucs_queue_elem_t *elem = ucs_queue_pull_non_empty(&ep->pending);
-        uct_pending_req_t *req =
-            ucs_container_of(ucs_container_of(elem, uct_pending_req_priv_queue_t, queue_elem),
-                             uct_pending_req_t, priv);
+        uct_pending_req_t *req = req_of(ucs_queue_pull_non_empty(&ep->pending));
         if (cb != NULL) {
             cb(req, arg);
         } else {
@@ -142,16 +145,13 @@ static unsigned dispatch_ep(uct_hpam_ep_t *ep)
     unsigned count = 0;
     ep->dispatching = 1;
     while (!ucs_queue_is_empty(&ep->pending)) {
-        ucs_queue_elem_t *elem = ucs_queue_pull_non_empty(&ep->pending);
-        uct_pending_req_t *req =
-            ucs_container_of(ucs_container_of(elem, uct_pending_req_priv_queue_t, queue_elem),
-                             uct_pending_req_t, priv);
+        uct_pending_req_t *req = req_of(ucs_queue_pull_non_empty(&ep->pending));
         const ucs_status_t status = req->func(req);
         if (status == UCS_OK) {
             ++count;
             continue;
         }
-        ucs_queue_push_head(&ep->pending, elem); /* not done: stays first */
+        ucs_queue_push_head(&ep->pending, uct_pending_req_priv_queue_elem(req)); /* stays first */
         if (status == UCS_INPROGRESS) ++count;  /* partly sent: others get a turn */
         break;
     }

@@ -164,11 +164,14 @@ static void report_lost(uct_hpam_iface_t *iface)
 }
 
 /* The memory domain's deposit card answers peers' deposits into this
- * process's registered memory; any interface on the domain may serve it. */
+ * process's registered memory; any interface on the domain may serve it.
+ * With nothing registered there is nothing to serve. */
 static void uct_hpam_serve_md(uct_hpam_iface_t *iface)
 {
     uct_hpam_md_t *md = iface->md;
-    if (md->dep == NULL || !uct_hpam_md_trylock(md)) return;
+    if (__atomic_load_n(&md->registrations, __ATOMIC_RELAXED) == 0 || !uct_hpam_md_trylock(md)) {
+        return;
+    }
     hpam_dep_progress(md->dep);
     uct_hpam_md_unlock(md);
 }

@@ -115,7 +115,7 @@ static ucs_status_t uct_hpam_mem_reg(uct_md_h tl_md, void *address, size_t lengt
     int rc = HPAM_ERR_NO_RESOURCE;
     if (status == UCS_OK) {
         rc = hpam_dep_register(md->dep, address, length, &memh->ticket);
-        if (rc == HPAM_OK) md->registrations++;
+        if (rc == HPAM_OK) __atomic_add_fetch(&md->registrations, 1, __ATOMIC_RELAXED);
     }
     uct_hpam_md_unlock(md);
     if (status == UCS_OK && rc != HPAM_OK) {
@@ -140,7 +140,7 @@ static ucs_status_t uct_hpam_mem_dereg(uct_md_h tl_md, const uct_md_mem_dereg_pa
     uct_hpam_memh_t *memh = params->memh;
     uct_hpam_md_lock(md);
     const int rc = hpam_dep_deregister(md->dep, &memh->ticket);
-    md->registrations--;
+    __atomic_sub_fetch(&md->registrations, 1, __ATOMIC_RELAXED);
     uct_hpam_md_unlock(md);
     ucs_free(memh);
     return uct_hpam_status(rc);

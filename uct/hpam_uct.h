@@ -57,9 +57,9 @@ enum {
 #define UCT_HPAM_AM_MAX_IOV 8
 /* Performance estimates UCP weighs transports by (iface_query), measured
  * with ucx_perftest over hpam (bench/RESULTS.md, "UCX transport"). */
-#define UCT_HPAM_LATENCY 1e-6         /* seconds, one way */
-#define UCT_HPAM_BANDWIDTH (4000.0 * UCS_MBYTE) /* bytes per second */
-#define UCT_HPAM_OVERHEAD 200e-9      /* seconds per message, sender */
+#define UCT_HPAM_LATENCY 0.3e-6                  /* seconds, one way (am_lat, 8 B) */
+#define UCT_HPAM_BANDWIDTH (4400.0 * UCS_MBYTE) /* bytes per second (get zcopy, 64 KiB) */
+#define UCT_HPAM_OVERHEAD 170e-9                 /* seconds per message (am_bw, 8 B) */
 
 /* The transport's own table holds only UCX's base interface fields; the
  * hpam knobs are the memory domain's (one set of values per domain). */
