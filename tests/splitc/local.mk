@@ -1,0 +1,10 @@
+# tests/splitc: the Split-C library call by call, and every application of
+# bench/apps at small size over vader, hpam (both NIC models, with and
+# without faults) at 2 and 4 ranks.
+check_PROGRAMS += tests/splitc/splitc_api
+tests_splitc_splitc_api_SOURCES = tests/splitc/splitc_api.c
+tests_splitc_splitc_api_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+tests_splitc_splitc_api_LDADD = src/splitc/libhpam_splitc.la $(MPI_LIBS)
+dist_noinst_SCRIPTS += tests/splitc/app_matrix.sh
+TESTS += tests/splitc/splitc_api.sh tests/splitc/radix_sort.sh tests/splitc/sample_sort.sh \
+  tests/splitc/em3d.sh tests/splitc/matmul.sh tests/splitc/components.sh
