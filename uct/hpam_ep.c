@@ -23,15 +23,10 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_ep_t, const uct_ep_params_t *params)
                   a.proc, a.md_proc);
         return UCS_ERR_UNREACHABLE;
     }
+    memset(UCS_PTR_BYTE_OFFSET(self, sizeof(self->super)), 0, sizeof(*self) - sizeof(self->super));
     self->peer = (int)a.proc;
     self->remote_md = a.md_proc;
     ucs_queue_head_init(&self->pending);
-    self->on_pending_list = 0;
-    self->dispatching = 0;
-    self->fenced = 0;
-    self->fence_seq = 0;
-    self->rma_inflight = 0;
-    self->failed = 0;
     ucs_status_t status = uct_hpam_iface_connect_peer(iface, self->peer, a.md_proc);
     if (status != UCS_OK) return status;
     ucs_list_add_tail(&iface->eps, &self->list);
@@ -184,15 +179,10 @@ ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t 
         return UCS_OK;
     }
     if (!ucs_queue_is_empty(&ep->pending)) return UCS_ERR_NO_RESOURCE;
-    uct_hpam_flush_waiter_t w = {.ep = ep, .comp = comp, .ops_before = iface->ops_issued,
-                                 .seq_before = iface->peers[ep->peer].next_seq};
+    const uct_hpam_flush_waiter_t w = {.ep = ep, .comp = comp, .ops_before = iface->ops_issued,
+                                       .seq_before = iface->peers[ep->peer].next_seq};
     UCT_TL_EP_STAT_FLUSH(&ep->super);
-    if (uct_hpam_flush_done(iface, &w)) return UCS_OK;
-    UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
-    if (comp == NULL) return UCS_INPROGRESS;
-    if (iface->nwaiters == UCT_HPAM_MAX_FLUSH_WAITERS) return UCS_ERR_NO_RESOURCE;
-    iface->waiters[iface->nwaiters++] = w;
-    return UCS_INPROGRESS;
+    return uct_hpam_flush_or_wait(iface, &w);
 }
 
 ucs_status_t uct_hpam_ep_fence(uct_ep_h tl_ep, unsigned flags)

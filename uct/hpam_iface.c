@@ -47,20 +47,18 @@ static ucs_status_t uct_hpam_iface_query(uct_iface_h tl_iface, uct_iface_attr_t 
     attr->cap.atomic32.fop_flags = attr->cap.atomic64.fop_flags =
         attr->cap.atomic64.op_flags | UCS_BIT(UCT_ATOMIC_OP_SWAP) | UCS_BIT(UCT_ATOMIC_OP_CSWAP);
 
-    attr->cap.put.max_short = UCT_HPAM_BOUNCE_SIZE;
-    attr->cap.put.max_bcopy = UCT_HPAM_BOUNCE_SIZE;
-    attr->cap.put.min_zcopy = 0;
-    attr->cap.put.max_zcopy = (size_t)1 << 30;
-    attr->cap.put.opt_zcopy_align = 1;
-    attr->cap.put.align_mtu = 1;
-    attr->cap.put.max_iov = 1;
-    attr->cap.get.max_short = 0;
-    attr->cap.get.max_bcopy = UCT_HPAM_BOUNCE_SIZE;
-    attr->cap.get.min_zcopy = 0;
-    attr->cap.get.max_zcopy = (size_t)1 << 30;
-    attr->cap.get.opt_zcopy_align = 1;
-    attr->cap.get.align_mtu = 1;
-    attr->cap.get.max_iov = 1;
+    /* Put and get: a bounce buffer for short/bcopy, one buffer for zcopy. */
+#define RMA_CAPS(_cap, _max_short)                                                               \
+    do {                                                                                         \
+        (_cap).max_short = (_max_short);                                                         \
+        (_cap).max_bcopy = UCT_HPAM_BOUNCE_SIZE;                                                 \
+        (_cap).min_zcopy = 0;                                                                    \
+        (_cap).max_zcopy = (size_t)1 << 30;                                                      \
+        (_cap).opt_zcopy_align = (_cap).align_mtu = (_cap).max_iov = 1;                          \
+    } while (0)
+    RMA_CAPS(attr->cap.put, UCT_HPAM_BOUNCE_SIZE);
+    RMA_CAPS(attr->cap.get, 0);
+#undef RMA_CAPS
     /* An active message is one HPAM request; its bytes travel in the packet. */
     attr->cap.am.max_short = iface->max_bulk;
     attr->cap.am.max_bcopy = iface->max_bulk;
@@ -228,16 +226,21 @@ int uct_hpam_flush_done(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *
     return 1;
 }
 
+ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w)
+{
+    if (uct_hpam_flush_done(iface, w)) return UCS_OK;
+    if (w->comp == NULL) return UCS_INPROGRESS;
+    if (iface->nwaiters == UCT_HPAM_MAX_FLUSH_WAITERS) return UCS_ERR_NO_RESOURCE;
+    iface->waiters[iface->nwaiters++] = *w;
+    return UCS_INPROGRESS;
+}
+
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp)
 {
     uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
+    const uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
     if (!ucs_list_is_empty(&iface->pending_eps)) return UCS_ERR_NO_RESOURCE;
-    if (uct_hpam_flush_done(iface, &w)) return UCS_OK;
-    if (comp == NULL) return UCS_INPROGRESS;
-    if (iface->nwaiters == UCT_HPAM_MAX_FLUSH_WAITERS) return UCS_ERR_NO_RESOURCE;
-    iface->waiters[iface->nwaiters++] = w;
-    return UCS_INPROGRESS;
+    return uct_hpam_flush_or_wait(iface, &w);
 }
 
 /* Operations after the fence wait until everything before it completed. */

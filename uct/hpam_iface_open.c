@@ -98,20 +98,10 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_iface_t, uct_md_h tl_md, uct_worker_h worker
         tl_config UCS_STATS_ARG((params->field_mask & UCT_IFACE_PARAM_FIELD_STATS_ROOT)
                                     ? params->stats_root : NULL)
             UCS_STATS_ARG(UCT_HPAM_NAME));
+    /* Everything past the base class starts zero (NULL, empty, no counts). */
+    memset(UCS_PTR_BYTE_OFFSET(self, sizeof(self->super)), 0, sizeof(*self) - sizeof(self->super));
     self->md = md;
     self->proc = -1;
-    self->am = NULL;
-    self->dep = NULL;
-    self->peers = NULL;
-    self->stash = NULL;
-    self->bounce = NULL;
-    self->am_scratch = NULL;
-    self->closing = 0;
-    self->hello_wanted = 0;
-    self->lost_unreported = 0;
-    self->fenced = 0;
-    self->nwaiters = 0;
-    self->am_rejected = self->am_stashed = self->no_resource = 0;
     ucs_list_head_init(&self->eps);
     ucs_list_head_init(&self->pending_eps);
     status = make_cards(self);

@@ -190,15 +190,28 @@ out:
     return rc;
 }
 
+/* The registry of `job`, locked (*fd) and read into a new buffer; NULL when
+ * there is none or it is not well-formed (*fd then closed or -1). */
+static registry_t *open_read(const char *job, char *path, size_t len, int *fd)
+{
+    uct_hpam_registry_path(job, path, len);
+    *fd = open_locked(path, 0);
+    if (*fd < 0) return NULL;
+    registry_t *r = malloc(sizeof(*r));
+    if (r != NULL && read_registry(*fd, r)) return r;
+    free(r);
+    close(*fd);
+    *fd = -1;
+    return NULL;
+}
+
 int uct_hpam_registry_pid(const char *job, int index)
 {
     char path[256];
-    uct_hpam_registry_path(job, path, sizeof path);
-    int fd = open_locked(path, 0);
-    if (fd < 0) return -1;
-    registry_t *r = malloc(sizeof(*r));
-    const int pid = r != NULL && read_registry(fd, r) && index >= 0 &&
-                            (uint32_t)index < r->next_index ? r->members[index].pid : -1;
+    int fd;
+    registry_t *r = open_read(job, path, sizeof path, &fd);
+    if (r == NULL) return -1;
+    const int pid = index >= 0 && (uint32_t)index < r->next_index ? r->members[index].pid : -1;
     close(fd);
     free(r);
     return pid;
@@ -234,12 +247,10 @@ int uct_hpam_registry_sweep(void)
 void uct_hpam_registry_leave(const char *job, int index)
 {
     char path[256];
-    uct_hpam_registry_path(job, path, sizeof path);
-    int fd = open_locked(path, 0);
-    if (fd < 0) return;
-    registry_t *r = malloc(sizeof(*r));
-    if (r != NULL && read_registry(fd, r) && index >= 0 && (uint32_t)index < r->next_index &&
-        r->members[index].pid == (int32_t)getpid()) {
+    int fd;
+    registry_t *r = open_read(job, path, sizeof path, &fd);
+    if (r == NULL) return;
+    if (index >= 0 && (uint32_t)index < r->next_index && r->members[index].pid == (int32_t)getpid()) {
         r->members[index].state = MEMBER_LEFT;
         if (live_members(r) == 0) {
             unlink(path); /* under the lock: a joiner waiting on it retries */

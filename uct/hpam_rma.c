@@ -307,42 +307,51 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
                                                  result != NULL ? &op->fetched : NULL, &op->handle));
 }
 
-ucs_status_t uct_hpam_ep_atomic64_post(uct_ep_h ep, unsigned opcode, uint64_t value,
-                                       uint64_t remote_addr, uct_rkey_t rkey)
+/* The posted forms: add, and, or, xor (no swap: its old value is the point). */
+static ucs_status_t post(uct_ep_h ep, unsigned opcode, int width, uint64_t value,
+                         uint64_t remote_addr, uct_rkey_t rkey)
 {
     enum hpam_dep_atomic_op op;
     if (opcode == UCT_ATOMIC_OP_SWAP || opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) {
         return UCS_ERR_UNSUPPORTED;
     }
-    return atomic(ep, op, 8, value, 0, NULL, remote_addr, rkey, NULL);
+    return atomic(ep, op, width, value, 0, NULL, remote_addr, rkey, NULL);
+}
+
+/* The fetching forms (compare-and-swap has its own call). */
+static ucs_status_t fetch(uct_ep_h ep, uct_atomic_op_t opcode, int width, uint64_t value,
+                          void *result, uint64_t remote_addr, uct_rkey_t rkey,
+                          uct_completion_t *comp)
+{
+    enum hpam_dep_atomic_op op;
+    if (opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) return UCS_ERR_UNSUPPORTED;
+    return atomic(ep, op, width, value, 0, result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_atomic64_post(uct_ep_h ep, unsigned opcode, uint64_t value,
+                                       uint64_t remote_addr, uct_rkey_t rkey)
+{
+    return post(ep, opcode, 8, value, remote_addr, rkey);
 }
 
 ucs_status_t uct_hpam_ep_atomic32_post(uct_ep_h ep, unsigned opcode, uint32_t value,
                                        uint64_t remote_addr, uct_rkey_t rkey)
 {
-    enum hpam_dep_atomic_op op;
-    if (opcode == UCT_ATOMIC_OP_SWAP || opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-    return atomic(ep, op, 4, value, 0, NULL, remote_addr, rkey, NULL);
+    return post(ep, opcode, 4, value, remote_addr, rkey);
 }
 
 ucs_status_t uct_hpam_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode, uint64_t value,
                                         uint64_t *result, uint64_t remote_addr, uct_rkey_t rkey,
                                         uct_completion_t *comp)
 {
-    enum hpam_dep_atomic_op op;
-    if (opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) return UCS_ERR_UNSUPPORTED;
-    return atomic(ep, op, 8, value, 0, result, remote_addr, rkey, comp);
+    return fetch(ep, opcode, 8, value, result, remote_addr, rkey, comp);
 }
 
 ucs_status_t uct_hpam_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode, uint32_t value,
                                         uint32_t *result, uint64_t remote_addr, uct_rkey_t rkey,
                                         uct_completion_t *comp)
 {
-    enum hpam_dep_atomic_op op;
-    if (opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) return UCS_ERR_UNSUPPORTED;
-    return atomic(ep, op, 4, value, 0, result, remote_addr, rkey, comp);
+    return fetch(ep, opcode, 4, value, result, remote_addr, rkey, comp);
 }
 
 ucs_status_t uct_hpam_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare, uint64_t swap,

@@ -225,6 +225,9 @@ void uct_hpam_iface_note_lost(uct_hpam_iface_t *iface, int peer);
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp);
 ucs_status_t uct_hpam_iface_fence(uct_iface_h tl_iface, unsigned flags);
 int uct_hpam_flush_done(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w);
+/* UCS_OK when w's flush is done; else UCS_INPROGRESS (w waits if it has a
+ * completion) or UCS_ERR_NO_RESOURCE (no room to wait: ask again). */
+ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w);
 
 /* hpam_iface_open.c */
 ucs_status_t uct_hpam_iface_open(uct_md_h md, uct_worker_h worker, const uct_iface_params_t *params,
