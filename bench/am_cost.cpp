@@ -27,11 +27,11 @@ enum : unsigned { h_ping = 1, h_pong = 2 };
 uint64_t pongs = 0;
 
 template <class Card>
-void on_ping(hpam_token_t* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+void on_ping(hpam_token* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
   const uint64_t w[4] = {a0, a1, a2, a3};
   (void)static_cast<hpam::am::endpoint<Card>*>(t->endpoint)->reply_4(*t, h_pong, w);
 }
-void on_pong(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { ++pongs; }
+void on_pong(hpam_token*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { ++pongs; }
 
 template <class Card>
 int run(const hpam::am::endpoint_config& base, long iters) {

@@ -24,33 +24,31 @@
 
 #include "hpam_am.h"
 #include "hpam_deposit.h"
+#include "hpam_knobs.h"
 
 BEGIN_C_DECLS
 
 /* The one handler index the BTL uses on the active-message layer. */
 #define MCA_BTL_HPAM_HANDLER 1
 
-/* Every knob (btl_hpam_*), as registered; validated by mca_btl_hpam_params_check. */
+/* What MCA parsed for one knob of the table (hpam_knobs.h), by its type. */
+typedef union mca_btl_hpam_knob_storage_t {
+    long whole;  /* HPAM_KNOB_UNSIGNED, HPAM_KNOB_POWER2 */
+    bool flag;   /* HPAM_KNOB_BOOL */
+    double real; /* HPAM_KNOB_REAL */
+    char *word;  /* HPAM_KNOB_CHOICE */
+} mca_btl_hpam_knob_storage_t;
+#define MCA_BTL_HPAM_MAX_KNOBS 64
+
+/* The parameters: every knob of the table as btl_hpam_<name>, checked by
+ * mca_btl_hpam_params_check into the two configurations; two of the BTL's
+ * own. */
 typedef struct mca_btl_hpam_params_t {
-    char *nic;                 /* medusa | hamlyn */
-    int depth;                 /* D */
-    int block_size;            /* card block = largest packet */
-    int packet_size;           /* deposit packet size (Hamlyn fallback path) */
-    int rx_blocks;             /* inbound blocks, 0 = worst case */
-    int timeout_us;            /* first retransmission timeout */
-    int backoff_limit;         /* max doublings of the timeout */
-    int give_up_ms;            /* peer declared unreachable after this */
-    int checks_per_poll;       /* K */
-    bool key_check;            /* check the job key on arrival */
-    bool crc_check;            /* CRC32C on every packet */
-    double fault_drop, fault_duplicate, fault_corrupt, fault_reorder, fault_delay;
-    int fault_delay_us;        /* how long a delayed packet is held */
-    unsigned long fault_seed;  /* generator seed */
-    int attach_timeout_ms;     /* wait for a peer's card */
+    mca_btl_hpam_knob_storage_t knob[MCA_BTL_HPAM_MAX_KNOBS]; /* by table index */
+    hpam_config_t am;          /* the active-message endpoint's configuration */
+    hpam_dep_config_t dep;     /* the deposit layer's */
     int verbose;               /* 0 quiet .. 100 everything */
     bool stats;                /* per-peer statistics at finalize */
-    bool defer_acks;           /* empty acks after the next send or poll */
-    int receive_budget;        /* most packets per progress call */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */
@@ -134,7 +132,6 @@ int mca_btl_hpam_params_check(void);
  * against the largest packet payload: defaults shrink to fit, values the
  * user set too large are errors naming the parameter and range. */
 int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
-void mca_btl_hpam_params_to_config(hpam_config_t *cfg);
 
 /* btl_hpam_module.c */
 mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,

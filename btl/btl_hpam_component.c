@@ -156,8 +156,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     c->my_local_rank = opal_process_info.my_local_rank;
     make_job_id(c->job, sizeof c->job);
 
-    hpam_config_t cfg;
-    mca_btl_hpam_params_to_config(&cfg);
+    hpam_config_t cfg = c->params.am;
     cfg.job = c->job;
     cfg.nprocs = c->nlocal;
     cfg.my_proc = c->my_local_rank;

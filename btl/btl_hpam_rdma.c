@@ -25,13 +25,10 @@ int mca_btl_hpam_rdma_init(void)
 {
     char job[128];
     snprintf(job, sizeof job, "%s-dep", C->job); /* its own segments beside the AM card's */
-    hpam_dep_config_t cfg;
-    hpam_dep_config_init(&cfg);
+    hpam_dep_config_t cfg = C->params.dep;
     cfg.job = job;
     cfg.nprocs = C->nlocal;
     cfg.my_proc = C->my_local_rank;
-    cfg.packet_size = (uint32_t) C->params.packet_size;
-    cfg.attach_timeout_ms = (uint64_t) C->params.attach_timeout_ms;
     if (HPAM_OK != hpam_dep_create(&cfg, &C->dep)) {
         opal_output(0, "btl/hpam: cannot start the deposit layer: %s", hpam_dep_last_error());
         return OPAL_ERROR;
@@ -61,7 +58,7 @@ static double seconds_now(void)
  * must not hang finalize), then closes the deposit card. */
 void mca_btl_hpam_rdma_fini(void)
 {
-    const double deadline = seconds_now() + C->params.give_up_ms / 1000.0;
+    const double deadline = seconds_now() + C->params.am.give_up_ns * 1e-9;
     while (C->rdma_ninflight > 0 && seconds_now() < deadline) (void) mca_btl_hpam_rdma_progress();
     if (C->rdma_ninflight > 0) {
         opal_output(0, "btl/hpam: finalize: %d put/get/atomic operation(s) never completed",

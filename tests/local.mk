@@ -3,3 +3,6 @@
 # tests live here.
 TEST_CXXFLAGS = $(AM_CXXFLAGS)
 TEST_LDADD = src/libhpam_core.la $(GTEST_LIBS)
+# The include rules of CONVENTIONS.md (layers may include only downwards).
+TESTS += tests/layering.sh
+dist_noinst_SCRIPTS += tests/layering.sh

@@ -120,6 +120,8 @@ check() {
   install_deps
   build_tree
   say "make check"
+  # Logs of an earlier run must not be counted as this run's results.
+  find "$build/tests" \( -name '*.log' -o -name '*.trs' \) -delete 2>/dev/null || true
   local rc=0
   make -j"$jobs" check || rc=$?
   if [ $rc -ne 0 ]; then
@@ -129,6 +131,10 @@ check() {
     done
   fi
   summarize
+  # A build failure leaves tests without a log: never report it as a pass.
+  if [ $rc -ne 0 ] && ! grep -qlE ':test-result: (FAIL|ERROR)' $(find "$build/tests" -name '*.trs') /dev/null; then
+    say "make check failed before the tests ran (see the build errors above)"
+  fi
   return $rc
 }
 

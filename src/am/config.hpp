@@ -1,5 +1,8 @@
-// Everything an endpoint is built from, with its validation: a bad value
-// gives an error naming the parameter and its valid range.
+// Everything an endpoint is built from. The defaults below are the only
+// ones: the knob table (src/capi/knobs.cpp) reads them for the C API and every
+// front end, and validates user values against the knobs' ranges before an
+// endpoint is built. The endpoint itself checks only what its own code
+// relies on (setup_problem).
 #pragma once
 
 #include <cstdint>
@@ -18,15 +21,18 @@ struct endpoint_config {
   uint32_t backoff_limit = 10;          // the timeout doubles at most this many times
   uint64_t give_up_ns = 30'000'000'000; // HPAM gives up on a peer after 30 s
   uint32_t checks_per_poll = 1;         // K: request descriptors checked per poll
-  uint32_t receive_budget = 64;         // most packets handled by one poll (bounds handler time)
+  uint32_t receive_budget = 1;          // most packets one poll handles (1: back to the caller
+                                        // after each, keeping acks off the critical path)
   bool key_check = true;                // check the job key on every arrival
-  bool defer_acks = false;              // launch empty acks after the next send or poll, not at once
+  bool defer_acks = true;               // launch empty acks after the next send or poll, not at once
   uint64_t key = 0;                     // job protection key; 0 = derived from the job id
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand
 };
 
-// Empty when valid; otherwise one line naming the parameter and its range.
-std::string validate(const endpoint_config& cfg);
+// What the protocol's own code relies on (identity of the process, an
+// encodable depth, non-zero times): empty when it holds, else one line.
+// User-facing ranges are the knob table's.
+std::string setup_problem(const endpoint_config& cfg);
 
 // The key every process of a job derives from the job id when none is given.
 uint64_t key_from_job(const std::string& job);

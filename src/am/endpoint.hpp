@@ -33,7 +33,6 @@
 #include "am/descriptor.hpp"
 #include "am/packet.hpp"
 #include "am/token.hpp"
-#include "hpam_am.h"
 #include "nic/card.hpp"
 #include "sys/clock.hpp"
 #include "sys/status.hpp"
@@ -41,8 +40,8 @@
 namespace hpam::am {
 
 struct handler_entry {
-  hpam_handler4_fn short4 = nullptr;   // for short requests/replies
-  hpam_handler_bulk_fn bulk = nullptr; // for store, medium and get replies
+  handler4_fn short4 = nullptr;     // for short requests/replies
+  handler_bulk_fn bulk = nullptr;   // for store, medium and get replies
   void* ctx = nullptr;                 // passed back to the handler
 };
 
@@ -77,7 +76,8 @@ class endpoint {
   int my_proc() const { return my_proc_; }
   uint32_t depth() const { return depth_; }
   size_t max_bulk() const { return card_.block_size() - packet_header_size; }
-  void set_c_handle(hpam_ep_t* ep) { c_ep_ = ep; }
+  // Opaque to the protocol: handed to handlers in every token.
+  void set_owner(void* owner) { owner_ = owner; }
 
   // The memory peers may store into and get from (GAM's segment): a store
   // target or get source must lie entirely inside it, else the request is
@@ -85,8 +85,8 @@ class endpoint {
   // store and get is refused). Replaces the previous segment.
   status set_segment(void* base, size_t len);
 
-  status register_handler4(unsigned index, hpam_handler4_fn fn, void* ctx);
-  status register_handler_bulk(unsigned index, hpam_handler_bulk_fn fn, void* ctx);
+  status register_handler4(unsigned index, handler4_fn fn, void* ctx);
+  status register_handler_bulk(unsigned index, handler_bulk_fn fn, void* ctx);
 
   // Requests. `block`: stall serving the network while all D instances to
   // dest are busy; otherwise return status::busy.
@@ -182,7 +182,7 @@ class endpoint {
   bool defer_acks_;
   sys::clock clock_;
   Card card_;
-  hpam_ep_t* c_ep_ = nullptr;
+  void* owner_ = nullptr;
 
   // Protocol state (HPAM Figure 4).
   descriptor_table<request_desc> requests_;
@@ -190,7 +190,7 @@ class endpoint {
   std::vector<uint32_t> instance_hint_;  // per peer: next likely-free request instance
   int timeout_peer_ = 0;                 // timeout_cursor: peer part
   uint32_t timeout_instance_ = 0;        // timeout_cursor: instance part
-  handler_entry handlers_[HPAM_MAX_HANDLERS];
+  handler_entry handlers_[max_handlers];
   handler_state state_ = handler_state::none;
   hpam_token* current_token_ = nullptr;
   std::vector<uint8_t> connected_;

@@ -66,7 +66,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   }
   a.c = decode_control(a.h.control);
   if (a.c.instance >= depth_ || static_cast<uint32_t>(a.c.kind) >= msg_kind_count ||
-      a.h.handler >= HPAM_MAX_HANDLERS || p.length < header_bytes(a.c.kind)) {
+      a.h.handler >= max_handlers || p.length < header_bytes(a.c.kind)) {
     counters_[src].malformed++;
     return false;
   }
@@ -146,7 +146,7 @@ void endpoint<Card>::on_request(const arrival& a) {
     send_ack(src, c.instance, static_cast<uint16_t>(c.sequence), why);
     return;
   }
-  hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), true, false};
+  hpam_token t{this, owner_, src, c.instance, static_cast<uint16_t>(c.sequence), true, false};
   run_request_handler(t, a);
   if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none);
   counters_[src].requests_received++;
@@ -258,7 +258,7 @@ void endpoint<Card>::on_reply(const arrival& a) {
     if (a.c.kind == msg_kind::store && d.kind != msg_kind::get) counters_[src].segment_rejections++;
     refused(src, d, "its reply did not match the request or lay outside my segment; ignored");
   } else {
-    hpam_token t{this, c_ep_, src, c.instance, static_cast<uint16_t>(c.sequence), false, false};
+    hpam_token t{this, owner_, src, c.instance, static_cast<uint16_t>(c.sequence), false, false};
     state_ = handler_state::reply;
     current_token_ = &t;
     if (d.kind == msg_kind::get) {
@@ -369,7 +369,7 @@ status endpoint<Card>::self_request(msg_kind kind, unsigned handler, const uint6
                   " to itself lies outside its segment (hpam_set_segment)";
     return status::rejected;
   }
-  hpam_token t{this, c_ep_, my_proc_, 0, 0, true, false};
+  hpam_token t{this, owner_, my_proc_, 0, 0, true, false};
   state_ = handler_state::request;
   current_token_ = &t;
   if (kind == msg_kind::get) {
@@ -389,13 +389,13 @@ template <class Card>
 status endpoint<Card>::self_reply(hpam_token& t, msg_kind kind, unsigned handler,
                                   const uint64_t (&w)[4], const void* data, size_t len) {
   if (t.replied) return rule_broken("a request handler may reply only once");
-  const handler_entry& e = handlers_[handler % HPAM_MAX_HANDLERS];
-  if (handler >= HPAM_MAX_HANDLERS || (kind == msg_kind::short4 ? !e.short4 : !e.bulk))
+  const handler_entry& e = handlers_[handler % max_handlers];
+  if (handler >= max_handlers || (kind == msg_kind::short4 ? !e.short4 : !e.bulk))
     return status::invalid_argument;
   t.replied = true;
   uint64_t rw[4] = {w[0], w[1], w[2], w[3]};
   if (kind == msg_kind::store) rw[bulk_word::length] = len;
-  hpam_token rt{this, c_ep_, my_proc_, 0, 0, false, false};
+  hpam_token rt{this, owner_, my_proc_, 0, 0, false, false};
   state_ = handler_state::reply;
   current_token_ = &rt;
   dispatch(rt, kind, handler, rw, static_cast<const std::byte*>(data), len);

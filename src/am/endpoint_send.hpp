@@ -19,7 +19,7 @@ inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* cl
   return s;
 }
 inline const endpoint_config& validated(const endpoint_config& cfg) {
-  const std::string err = validate(cfg);
+  const std::string err = setup_problem(cfg);
   if (!err.empty()) throw std::invalid_argument("hpam: " + err);
   return cfg;
 }
@@ -76,16 +76,16 @@ void endpoint<Card>::connect_all() {
 }
 
 template <class Card>
-status endpoint<Card>::register_handler4(unsigned index, hpam_handler4_fn fn, void* ctx) {
-  if (index >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+status endpoint<Card>::register_handler4(unsigned index, handler4_fn fn, void* ctx) {
+  if (index >= max_handlers) return status::invalid_argument;
   handlers_[index].short4 = fn;
   handlers_[index].ctx = ctx;
   return status::ok;
 }
 
 template <class Card>
-status endpoint<Card>::register_handler_bulk(unsigned index, hpam_handler_bulk_fn fn, void* ctx) {
-  if (index >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+status endpoint<Card>::register_handler_bulk(unsigned index, handler_bulk_fn fn, void* ctx) {
+  if (index >= max_handlers) return status::invalid_argument;
   handlers_[index].bulk = fn;
   handlers_[index].ctx = ctx;
   return status::ok;
@@ -102,7 +102,7 @@ template <class Card>
 status endpoint<Card>::check_send(int dest, unsigned handler) {
   if (state_ == handler_state::request) return rule_broken("a request handler may only reply");
   if (state_ == handler_state::reply) return rule_broken("a reply handler may not send");
-  if (dest < 0 || dest >= nprocs_ || handler >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+  if (dest < 0 || dest >= nprocs_ || handler >= max_handlers) return status::invalid_argument;
   if (lost_[dest]) return status::peer_unreachable;
   if (!connected_[dest]) {
     try {
@@ -271,7 +271,7 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
     return rule_broken(state_ == handler_state::reply ? "a reply handler may not send"
                                                       : "reply outside its request handler");
   if (t.replied) return rule_broken("a request handler may reply only once");
-  if (handler >= HPAM_MAX_HANDLERS) return status::invalid_argument;
+  if (handler >= max_handlers) return status::invalid_argument;
   reply_desc& r = replies_.at(t.src, t.instance);
   std::byte* pkt = card_.tx_block(r.block);
   am_header* h = header_of(pkt);

@@ -1,17 +1,33 @@
 // The token a handler receives: names the message it runs for, so that a
-// request handler can reply to its requester and only to it.
+// request handler can reply to its requester and only to it. The struct
+// keeps the C API's name (hpam_token_t is this type, opaque to C callers),
+// so a handler registered through the C API has exactly the core's handler
+// type; the core never sees the C API itself.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-
-#include "hpam_am.h"
 
 struct hpam_token {
   void* endpoint;        // the hpam::am::endpoint<Card> running the handler
-  hpam_ep_t* c_ep;       // the C handle of that endpoint (for the C API)
+  void* owner;           // the endpoint's owner (opaque here; the C API keeps its handle)
   int src;               // process the message came from
   uint32_t instance;     // protocol instance ("buf") of the request
   uint16_t sequence;     // sequence number ("id") of the request
   bool is_request;       // true in a request handler, false in a reply handler
   bool replied;          // a reply went out for this request
 };
+
+namespace hpam::am {
+
+// Handlers are registered by index, the same in every process; packets
+// carry the index, never a code address.
+constexpr unsigned max_handlers = 256;
+
+using handler4_fn = void (*)(hpam_token* token, void* ctx, uint64_t a0, uint64_t a1, uint64_t a2,
+                             uint64_t a3);
+// data/len: the bytes stored (at the target) or carried (medium, in place).
+using handler_bulk_fn = void (*)(hpam_token* token, void* ctx, void* data, size_t len,
+                                 uint64_t arg);
+
+}  // namespace hpam::am

@@ -53,11 +53,7 @@ endpoint::endpoint(const setup& s)
   for (uint32_t i = s.max_operations; i-- > 0;) free_ops_.push_back(i);
   waiting_.reserve(s.max_operations);
   registrations_.resize(s.max_registrations);
-  if (!is_ok(card_.allocate_area(uint64_t{max_connections_} * sizeof(connection_record), connections_offset_)))
-    throw std::runtime_error("hpam deposit: card memory too small for the connection table");
-  card_.header().user_word[1] = max_connections_;
-  // Publish: peers read the table's place from this word (0 = not ready).
-  __atomic_store_n(&card_.header().user_word[0], connections_offset_ + 1, __ATOMIC_RELEASE);
+  publish_connection_table();
   reply_scratch_.resize(card_.packet_data_bytes());
   pending_.resize(pending_replies);
   for (auto& p : pending_) p.bytes.resize(card_.packet_data_bytes());
@@ -66,6 +62,25 @@ endpoint::endpoint(const setup& s)
 }
 
 endpoint::~endpoint() = default;
+
+// My connection table: its header, then the records, in one allocation of
+// card memory; peers find it through the card header.
+void endpoint::publish_connection_table() {
+  const uint64_t bytes = sizeof(connection_table_header) + uint64_t{max_connections_} * sizeof(connection_record);
+  uint64_t at = 0;
+  if (!is_ok(card_.allocate_area(bytes, at)))
+    throw std::runtime_error("hpam deposit: card memory too small for the connection table");
+  connection_table_header h{};
+  h.prefix = {connection_table_magic, connection_table_version, sizeof h};
+  h.count = max_connections_;
+  h.record_size = sizeof(connection_record);
+  h.records_offset = at + sizeof h;
+  std::memcpy(card_.area_address(at), &h, sizeof h);
+  tables_.assign(static_cast<size_t>(nprocs_), connection_table{});
+  tables_[my_proc_] = {reinterpret_cast<connection_record*>(card_.area_address(h.records_offset)),
+                       max_connections_};
+  card_.publish_client(at, connection_table_magic);
+}
 
 void endpoint::attach_peer(int proc) { card_.attach_peer(proc); }
 void endpoint::attach_all() { card_.attach_all(); }

@@ -154,7 +154,14 @@ class endpoint {
                        const std::byte* payload);
   bool serve_operation(const nic::hamlyn::packet_header& h, const std::byte* payload);
   void take_reply(const nic::hamlyn::packet_header& h, const std::byte* payload);
+  // Where a process's connection records are, once found (records null until then).
+  struct connection_table {
+    connection_record* records = nullptr;
+    uint32_t count = 0;
+  };
+  void publish_connection_table();
   connection_record* connection_at(int proc, uint32_t index) const;
+  bool find_connection_table(int proc, connection_table& t) const;
   void raise(int proc, const connection_record& c, uint32_t index, uint64_t word);
 
   int my_proc_;
@@ -164,8 +171,8 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;           // ops whose request packet waits for room
   std::vector<registration> registrations_; // by slot
-  uint64_t connections_offset_ = 0;         // my connection table in card memory
   uint32_t max_connections_;
+  mutable std::vector<connection_table> tables_;  // [proc]: found on first use
   std::vector<std::byte> reply_scratch_;    // one packet's payload for answers
   std::vector<pending_reply> pending_;      // answers waiting for room at their requester
   uint32_t pending_count_ = 0;              // how many of pending_ are in use

@@ -178,15 +178,28 @@ void endpoint::take_reply(const packet_header& h, const std::byte* payload) {
 
 // --- hybrid deposit connections ------------------------------------------
 
+// proc's connection table, found once through its card header and checked:
+// the records must lie inside its card memory.
 connection_record* endpoint::connection_at(int proc, uint32_t index) const {
+  connection_table& t = tables_[proc];
+  if (!t.records && !find_connection_table(proc, t)) return nullptr;
+  return index < t.count ? t.records + index : nullptr;
+}
+
+bool endpoint::find_connection_table(int proc, connection_table& t) const {
   const nic::hamlyn::card_view& v = card_.view(proc);
-  if (!v.attached) return nullptr;
-  const uint64_t at = __atomic_load_n(&v.header->user_word[0], __ATOMIC_ACQUIRE);
-  const uint64_t count = v.header->user_word[1];
-  if (at == 0 || index >= count || at - 1 > v.header->area_bytes ||
-      count * sizeof(connection_record) > v.header->area_bytes - (at - 1))
-    return nullptr;
-  return reinterpret_cast<connection_record*>(v.area + at - 1) + index;
+  connection_table_header h;
+  uint64_t at = 0;
+  if (nic::hamlyn::find_client(v, connection_table_magic, connection_table_version, h, at) !=
+      nic::hamlyn::client_lookup::found)
+    return false;
+  const uint64_t area = v.header->area_bytes;
+  if (h.record_size != sizeof(connection_record) || h.records_offset > area ||
+      uint64_t{h.count} * sizeof(connection_record) > area - h.records_offset ||
+      h.records_offset % alignof(connection_record) != 0)
+    return false;
+  t = {reinterpret_cast<connection_record*>(v.area + h.records_offset), h.count};
+  return true;
 }
 
 void endpoint::raise(int proc, const connection_record& c, uint32_t index, uint64_t word) {

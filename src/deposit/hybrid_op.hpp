@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/ticket.hpp"
 #include "sys/status.hpp"
 
@@ -85,6 +86,21 @@ static_assert(sizeof(connection_record) == 128);
 static_assert(offsetof(connection_record, address_register) == 48);
 
 constexpr uint32_t any_source = 0xFFFFFFFFu;  // a connection every process of the job may use
+
+// A process's connection table, in its deposit card's message-area memory:
+// this header (named by the card header's client_offset), then the records.
+constexpr uint64_t connection_table_magic = 0x4e4e4f43504548ull;  // "HEPCONN"
+constexpr uint32_t connection_table_version = 1;
+struct connection_table_header {
+  nic::hamlyn::client_prefix prefix;  // connection_table_magic, _version, sizeof this header
+  uint32_t count;                     // connection_record entries
+  uint32_t record_size;               // sizeof(connection_record)
+  uint64_t records_offset;            // area offset of connection_record[count]
+  uint64_t reserved[4];               // zero
+};
+static_assert(std::is_standard_layout_v<connection_table_header> &&
+              std::is_trivially_copyable_v<connection_table_header>);
+static_assert(sizeof(connection_table_header) == 64);
 
 // What the destination gives a sender: plain data, can travel in messages.
 struct connection_ticket {

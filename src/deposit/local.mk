@@ -4,5 +4,3 @@ src_libhpam_core_la_SOURCES += \
   src/deposit/deposit.hpp src/deposit/op_record.hpp \
   src/deposit/deposit.cpp src/deposit/deposit_remote.cpp \
   src/deposit/hybrid_op.hpp src/deposit/hybrid_op.cpp
-src_libhpam_core_la_SOURCES += src/deposit/deposit_c_api.cpp
-include_HEADERS += src/include/hpam_deposit.h

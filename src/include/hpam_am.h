@@ -52,30 +52,33 @@ typedef void (*hpam_handler4_fn)(hpam_token_t* token, void* ctx, uint64_t a0, ui
 typedef void (*hpam_handler_bulk_fn)(hpam_token_t* token, void* ctx, void* data, size_t len,
                                      uint64_t arg);
 
-/* A process's view of one run. Fill with hpam_config_init, then override. */
+/* A process's view of one run. Fill with hpam_config_init, then override.
+ * Every field but the first three and `key` and `poll_on_send` is a knob of
+ * the table in hpam_knobs.h, which gives its default, unit and valid range
+ * (and hpam_ep_create checks them). */
 typedef struct hpam_config {
   const char* job;            /* job id, identical in all processes (required)          */
   int nprocs;                 /* processes in the job                                     */
   int my_proc;                /* this process, 0..nprocs-1                                */
-  const char* nic;            /* "medusa" (default) or "hamlyn"                           */
-  uint32_t depth;             /* D, request instances per peer (default 4, 1..64)         */
-  uint32_t block_size;        /* card block = max packet, bytes (default 8192, 256..65536, power of 2) */
+  const char* nic;            /* "medusa" or "hamlyn"                                     */
+  uint32_t depth;             /* D, request instances per peer                            */
+  uint32_t block_size;        /* card block = max packet, bytes (power of two)            */
   uint32_t rx_blocks;         /* inbound blocks; 0 = worst case 2*(P-1)*D                 */
-  uint64_t timeout_ns;        /* first retransmission timeout (default 1 ms)              */
-  uint32_t backoff_limit;     /* max doublings of the timeout (default 10)                */
-  uint64_t give_up_ns;        /* peer declared unreachable after this (default 30 s)      */
-  uint32_t checks_per_poll;   /* K: request descriptors checked per poll (default 1)      */
-  int key_check;              /* check the job key on arrival (default 1)                 */
-  int crc_check;              /* compute and check CRC32C on packets (default 1)          */
+  uint64_t timeout_ns;        /* first retransmission timeout                             */
+  uint32_t backoff_limit;     /* max doublings of the timeout                             */
+  uint64_t give_up_ns;        /* peer declared unreachable after this                     */
+  uint32_t checks_per_poll;   /* K: request descriptors checked per poll                  */
+  int key_check;              /* check the job key on arrival                             */
+  int crc_check;              /* compute and check CRC32C on packets                      */
   uint64_t key;               /* job protection key; 0 = derived from `job`               */
-  uint64_t attach_timeout_ms; /* wait for a peer's card to appear (default 60000)         */
+  uint64_t attach_timeout_ms; /* wait for a peer's card to appear                         */
   /* Fault model of the wire: probabilities in [0,1], seeded generator. */
   double fault_drop, fault_duplicate, fault_corrupt, fault_reorder, fault_delay;
-  uint64_t fault_delay_ns;    /* how long a delayed packet is held (default 100 us)       */
-  uint64_t fault_seed;        /* generator seed (default 1); mixed with my_proc            */
+  uint64_t fault_delay_ns;    /* how long a delayed packet is held                        */
+  uint64_t fault_seed;        /* generator seed; mixed with my_proc                       */
   int poll_on_send;           /* poll once after each send, as HPAM_4 does (default 1)    */
-  int defer_acks;             /* launch empty acks after the next send or poll (default 0) */
-  uint32_t receive_budget;    /* most packets one poll handles (default 64)               */
+  int defer_acks;             /* launch empty acks after the next send or poll            */
+  uint32_t receive_budget;    /* most packets one poll handles                            */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);

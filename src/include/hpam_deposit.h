@@ -36,9 +36,10 @@ typedef struct hpam_dep_handle {
 typedef struct hpam_dep_config {
   const char *job;            /* job id, identical in all processes (required) */
   int nprocs, my_proc;        /* processes in the job, this one */
-  int cross_memory;           /* use process_vm_writev/readv when allowed (default 1) */
-  uint32_t packet_size;       /* deposit packet size (default 65536, power of two) */
-  uint64_t attach_timeout_ms; /* wait for a peer (default 60000) */
+  /* Knobs of the table in hpam_knobs.h (defaults, units and ranges there): */
+  int cross_memory;           /* use process_vm_writev/readv when allowed */
+  uint32_t packet_size;       /* deposit packet size (power of two) */
+  uint64_t attach_timeout_ms; /* wait for a peer */
 } hpam_dep_config_t;
 
 void hpam_dep_config_init(hpam_dep_config_t *cfg);

@@ -27,10 +27,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "sys/clock.hpp"
+#include "sys/crc32c.hpp"
 
 namespace hpam::nic {
 
@@ -46,6 +48,23 @@ struct wire_header {
 static_assert(std::is_standard_layout_v<wire_header> && std::is_trivially_copyable_v<wire_header>);
 static_assert(sizeof(wire_header) == 16);
 constexpr uint32_t wire_header_size = sizeof(wire_header);
+
+// The wire CRC: CRC32C of the packet from the length field on (the CRC
+// field itself is not covered).
+inline uint32_t wire_crc(const std::byte* packet, uint32_t length) {
+  constexpr uint32_t from = offsetof(wire_header, length);
+  return sys::crc32c(packet + from, length - from);
+}
+
+// Writes the wire header of a packet of `length` bytes from src to dst at
+// the start of `packet`, with its CRC (or 0 when the CRC is off).
+inline void stamp_wire_header(std::byte* packet, uint32_t length, int src, int dst, bool crc) {
+  const wire_header h{0, length, static_cast<uint16_t>(src), static_cast<uint16_t>(dst), 0};
+  std::memcpy(packet, &h, sizeof h);
+  if (!crc) return;
+  const uint32_t sum = wire_crc(packet, length);
+  std::memcpy(packet + offsetof(wire_header, crc), &sum, sizeof sum);
+}
 
 // A received packet as the processor sees it after popping RX_READY.
 struct rx_packet {

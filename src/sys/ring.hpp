@@ -1,9 +1,11 @@
 // Fixed-capacity FIFOs of 64-bit entries that live in shared memory: the
 // Medusa card's four FIFOs are built from them (HPAM 5.1, Figure 2).
 //
-// Counters are monotonic 64-bit values; the slot is counter & mask and the
-// lap (wrap flag) is derived from the counter. The index arithmetic is a set
-// of pure functions (ring_math) tested from a table including wrap-around.
+// Counters are monotonic 64-bit values; the slot is counter & mask (a queue
+// that needs a lap flag derives it from the counter too, as Hamlyn's
+// notification queue does with notification_phase). The index arithmetic is
+// a set of pure functions (ring_math) tested from a table including
+// wrap-around.
 //
 // spsc_fifo: one producer, one consumer (TX_READY, TX_FREE: both ends are the
 //   owning process, the processor and the emulated card engine).
@@ -34,14 +36,12 @@ constexpr bool is_full(uint64_t head, uint64_t tail, uint64_t capacity) {
   return used(head, tail) >= capacity;
 }
 constexpr uint64_t slot(uint64_t counter, uint64_t capacity) { return counter & (capacity - 1); }
-// The wrap flag: flips each time the counter passes the end of the array.
-constexpr bool wrap_flag(uint64_t counter, uint64_t capacity) { return (counter / capacity) & 1; }
 }  // namespace ring_math
 
 // Layout: header (two cache lines, one per writing side) then `capacity` cells.
 class spsc_fifo {
  public:
-  static size_t bytes_for(uint64_t capacity) { return sizeof(spsc_fifo) + capacity * sizeof(uint64_t); }
+  static constexpr size_t bytes_for(uint64_t capacity) { return sizeof(spsc_fifo) + capacity * sizeof(uint64_t); }
   // Initialise in place in zeroed shared memory; capacity must be a power of two.
   void init(uint64_t capacity) noexcept {
     capacity_ = capacity;
@@ -98,7 +98,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 class mpmc_fifo {
  public:
-  static size_t bytes_for(uint64_t capacity) { return sizeof(mpmc_fifo) + capacity * sizeof(cell); }
+  static constexpr size_t bytes_for(uint64_t capacity) { return sizeof(mpmc_fifo) + capacity * sizeof(cell); }
   void init(uint64_t capacity) noexcept {
     capacity_ = capacity;
     for (uint64_t i = 0; i < capacity; ++i) cells()[i].sequence.store(i, std::memory_order_relaxed);

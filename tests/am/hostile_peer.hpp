@@ -78,6 +78,7 @@ class hostile_peer {
     c.depth = depth;
     c.key = key;
     c.manual_time = &time_;
+    c.defer_acks = false;  // an acknowledgement leaves within the poll that caused it
     return c;
   }
 

@@ -27,10 +27,10 @@ struct seen {
   size_t bulk_len = 0;
   uint64_t bulk_arg = 0;
 };
-void on_count(hpam_token_t*, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
+void on_count(hpam_token*, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
   static_cast<seen*>(ctx)->count_runs++;
 }
-void on_bulk(hpam_token_t*, void* ctx, void* data, size_t len, uint64_t arg) {
+void on_bulk(hpam_token*, void* ctx, void* data, size_t len, uint64_t arg) {
   auto* s = static_cast<seen*>(ctx);
   s->bulk_runs++;
   s->bulk_data = data;
@@ -150,7 +150,7 @@ TYPED_TEST(segment_rules, request_for_an_unregistered_handler_is_refused) {
 
 // A handler's store reply must land inside the requester's segment.
 template <class Card>
-void reply_into(hpam_token_t* t, void*, uint64_t target, uint64_t, uint64_t, uint64_t) {
+void reply_into(hpam_token* t, void*, uint64_t target, uint64_t, uint64_t, uint64_t) {
   static const char bytes[16] = "overwritten....";
   (void)static_cast<am::endpoint<Card>*>(t->endpoint)->reply_store(*t, h_bulk, bytes, sizeof bytes, target, 0);
 }

@@ -35,16 +35,16 @@ struct proc_state {
 };
 
 template <class Card>
-void on_add(hpam_token_t* t, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+void on_add(hpam_token* t, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
   auto* s = static_cast<proc_state*>(ctx);
   const uint64_t w[4] = {s->add_counter[t->src], 0, 0, 0};
   s->add_counter[t->src] += a0;
   (void)static_cast<am::endpoint<Card>*>(t->endpoint)->reply_4(*t, h_result, w);
 }
-void on_result(hpam_token_t* t, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+void on_result(hpam_token* t, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
   static_cast<proc_state*>(ctx)->olds[t->src].push_back(a0);
 }
-void on_store(hpam_token_t* t, void* ctx, void*, size_t len, uint64_t) {
+void on_store(hpam_token* t, void* ctx, void*, size_t len, uint64_t) {
   if (len == store_len) static_cast<proc_state*>(ctx)->store_runs[t->src]++;
 }
 

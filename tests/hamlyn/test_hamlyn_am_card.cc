@@ -268,13 +268,17 @@ TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
     for (int p = 0; p < 3; ++p) x->attach_peer(p);
   nic::hamlyn::card& h0 = c[0]->hamlyn();
   const auto& v = h0.view(2);
-  const uint64_t table = v.header->user_word[0];
-  const auto* senders = reinterpret_cast<const uint64_t*>(v.area + table);
+  nic::hamlyn::am_inbound_header ib;
+  uint64_t at = 0;
+  ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, ib, at),
+            nic::hamlyn::client_lookup::found);
+  const auto* senders = reinterpret_cast<const nic::hamlyn::am_sender_entry*>(v.area + ib.senders_offset);
   nic::hamlyn::ticket forged{};
   forged.node = 2;
-  forged.slot = static_cast<uint32_t>(senders[2 * 1]);  // proc 1's region at proc 2 ...
+  forged.slot = senders[1].slot;              // proc 1's region at proc 2 ...
   forged.metadata_index = nic::hamlyn::fast_index;
-  forged.protection_key = senders[2 * 0 + 1];           // ... with proc 0's key
+  forged.protection_key = senders[0].key;     // ... with proc 0's key
   forged.range = 1024;
   std::vector<std::byte> pkt(64);
   iovec piece{pkt.data(), pkt.size()};
@@ -289,6 +293,35 @@ TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
   EXPECT_FALSE(c[2]->receive(p));
 }
 
+// The inbound area is typed and checked: a peer whose header disagrees with
+// the layout this card computes for the same configuration is refused.
+TEST(hamlyn_am_card, a_damaged_inbound_header_is_refused) {
+  const std::string job = unique_job("hamhdr");
+  hamlyn_am_card a(am_setup(job, 2, 0, 8, 2));
+  hamlyn_am_card b(am_setup(job, 2, 1, 8, 2));
+  a.hamlyn().attach_peer(1);
+  const auto& v = a.hamlyn().view(1);
+  nic::hamlyn::am_inbound_header ib;
+  uint64_t at = 0;
+  ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, ib, at),
+            nic::hamlyn::client_lookup::found);
+  EXPECT_EQ(ib.nprocs, 2u);
+  EXPECT_EQ(ib.block_size, b.block_size());
+  // Point the regions elsewhere, as a damaged or hostile peer might.
+  auto* shared = reinterpret_cast<nic::hamlyn::am_inbound_header*>(v.area + at);
+  shared->regions_offset += 64;
+  EXPECT_THROW(a.attach_peer(1), std::runtime_error);
+  shared->regions_offset -= 64;
+  shared->prefix.version = 99;  // a layout this card does not know
+  EXPECT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, ib, at),
+            nic::hamlyn::client_lookup::damaged);
+  EXPECT_THROW(a.attach_peer(1), std::runtime_error);
+  shared->prefix.version = nic::hamlyn::am_inbound_version;
+  EXPECT_NO_THROW(a.attach_peer(1));
+}
+
 // --- the protocol over the card ------------------------------------------
 
 using ep = am::endpoint<hamlyn_am_card>;
@@ -297,13 +330,13 @@ struct seen {
   uint64_t counter = 0;
   std::vector<uint64_t> results;
 };
-void on_add(hpam_token_t* t, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
+void on_add(hpam_token* t, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
   auto* s = static_cast<seen*>(ctx);
   const uint64_t w[4] = {s->counter, 0, 0, 0};
   s->counter += a;
   (void)static_cast<ep*>(t->endpoint)->reply_4(*t, h_result, w);
 }
-void on_result(hpam_token_t*, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
+void on_result(hpam_token*, void* ctx, uint64_t a, uint64_t, uint64_t, uint64_t) {
   static_cast<seen*>(ctx)->results.push_back(a);
 }
 

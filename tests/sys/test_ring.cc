@@ -28,27 +28,26 @@ struct math_row {
   uint64_t used, room;
   bool has_data, full;
   uint64_t tail_slot;
-  bool tail_wrap;
 };
 
 const math_row math_table[] = {
-    // head      tail        cap  used room data   full   slot wrap
-    {0, 0, 8, 0, 8, false, false, 0, false},
-    {0, 1, 8, 1, 7, true, false, 1, false},
-    {0, 7, 8, 7, 1, true, false, 7, false},
-    {0, 8, 8, 8, 0, true, true, 0, true},  // full; tail on its second lap
-    {5, 13, 8, 8, 0, true, true, 5, true},
-    {8, 8, 8, 0, 8, false, false, 0, true},
-    {15, 16, 8, 1, 7, true, false, 0, false},  // third lap: wrap flag back to 0
-    {1, 1, 1, 0, 1, false, false, 0, true},    // capacity 1
-    {1, 2, 1, 1, 0, true, true, 0, false},
-    {top, top, 8, 0, 8, false, false, 7, true},  // counters at 2^64 - 1
-    {top - 3, top, 8, 3, 5, true, false, 7, true},
-    {top, 0, 8, 1, 7, true, false, 0, false},  // tail wrapped past 2^64
-    {top - 1, 2, 8, 4, 4, true, false, 2, false},
-    {top - 5, 2, 8, 8, 0, true, true, 2, false},  // full across the 2^64 boundary
-    {top - 1023, 0, 1024, 1024, 0, true, true, 0, false},
-    {uint64_t{1} << 63, (uint64_t{1} << 63) + 4, 4, 4, 0, true, true, 0, true},
+    // head      tail        cap  used room data   full   slot
+    {0, 0, 8, 0, 8, false, false, 0},
+    {0, 1, 8, 1, 7, true, false, 1},
+    {0, 7, 8, 7, 1, true, false, 7},
+    {0, 8, 8, 8, 0, true, true, 0},  // full; tail on its second lap
+    {5, 13, 8, 8, 0, true, true, 5},
+    {8, 8, 8, 0, 8, false, false, 0},
+    {15, 16, 8, 1, 7, true, false, 0},  // third lap
+    {1, 1, 1, 0, 1, false, false, 0},    // capacity 1
+    {1, 2, 1, 1, 0, true, true, 0},
+    {top, top, 8, 0, 8, false, false, 7},  // counters at 2^64 - 1
+    {top - 3, top, 8, 3, 5, true, false, 7},
+    {top, 0, 8, 1, 7, true, false, 0},  // tail wrapped past 2^64
+    {top - 1, 2, 8, 4, 4, true, false, 2},
+    {top - 5, 2, 8, 8, 0, true, true, 2},  // full across the 2^64 boundary
+    {top - 1023, 0, 1024, 1024, 0, true, true, 0},
+    {uint64_t{1} << 63, (uint64_t{1} << 63) + 4, 4, 4, 0, true, true, 0},
 };
 
 TEST(RingMath, Table) {
@@ -60,7 +59,6 @@ TEST(RingMath, Table) {
     EXPECT_EQ(rm::has_data(r.head, r.tail), r.has_data);
     EXPECT_EQ(rm::is_full(r.head, r.tail, r.capacity), r.full);
     EXPECT_EQ(rm::slot(r.tail, r.capacity), r.tail_slot);
-    EXPECT_EQ(rm::wrap_flag(r.tail, r.capacity), r.tail_wrap);
   }
 }
 

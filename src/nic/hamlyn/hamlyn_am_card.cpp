@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "sys/crc32c.hpp"
 
 namespace hpam::nic {
 namespace {
@@ -19,6 +18,12 @@ uint32_t per_sender_for(const card_setup& s) {
   const uint32_t senders = s.nprocs > 1 ? static_cast<uint32_t>(s.nprocs - 1) : 1;
   const uint32_t per = (s.rx_blocks + senders - 1) / senders;
   return per ? per : 1;
+}
+
+hamlyn::am_inbound_layout inbound_layout_for(const card_setup& s, uint32_t per_sender,
+                                             uint64_t ring_cap) {
+  return hamlyn::compute_inbound_layout(static_cast<uint32_t>(s.nprocs), per_sender, s.block_size,
+                                        ring_cap);
 }
 
 hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint64_t ring_cap) {
@@ -37,8 +42,7 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.notify_capacity = next_pow2(uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs));
   c.packet_size = s.block_size + static_cast<uint32_t>(sizeof(hamlyn::packet_header));
   c.rx_packets = 2;
-  c.area_bytes = uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs) * s.block_size +
-                 static_cast<uint64_t>(s.nprocs) * (sys::spsc_fifo::bytes_for(ring_cap) + 64) + 4096;
+  c.area_bytes = inbound_layout_for(s, per_sender, ring_cap).total;  // the one allocation
   c.direct_io_limit = 256;
   c.attach_timeout_ms = s.attach_timeout_ms;
   return c;
@@ -55,53 +59,61 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       attach_timeout_ms_(s.attach_timeout_ms),
       per_sender_(per_sender_for(s)),
       ring_capacity_(next_pow2(per_sender_)),
+      layout_(inbound_layout_for(s, per_sender_, ring_capacity_)),
       card_(inner_config(s, per_sender_, ring_capacity_)),
       wire_(s.faults, s.my_proc, s.block_size, *clock_) {
-  // The inbound slot: one region of per_sender blocks per sender.
-  const uint64_t inbound_bytes = uint64_t{per_sender_} * static_cast<uint64_t>(nprocs_) * block_size_;
-  uint64_t area = 0, rings = 0;
-  const uint64_t ring_bytes = (sys::spsc_fifo::bytes_for(ring_capacity_) + 63) / 64 * 64;
-  if (!is_ok(card_.allocate_area(inbound_bytes, area)) ||
-      !is_ok(card_.allocate_area((ring_bytes + 16) * static_cast<uint64_t>(nprocs_) + 64, rings)))
+  uint64_t at = 0;
+  if (!is_ok(card_.allocate_area(layout_.total, at)))
     throw std::runtime_error("hpam hamlyn: card memory too small for the inbound area");
-  inbound_ = card_.area_address(area);
-  // One fast-mode slot, with its own key, per sender region: a sender can
-  // write only its own region, and could be revoked alone (OSDI'96 2.7).
-  const uint64_t table = rings + ring_bytes * static_cast<uint64_t>(nprocs_) + 64;
-  auto* senders = reinterpret_cast<uint64_t*>(card_.area_address(table));
+  my_area_ = card_.area_address(at);
+  inbound_ = my_area_ + layout_.regions;
+  auto* senders = reinterpret_cast<hamlyn::am_sender_entry*>(card_.area_address(at + layout_.senders));
   sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
   for (int p = 0; p < nprocs_; ++p) {
     if (p == my_proc_) continue;
-    hamlyn::slot_spec spec;
-    spec.memory = hamlyn::area_memory::card;
-    spec.base = area + uint64_t{per_sender_} * block_size_ * static_cast<uint64_t>(p);
-    spec.bound = uint64_t{per_sender_} * block_size_;
-    spec.mode = hamlyn::slot_mode::fast;
-    if (!is_ok(card_.create_slot(spec, sender_slot_[p])))
-      throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
-    senders[2 * p] = sender_slot_[p];
-    senders[2 * p + 1] = card_.slot_at(sender_slot_[p]).protection_key.load();
+    sender_slot_[p] = create_sender_slot(at + layout_.regions + region_bytes() * static_cast<uint64_t>(p));
+    senders[p] = {sender_slot_[p], 0, card_.slot_at(sender_slot_[p]).protection_key.load()};
   }
-  for (int p = 0; p < nprocs_; ++p)
-    reinterpret_cast<sys::spsc_fifo*>(card_.area_address(rings + ring_bytes * static_cast<uint64_t>(p)))
-        ->init(ring_capacity_);
-  my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(
-      card_.area_address(rings + ring_bytes * static_cast<uint64_t>(nprocs_)));
-  hamlyn::card_header& h = card_.header();
-  h.user_word[0] = table;
-  h.user_word[2] = rings;
-  // Publish: peers wait for this word before they read the others.
-  __atomic_store_n(&h.user_word[3], (uint64_t{per_sender_} << 32) | ring_bytes, __ATOMIC_RELEASE);
+  for (int p = 0; p < nprocs_; ++p) my_free_ring(p)->init(ring_capacity_);
+  my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(card_.area_address(at + layout_.overflow));
+  auto* h = reinterpret_cast<hamlyn::am_inbound_header*>(card_.area_address(at));
+  *h = expected_header(at);
+  card_.publish_client(at, hamlyn::am_inbound_magic);  // peers wait for it
   tx_blocks_ = s.tx_blocks;
   tx_memory_.reset(new std::byte[size_t{s.tx_blocks ? s.tx_blocks : 1} * block_size_]());
   for (uint32_t b = s.tx_blocks; b-- > 0;) tx_free_.push_back(b);
   peers_.resize(static_cast<size_t>(nprocs_));
 }
 
-sys::spsc_fifo* hamlyn_am_card::free_ring_at(const hamlyn::card_view& v, int sender) const {
-  const uint64_t ring_bytes = v.header->user_word[3] & 0xFFFFFFFFu;
-  return reinterpret_cast<sys::spsc_fifo*>(v.area + v.header->user_word[2] +
-                                           ring_bytes * static_cast<uint64_t>(sender));
+// One fast-mode slot, with its own key, per sender region: a sender can
+// write only its own region, and could be revoked alone (OSDI'96 2.7).
+uint32_t hamlyn_am_card::create_sender_slot(uint64_t region) {
+  hamlyn::slot_spec spec;
+  spec.memory = hamlyn::area_memory::card;
+  spec.base = region;
+  spec.bound = region_bytes();
+  spec.mode = hamlyn::slot_mode::fast;
+  uint32_t slot = 0;
+  if (!is_ok(card_.create_slot(spec, slot)))
+    throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
+  return slot;
+}
+
+// The header an inbound area at area offset `at` must carry, here and at
+// every peer (the same configuration gives the same layout).
+hamlyn::am_inbound_header hamlyn_am_card::expected_header(uint64_t at) const {
+  hamlyn::am_inbound_header h{};
+  h.prefix = {hamlyn::am_inbound_magic, hamlyn::am_inbound_version,
+              sizeof(hamlyn::am_inbound_header)};
+  h.nprocs = static_cast<uint32_t>(nprocs_);
+  h.per_sender = per_sender_;
+  h.block_size = block_size_;
+  h.ring_stride = layout_.ring_stride;
+  h.senders_offset = at + layout_.senders;
+  h.rings_offset = at + layout_.rings;
+  h.overflow_offset = at + layout_.overflow;
+  h.regions_offset = at + layout_.regions;
+  return h;
 }
 
 void hamlyn_am_card::attach_peer(int proc) {
@@ -110,29 +122,39 @@ void hamlyn_am_card::attach_peer(int proc) {
   const hamlyn::card_view& v = card_.view(proc);
   peer_state& ps = peers_[proc];
   if (ps.free_ring) return;
+  const uint64_t at = peer_inbound(proc, v);
+  hamlyn::am_sender_entry mine;
+  std::memcpy(&mine, v.area + at + layout_.senders + sizeof mine * static_cast<uint64_t>(my_proc_),
+              sizeof mine);
+  ps.slot = mine.slot;
+  ps.key = mine.key;
+  ps.free_ring = reinterpret_cast<sys::spsc_fifo*>(v.area + at + ring_offset(my_proc_));
+  ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);
+  ps.backlog.reserve(per_sender_);
+  for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
+}
+
+// Waits for proc's inbound header and checks it against the layout this
+// card computes for the same configuration. Returns its area offset.
+uint64_t hamlyn_am_card::peer_inbound(int proc, const hamlyn::card_view& v) const {
   const uint64_t deadline = sys::clock::monotonic_ns() + attach_timeout_ms_ * 1'000'000ull;
-  uint64_t layout;
-  while ((layout = __atomic_load_n(&v.header->user_word[3], __ATOMIC_ACQUIRE)) == 0) {
+  hamlyn::am_inbound_header h;
+  uint64_t at = 0;
+  hamlyn::client_lookup found;
+  while ((found = hamlyn::find_client(v, hamlyn::am_inbound_magic, hamlyn::am_inbound_version, h,
+                                      at)) == hamlyn::client_lookup::not_yet) {
     if (sys::clock::monotonic_ns() > deadline)
       throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
                                " never finished setting up its inbound area");
     std::this_thread::yield();
   }
-  const uint32_t their_per_sender = static_cast<uint32_t>(layout >> 32);
-  if (their_per_sender != per_sender_)
-    throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
-                             " has a different inbound layout (rx_blocks or nprocs differ)");
-  const uint64_t table = v.header->user_word[0];
-  if (table > v.header->area_bytes || uint64_t{16} * static_cast<uint64_t>(nprocs_) > v.header->area_bytes - table)
+  const hamlyn::am_inbound_header want = expected_header(at);
+  if (found != hamlyn::client_lookup::found || layout_.total > v.header->area_bytes - at)
     throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) + " has a damaged card");
-  const auto* senders = reinterpret_cast<const uint64_t*>(v.area + table);
-  ps.slot = static_cast<uint32_t>(senders[2 * my_proc_]);
-  ps.key = senders[2 * my_proc_ + 1];
-  ps.free_ring = free_ring_at(v, my_proc_);
-  ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(
-      v.area + v.header->user_word[2] + (layout & 0xFFFFFFFFu) * static_cast<uint64_t>(nprocs_));
-  ps.backlog.reserve(per_sender_);
-  for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
+  if (std::memcmp(&h, &want, sizeof h) != 0)
+    throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
+                             " has a different inbound layout (rx_blocks, block_size or nprocs differ)");
+  return at;
 }
 
 bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
@@ -149,12 +171,7 @@ void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
     return;
   }
   std::byte* pkt = tx_block(b);
-  auto* w = reinterpret_cast<wire_header*>(pkt);
-  w->length = len;
-  w->src = static_cast<uint16_t>(my_proc_);
-  w->dst = static_cast<uint16_t>(dest);
-  w->pad = 0;
-  w->crc = crc_ ? sys::crc32c(pkt + offsetof(wire_header, length), len - offsetof(wire_header, length)) : 0;
+  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   wire_sink sink{this};
   wire_.transmit(sink, dest, pkt, len);
 }
@@ -262,8 +279,7 @@ bool hamlyn_am_card::receive(rx_packet& p) {
     p.length = static_cast<uint32_t>(n.length);
     p.data = inbound_ + size_t{p.block} * block_size_;
     const auto* w = reinterpret_cast<const wire_header*>(p.data);
-    p.crc_ok = !crc_ || w->crc == sys::crc32c(p.data + offsetof(wire_header, length),
-                                              p.length - offsetof(wire_header, length));
+    p.crc_ok = !crc_ || w->crc == wire_crc(p.data, p.length);
     return true;
   }
   return false;
@@ -273,7 +289,7 @@ void hamlyn_am_card::release(const rx_packet& p) {
   const uint32_t sender = p.block / per_sender_;
   if (sender >= static_cast<uint32_t>(nprocs_)) return;
   // The sender reads this FIFO to learn the block is free again.
-  (void)free_ring_at(card_.view(my_proc_), static_cast<int>(sender))->push(p.block % per_sender_);
+  (void)my_free_ring(static_cast<int>(sender))->push(p.block % per_sender_);
 }
 
 void hamlyn_am_card::service() {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "nic/card.hpp"
+#include "nic/hamlyn/am_inbound.hpp"
 #include "nic/hamlyn/hamlyn_card.hpp"
 #include "nic/wire/wire.hpp"
 #include "sys/clock.hpp"
@@ -91,7 +92,16 @@ class hamlyn_am_card {
   bool flush_backlog(int dest);
   bool refill(peer_state& ps);
   void overflow(int dest);
-  sys::spsc_fifo* free_ring_at(const hamlyn::card_view& v, int sender) const;
+  uint64_t region_bytes() const { return uint64_t{per_sender_} * block_size_; }
+  uint64_t ring_offset(int sender) const {  // from the inbound area's start
+    return layout_.rings + uint64_t{layout_.ring_stride} * static_cast<uint64_t>(sender);
+  }
+  sys::spsc_fifo* my_free_ring(int sender) const {  // blocks I give back to sender
+    return reinterpret_cast<sys::spsc_fifo*>(my_area_ + ring_offset(sender));
+  }
+  uint32_t create_sender_slot(uint64_t region);
+  hamlyn::am_inbound_header expected_header(uint64_t at) const;
+  uint64_t peer_inbound(int proc, const hamlyn::card_view& v) const;
 
   int my_proc_;
   int nprocs_;
@@ -102,9 +112,11 @@ class hamlyn_am_card {
   uint64_t attach_timeout_ms_;
   uint32_t per_sender_ = 0;         // inbound blocks each sender owns here
   uint64_t ring_capacity_ = 0;      // entries of each free FIFO
+  hamlyn::am_inbound_layout layout_;  // my inbound area, and every peer's
   hamlyn::card card_;
   std::vector<uint32_t> sender_slot_;  // [sender]: my slot over its region (~0u: none, me)
-  std::byte* inbound_ = nullptr;    // the inbound area (all regions)
+  std::byte* my_area_ = nullptr;    // my inbound area (am_inbound.hpp), header first
+  std::byte* inbound_ = nullptr;    // its regions
   wire wire_;                       // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;
   uint32_t tx_blocks_ = 0;          // outbound blocks

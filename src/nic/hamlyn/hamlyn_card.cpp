@@ -163,6 +163,30 @@ void card::attach_all() {
   for (int p = 0; p < nprocs_; ++p) attach_peer(p);
 }
 
+void card::publish_client(uint64_t offset, uint64_t magic) {
+  header().client_offset = offset;
+  // Publish: a peer that sees the magic sees the offset and the header.
+  header().client_magic.store(magic, std::memory_order_release);
+}
+
+client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
+                          uint64_t& offset) {
+  if (!v.attached) return client_lookup::not_yet;
+  const uint64_t magic = v.header->client_magic.load(std::memory_order_acquire);
+  if (magic == 0) return client_lookup::not_yet;
+  offset = v.header->client_offset;
+  const uint64_t area_bytes = v.header->area_bytes;
+  if (magic != expected.magic || offset > area_bytes || expected.size > area_bytes - offset)
+    return client_lookup::damaged;
+  std::memcpy(copy, v.area + offset, expected.size);
+  client_prefix got;
+  std::memcpy(&got, copy, sizeof got);
+  return got.magic == expected.magic && got.version == expected.version &&
+                 got.size == expected.size
+             ? client_lookup::found
+             : client_lookup::damaged;
+}
+
 bool card::peer_done(int proc) const {
   const card_view& v = views_[proc];
   return v.attached && v.header->done.load(std::memory_order_acquire) != 0;

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +124,21 @@ struct card_view {
   }
 };
 
+enum class client_lookup { not_yet, found, damaged };
+
+// A copy of the client header of v's card, if its owner has published one
+// with this magic, version and size, lying inside v's area memory; `offset`
+// is where it lies. A copy: the owner's memory is read once and the copy is
+// what the caller checks further.
+client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
+                          uint64_t& offset);
+template <class Header>
+client_lookup find_client(const card_view& v, uint64_t magic, uint32_t version, Header& copy,
+                          uint64_t& offset) {
+  static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) >= sizeof(client_prefix));
+  return find_client(v, client_prefix{magic, version, sizeof(Header)}, &copy, offset);
+}
+
 class card {
  public:
   explicit card(const card_config& cfg);  // creates my card segment (throws on setup error)
@@ -195,6 +211,9 @@ class card {
   status resolve(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
                  std::byte*& ptr, uint64_t& address);
   void unresolve(const card_view& v, uint32_t s);  // after a successful resolve
+  // Publishes the layer above's header, at area offset `offset` (it starts
+  // with a client_prefix carrying `magic`); peers find it with find_client.
+  void publish_client(uint64_t offset, uint64_t magic);
   void announce_done() { header().done.store(1, std::memory_order_release); }
   bool peer_done(int proc) const;
   bool peer_alive(int proc) const;

@@ -195,7 +195,9 @@ struct card_header {
   uint64_t probe_address;         // owner's address of its private copy of probe_value
   std::atomic<uint32_t> done;     // owner has finished (drain) — read by peers
   uint32_t cross_memory_forbidden;// owner forbids cross-memory attach into it
-  uint64_t user_word[4];          // for the layer above (e.g. the AM card's inbound slot)
+  uint64_t client_offset;         // area offset of the client header (client_prefix first)
+  std::atomic<uint64_t> client_magic;  // its magic, published last (release); 0 = none yet
+  uint64_t reserved_client[2];    // zero
   std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
   uint32_t reserved;              // zero
   arrival_counters counters;      // what arrived here
@@ -203,5 +205,15 @@ struct card_header {
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(offsetof(card_header, counters) % 64 == 0);
 static_assert(sizeof(card_header) == 256);
+
+// The layer above a card (the AM card, the deposit layer) keeps its own
+// shared structures in the card's message-area memory, under a header of its
+// own that starts with this prefix; card_header::client_offset names it.
+struct client_prefix {
+  uint64_t magic;    // the client's own magic, equal to card_header::client_magic
+  uint32_t version;  // the client's layout version
+  uint32_t size;     // sizeof the client's header
+};
+static_assert(std::is_standard_layout_v<client_prefix> && sizeof(client_prefix) == 16);
 
 }  // namespace hpam::nic::hamlyn

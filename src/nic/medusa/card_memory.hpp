@@ -103,23 +103,16 @@ constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
   return c;
 }
 
-constexpr uint64_t spsc_bytes(uint64_t capacity) noexcept {
-  return sizeof(sys::spsc_fifo) + capacity * sizeof(uint64_t);
-}
-constexpr uint64_t mpmc_bytes(uint64_t capacity) noexcept {
-  return sizeof(sys::mpmc_fifo) + capacity * 2 * sizeof(uint64_t);  // sequence + value per cell
-}
-
 constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
                                      uint32_t rx_blocks) noexcept {
   card_layout l{};
   l.tx_fifo_capacity = fifo_capacity_for(tx_blocks);
   l.rx_fifo_capacity = fifo_capacity_for(rx_blocks);
   l.tx_ready_offset = align_up(sizeof(card_header), 64);
-  l.tx_free_offset = align_up(l.tx_ready_offset + spsc_bytes(l.tx_fifo_capacity), 64);
-  l.rx_free_offset = align_up(l.tx_free_offset + spsc_bytes(l.tx_fifo_capacity), 64);
-  l.rx_ready_offset = align_up(l.rx_free_offset + mpmc_bytes(l.rx_fifo_capacity), 64);
-  l.vram_offset = align_up(l.rx_ready_offset + mpmc_bytes(l.rx_fifo_capacity), 64);
+  l.tx_free_offset = align_up(l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
+  l.rx_free_offset = align_up(l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
+  l.rx_ready_offset = align_up(l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
+  l.vram_offset = align_up(l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
   l.size = l.vram_offset + (static_cast<uint64_t>(tx_blocks) + rx_blocks) * block_size;
   return l;
 }

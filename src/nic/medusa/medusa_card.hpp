@@ -164,14 +164,7 @@ inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
     ++malformed_;
     return;
   }
-  std::byte* pkt = tx_block(b);
-  const wire_header h{0, len, static_cast<uint16_t>(my_proc_), static_cast<uint16_t>(dest), 0};
-  std::memcpy(pkt, &h, sizeof h);
-  if (crc_) {
-    constexpr size_t from = offsetof(wire_header, length);
-    const uint32_t crc = sys::crc32c(pkt + from, len - from);
-    std::memcpy(pkt + offsetof(wire_header, crc), &crc, sizeof crc);
-  }
+  stamp_wire_header(tx_block(b), len, my_proc_, dest, crc_);
   // Always room: TX_READY holds every tx block and is emptied below.
   (void)tx_ready_->push(medusa::encode_entry(b, len));
   run_tx_engine();
@@ -247,12 +240,9 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
 inline bool medusa_card::packet_ok(const std::byte* data, uint32_t length) noexcept {
   wire_header h;
   std::memcpy(&h, data, sizeof h);
-  if (crc_) {
-    constexpr size_t from = offsetof(wire_header, length);
-    if (__builtin_expect(sys::crc32c(data + from, length - from) != h.crc, 0)) {
-      ++crc_failures_;
-      return false;
-    }
+  if (crc_ && __builtin_expect(wire_crc(data, length) != h.crc, 0)) {
+    ++crc_failures_;
+    return false;
   }
   if (__builtin_expect(h.length != length || h.dst != my_proc_ || h.src >= nprocs_, 0)) {
     ++malformed_;

@@ -6,12 +6,21 @@
 #include <memory>
 #include <string>
 
+#include <type_traits>
+
 #include "am/config.hpp"
 #include "am/token.hpp"
 #include "hpam_am.h"
 #include "sys/status.hpp"
 
-namespace hpam::am {
+// The C handler types are the core's: the C API passes them through as is.
+static_assert(std::is_same_v<hpam_handler4_fn, hpam::am::handler4_fn>);
+static_assert(std::is_same_v<hpam_handler_bulk_fn, hpam::am::handler_bulk_fn>);
+static_assert(HPAM_MAX_HANDLERS == hpam::am::max_handlers);
+
+namespace hpam::capi {
+
+using am::endpoint_config;
 
 struct c_ops {
   void (*destroy)(void* impl);
@@ -46,13 +55,13 @@ struct c_ops {
 void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
 void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
 
+// The one place a core status becomes an HPAM_ERR_* code.
 int to_c_error(status s);
-endpoint_config from_c_config(const hpam_config_t& c);
 
-}  // namespace hpam::am
+}  // namespace hpam::capi
 
 struct hpam_ep {
-  const hpam::am::c_ops* ops;  // bound once at creation
+  const hpam::capi::c_ops* ops;  // bound once at creation
   void* impl;                  // the endpoint<Card>
   bool poll_on_send;           // HPAM functions poll after sending (appendix A)
 };

@@ -4,10 +4,13 @@
 
 #include <cstring>
 
-#include "am/c_api.hpp"
 #include "am/endpoint.hpp"
+#include "capi/c_api.hpp"
 
-namespace hpam::am {
+namespace hpam::capi {
+
+using am::endpoint;
+using am::protocol_counters;
 
 template <class Card>
 struct c_ops_for {
@@ -104,9 +107,9 @@ struct c_ops_for {
 template <class Card>
 void* create_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle) {
   auto* e = new endpoint<Card>(cfg);
-  e->set_c_handle(handle);
+  e->set_owner(handle);
   *ops = &c_ops_for<Card>::table;
   return e;
 }
 
-}  // namespace hpam::am
+}  // namespace hpam::capi

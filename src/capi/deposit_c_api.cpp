@@ -1,11 +1,12 @@
-// The C API of src/include/hpam_deposit.h over deposit::endpoint. No exception
+// The C API of hpam_deposit.h (src/include) over deposit::endpoint. No exception
 // crosses this boundary.
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
 
-#include "am/c_api.hpp"
+#include "capi/c_api.hpp"
+#include "capi/knobs.hpp"
 #include "deposit/deposit.hpp"
 #include "hpam_deposit.h"
 #include "sys/shared_segment.hpp"
@@ -32,7 +33,7 @@ hpam::deposit::op_handle* as_handle(hpam_dep_handle_t* h) {
   return reinterpret_cast<hpam::deposit::op_handle*>(h);
 }
 
-int result(hpam::status s) { return hpam::am::to_c_error(s); }
+int result(hpam::status s) { return hpam::capi::to_c_error(s); }
 }  // namespace
 
 extern "C" {
@@ -40,21 +41,17 @@ extern "C" {
 void hpam_dep_config_init(hpam_dep_config_t* c) {
   std::memset(c, 0, sizeof *c);
   c->nprocs = 1;
-  c->cross_memory = 1;
-  c->packet_size = 65536;
-  c->attach_timeout_ms = 60'000;
+  hpam::capi::set_defaults(nullptr, c);  // every knob, from the one table
 }
 
 int hpam_dep_create(const hpam_dep_config_t* c, hpam_dep_t** out) {
   if (!c || !out || !c->job) return HPAM_ERR_INVALID;
   *out = nullptr;
-  hpam::deposit::setup s;
-  s.job = c->job;
-  s.nprocs = c->nprocs;
-  s.my_proc = c->my_proc;
-  s.cross_memory = c->cross_memory != 0;
-  s.packet_size = c->packet_size;
-  s.attach_timeout_ms = c->attach_timeout_ms;
+  if (std::string err = hpam::capi::check_config(*c); !err.empty()) {
+    dep_error = "hpam: " + err;
+    return HPAM_ERR_INVALID;
+  }
+  const hpam::deposit::setup s = hpam::capi::to_deposit_setup(*c);
   try {
     hpam::sys::remove_stale_segments();  // left by killed runs
     *out = new hpam_dep(s);

@@ -1,16 +1,17 @@
-// The C API of include/hpam_am.h. No exception crosses this boundary: setup
+// The C API of hpam_am.h (src/include). No exception crosses this boundary: setup
 // errors become HPAM_ERR_* with their text in hpam_last_error().
-#include "am/c_api.hpp"
+#include "capi/c_api.hpp"
 
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
 
+#include "capi/knobs.hpp"
 #include "sys/shared_segment.hpp"
 #include "sys/status.hpp"
 
-namespace hpam::am {
+namespace hpam::capi {
 
 namespace {
 thread_local std::string last_error_text;
@@ -38,76 +39,38 @@ int to_c_error(status s) {
   return HPAM_ERR_INVALID;
 }
 
-endpoint_config from_c_config(const hpam_config_t& c) {
-  endpoint_config e;
-  e.card.job = c.job ? c.job : "";
-  e.card.nprocs = c.nprocs;
-  e.card.my_proc = c.my_proc;
-  e.card.block_size = c.block_size;
-  e.card.crc = c.crc_check != 0;
-  e.card.attach_timeout_ms = c.attach_timeout_ms;
-  e.card.faults.drop = c.fault_drop;
-  e.card.faults.duplicate = c.fault_duplicate;
-  e.card.faults.corrupt = c.fault_corrupt;
-  e.card.faults.reorder = c.fault_reorder;
-  e.card.faults.delay = c.fault_delay;
-  e.card.faults.delay_ns = c.fault_delay_ns;
-  e.card.faults.seed = c.fault_seed;
-  e.depth = c.depth;
-  e.rx_blocks = c.rx_blocks;
-  e.timeout_ns = c.timeout_ns;
-  e.backoff_limit = c.backoff_limit;
-  e.give_up_ns = c.give_up_ns;
-  e.checks_per_poll = c.checks_per_poll;
-  e.key_check = c.key_check != 0;
-  e.key = c.key;
-  e.defer_acks = c.defer_acks != 0;
-  e.receive_budget = c.receive_budget;
-  return e;
-}
+}  // namespace hpam::capi
 
-}  // namespace hpam::am
-
-using hpam::am::fail;
-using hpam::am::last_error_text;
+using hpam::capi::fail;
+using hpam::capi::last_error_text;
 
 extern "C" {
 
 void hpam_config_init(hpam_config_t* c) {
   std::memset(c, 0, sizeof *c);
   c->nprocs = 1;
-  c->nic = "medusa";
-  c->depth = 4;
-  c->block_size = 8192;
-  c->timeout_ns = 1'000'000;
-  c->backoff_limit = 10;
-  c->give_up_ns = 30'000'000'000ull;
-  c->checks_per_poll = 1;
-  c->key_check = 1;
-  c->crc_check = 1;
-  c->attach_timeout_ms = 60'000;
-  c->fault_delay_ns = 100'000;
-  c->fault_seed = 1;
   c->poll_on_send = 1;
-  c->receive_budget = 64;
+  hpam::capi::set_defaults(c, nullptr);  // every knob, from the one table
 }
 
 int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
   if (!cfg || !out) return fail(HPAM_ERR_INVALID, "hpam_ep_create: NULL argument");
   *out = nullptr;
+  if (std::string err = hpam::capi::check_config(*cfg); !err.empty())
+    return fail(HPAM_ERR_INVALID, "hpam: " + err);
   const std::string nic = cfg->nic ? cfg->nic : "medusa";
   auto* ep = new (std::nothrow) hpam_ep{};
   if (!ep) return fail(HPAM_ERR_NO_RESOURCE, "hpam_ep_create: out of memory");
   ep->poll_on_send = cfg->poll_on_send != 0;
   try {
     hpam::sys::remove_stale_segments();  // left by killed runs of any card type
-    const auto ecfg = hpam::am::from_c_config(*cfg);
+    const auto ecfg = hpam::capi::to_endpoint_config(*cfg);
     if (nic == "medusa")
-      ep->impl = hpam::am::create_medusa_endpoint(ecfg, &ep->ops, ep);
+      ep->impl = hpam::capi::create_medusa_endpoint(ecfg, &ep->ops, ep);
     else if (nic == "hamlyn")
-      ep->impl = hpam::am::create_hamlyn_endpoint(ecfg, &ep->ops, ep);
+      ep->impl = hpam::capi::create_hamlyn_endpoint(ecfg, &ep->ops, ep);
     else
-      throw std::invalid_argument("hpam: invalid nic = \"" + nic + "\": valid values are medusa, hamlyn");
+      throw std::logic_error("hpam: nic " + nic + " passed the knob check but has no card");
   } catch (const std::invalid_argument& e) {
     delete ep;
     return fail(HPAM_ERR_INVALID, e.what());
@@ -155,6 +118,9 @@ int hpam_register_handler_bulk(hpam_ep_t* ep, unsigned index, hpam_handler_bulk_
   return ep->ops->register_bulk(ep->impl, index, fn, ctx);
 }
 
+// The C handle of the endpoint a handler runs in (set as its owner).
+static hpam_ep_t* owner_of(hpam_token_t* t) { return static_cast<hpam_ep_t*>(t->owner); }
+
 // Errors carry their text to hpam_last_error().
 static int noted(const hpam_ep_t* ep, int rc) {
   if (rc < 0 && rc != HPAM_ERR_BUSY) last_error_text = ep->ops->last_error(ep->impl);
@@ -186,7 +152,8 @@ int hpam_try_request_4(hpam_ep_t* ep, int dest, unsigned h, uint64_t a0, uint64_
 int hpam_reply_4(hpam_token_t* t, unsigned h, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
   if (!t) return HPAM_ERR_INVALID;
   const uint64_t w[4] = {a0, a1, a2, a3};
-  return noted(t->c_ep, t->c_ep->ops->reply4(t, h, w));
+  hpam_ep_t* ep = owner_of(t);
+  return noted(ep, ep->ops->reply4(t, h, w));
 }
 int hpam_store(hpam_ep_t* ep, int dest, unsigned h, const void* src, size_t len,
                uint64_t remote_addr, uint64_t arg) {
@@ -199,7 +166,8 @@ int hpam_try_store(hpam_ep_t* ep, int dest, unsigned h, const void* src, size_t 
 int hpam_reply_store(hpam_token_t* t, unsigned h, const void* src, size_t len,
                      uint64_t remote_addr, uint64_t arg) {
   if (!t) return HPAM_ERR_INVALID;
-  return noted(t->c_ep, t->c_ep->ops->reply_store(t, h, src, len, remote_addr, arg));
+  hpam_ep_t* ep = owner_of(t);
+  return noted(ep, ep->ops->reply_store(t, h, src, len, remote_addr, arg));
 }
 int hpam_get(hpam_ep_t* ep, int dest, unsigned h, uint64_t remote_addr, void* local, size_t len,
              uint64_t arg) {

@@ -1,0 +1,6 @@
+# tests/capi: the C API floor — the knob table and its front-end naming.
+check_PROGRAMS += tests/capi/test_capi
+TESTS += tests/capi/test_capi
+tests_capi_test_capi_SOURCES = tests/capi/test_knobs.cc
+tests_capi_test_capi_CXXFLAGS = $(TEST_CXXFLAGS)
+tests_capi_test_capi_LDADD = $(TEST_LDADD) -lgtest_main
