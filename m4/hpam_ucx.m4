@@ -53,7 +53,7 @@ AC_DEFUN([HPAM_CHECK_UCX], [
 
   UCX_SRC=$ucx_src
   UCX_VERSION=$ucx_version
-  UCX_INTERNAL_CPPFLAGS="-iquote \$(top_builddir)/$ucx_config_dir -I$ucx_src/src"
+  UCX_INTERNAL_CPPFLAGS="-include \$(top_builddir)/$ucx_config_dir/config.h -iquote \$(top_builddir)/$ucx_config_dir -I$ucx_src/src"
   AC_SUBST([UCX_SRC])
   AC_SUBST([UCX_VERSION])
   AC_SUBST([UCX_INTERNAL_CPPFLAGS])

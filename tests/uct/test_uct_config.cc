@@ -4,10 +4,14 @@
 // reports exactly the capabilities the transport implements.
 #include "uct_fixture.hpp"
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 
+#include "hpam_knobs.h"
+
 extern "C" {
-#include "hpam_registry.h"
+#include "uct_hpam_registry.h"
+#include "uct_hpam_rkey.h"
 }
 
 using namespace hpam_uct_test;
@@ -35,29 +39,80 @@ TEST_P(UctParams, RefusedNamingTheVariable) {
 INSTANTIATE_TEST_SUITE_P(
     Values, UctParams,
     ::testing::Values(
-        bad_value{"DEPTH", "0", "UCX_HPAM_DEPTH, a whole number in [1, 64]"},
-        bad_value{"DEPTH", "65", "UCX_HPAM_DEPTH, a whole number in [1, 64]"},
-        bad_value{"DEPTH", "-1", "UCX_HPAM_DEPTH"},
-        bad_value{"DEPTH", "4x", "UCX_HPAM_DEPTH"},
-        bad_value{"BLOCK_SIZE", "1000", "UCX_HPAM_BLOCK_SIZE, a power of two in [256, 65536]"},
-        bad_value{"BLOCK_SIZE", "131072", "UCX_HPAM_BLOCK_SIZE"},
-        bad_value{"PACKET_SIZE", "100", "UCX_HPAM_PACKET_SIZE"},
-        bad_value{"MAX_PROCS", "1", "UCX_HPAM_MAX_PROCS, a whole number in [2, 1024]"},
-        bad_value{"FAULT_DROP", "1.5", "UCX_HPAM_FAULT_DROP, a number in [0, 1]"},
-        bad_value{"FAULT_REORDER", "-0.1", "UCX_HPAM_FAULT_REORDER"},
-        bad_value{"GIVE_UP_MS", "0", "UCX_HPAM_GIVE_UP_MS"},
-        bad_value{"NIC", "ether", "invalid UCX_HPAM_NIC=ether: valid values are medusa, hamlyn"},
+        bad_value{"DEPTH", "0", "invalid UCX_HPAM_DEPTH = 0: valid range is [1, 64]"},
+        bad_value{"DEPTH", "65", "invalid UCX_HPAM_DEPTH = 65: valid range is [1, 64]"},
+        bad_value{"DEPTH", "-1", "invalid UCX_HPAM_DEPTH = -1: valid range is [1, 64]"},
+        bad_value{"DEPTH", "4x", "Expected: UCX_HPAM_DEPTH, a whole number in [1, 64]"},
+        bad_value{"BLOCK_SIZE", "1000",
+                  "invalid UCX_HPAM_BLOCK_SIZE = 1000: valid values are powers of two in [256, "
+                  "65536]"},
+        bad_value{"BLOCK_SIZE", "131072", "invalid UCX_HPAM_BLOCK_SIZE = 131072"},
+        bad_value{"PACKET_SIZE", "100", "invalid UCX_HPAM_PACKET_SIZE = 100"},
+        bad_value{"MAX_PROCS", "1", "invalid UCX_HPAM_MAX_PROCS = 1: valid range is [2, 1024]"},
+        bad_value{"FAULT_DROP", "1.5", "invalid UCX_HPAM_FAULT_DROP = 1.5: valid range is [0, 1]"},
+        bad_value{"FAULT_REORDER", "-0.1", "invalid UCX_HPAM_FAULT_REORDER = -0.1"},
+        bad_value{"FAULT_SEED", "seven", "Expected: UCX_HPAM_FAULT_SEED, a whole number"},
+        bad_value{"GIVE_UP_MS", "0", "invalid UCX_HPAM_GIVE_UP_MS = 0: valid range is [1, 3600000]"},
+        bad_value{"NIC", "ether", "invalid UCX_HPAM_NIC = ether: valid values are medusa, hamlyn"},
         bad_value{"JOB", "an-id-that-is-much-longer-than-forty-characters",
                   "invalid UCX_HPAM_JOB"}));
 
-TEST(UctParams, TimeoutBeyondGiveUpNamesBoth) {
-  log_capture log;
-  uct_md_h md = nullptr;
-  EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-            open_md({{"JOB", unique_job()}, {"GIVE_UP_MS", "10"}, {"TIMEOUT_US", "20000"}}, &md));
-  EXPECT_TRUE(log.contains("invalid UCX_HPAM_TIMEOUT_US=20000: valid range is [1, "
-                           "UCX_HPAM_GIVE_UP_MS * 1000 = 10000]"))
-      << log.all();
+// Rules between knobs come from the same table as the BTL's.
+TEST(UctParams, RulesBetweenKnobsNameBoth) {
+  struct rule {
+    settings s;
+    const char* message;
+  } rules[] = {
+      {{{"GIVE_UP_MS", "10"}, {"TIMEOUT_US", "20000"}},
+       "invalid UCX_HPAM_TIMEOUT_US = 20000: valid range is [1, 10000] us (at most the give-up "
+       "time)"},
+      {{{"CRC_CHECK", "n"}, {"FAULT_CORRUPT", "0.1"}},
+       "invalid UCX_HPAM_FAULT_CORRUPT = 0.1: valid values are 0 while crc_check is off"},
+  };
+  for (auto& r : rules) {
+    log_capture log;
+    uct_md_h md = nullptr;
+    r.s.insert(r.s.begin(), {"JOB", unique_job()});
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, open_md(r.s, &md));
+    EXPECT_TRUE(log.contains(r.message)) << log.all();
+  }
+}
+
+// Every knob of hpam's table is a UCX_HPAM_* variable, with the table's
+// default, plus the transport's own JOB, MAX_PROCS and STATS.
+TEST(UctParams, EveryKnobIsAVariable) {
+  uct_md_config_t* config = nullptr;
+  ASSERT_EQ(UCS_OK, uct_md_config_read(hpam_component(), nullptr, nullptr, &config));
+  for (size_t i = 0; i < hpam_knob_count(); ++i) {
+    std::string name = hpam_knob_info(i)->name;
+    for (char& c : name) c = static_cast<char>(toupper(c));
+    char value[64] = "";
+    EXPECT_EQ(UCS_OK, uct_config_get(config, name.c_str(), value, sizeof value)) << name;
+  }
+  char value[64];
+  for (const char* own : {"JOB", "MAX_PROCS", "STATS"})
+    EXPECT_EQ(UCS_OK, uct_config_get(config, own, value, sizeof value)) << own;
+  ASSERT_EQ(UCS_OK, uct_config_get(config, "DEPTH", value, sizeof value));
+  EXPECT_EQ(std::to_string(hpam_knob_default(size_t(hpam_knob_find("depth"))).i), value);
+  uct_config_release(config);
+}
+
+// The library registers the component from its constructor: it must load
+// into any program (the knob table it walks there is constant-initialized).
+TEST(UctParams, LibraryLoadsIntoAnyProgram) {
+  Dl_info info{};
+  ASSERT_NE(0, dladdr(reinterpret_cast<void*>(&uct_hpam_rkey_pack), &info));
+  const std::string preload = std::string("LD_PRELOAD=") + info.dli_fname;
+  const pid_t child = fork();
+  if (child == 0) {
+    char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
+    char* const envp[] = {const_cast<char*>(preload.c_str()), nullptr};
+    execve("/bin/true", argv, envp);
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(UctParams, GoodValuesOpen) {

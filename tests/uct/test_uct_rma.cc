@@ -5,7 +5,7 @@
 #include "uct_fixture.hpp"
 
 extern "C" {
-#include "hpam_rkey.h"
+#include "uct_hpam_rkey.h"
 }
 
 using namespace hpam_uct_test;

@@ -1,7 +1,7 @@
 /*
- * Packing and checking of remote keys (see hpam_rkey.h).
+ * Packing and checking of remote keys (see uct_hpam_rkey.h).
  */
-#include "hpam_rkey.h"
+#include "uct_hpam_rkey.h"
 
 #include <stdio.h>
 #include <string.h>

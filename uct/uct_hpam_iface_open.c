@@ -4,9 +4,8 @@
  * per-peer state; at close, finish what is in flight (bounded by the
  * give-up time) and let HPAM drain the network before the cards go.
  */
-#include "config.h"
 
-#include "hpam_uct.h"
+#include "uct_hpam.h"
 
 #include <time.h>
 

@@ -6,9 +6,8 @@
  * an active-message handler) returns UCS_ERR_NO_RESOURCE and UCX queues it
  * here; progress dispatches the queues in order. Nothing is dropped.
  */
-#include "config.h"
 
-#include "hpam_uct.h"
+#include "uct_hpam.h"
 
 static UCS_CLASS_INIT_FUNC(uct_hpam_ep_t, const uct_ep_params_t *params)
 {

@@ -6,9 +6,8 @@
  * Progress serves the network (HPAM_poll), completes deposits, serves the
  * memory domain's deposit card, then sends what waited.
  */
-#include "config.h"
 
-#include "hpam_uct.h"
+#include "uct_hpam.h"
 
 #include <uct/sm/base/sm_iface.h>
 

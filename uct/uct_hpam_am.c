@@ -22,9 +22,8 @@
  * - Busy. When the D instances to a peer (or the order window) are in use,
  *   sends return UCS_ERR_NO_RESOURCE and wait in the pending queue.
  */
-#include "config.h"
 
-#include "hpam_uct.h"
+#include "uct_hpam.h"
 
 /* The argument word of a message: UCX's id, flags (zero), sequence number. */
 static inline uint64_t am_arg(uint8_t id, uint32_t seq) { return (uint64_t)id | ((uint64_t)seq << 32); }

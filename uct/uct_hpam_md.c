@@ -6,9 +6,8 @@
  * libuct loads only the modules it was built with: load the library with
  * LD_PRELOAD.
  */
-#include "config.h"
 
-#include "hpam_uct.h"
+#include "uct_hpam.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -238,10 +237,27 @@ uct_tl_t uct_hpam_tl = {
                .size = sizeof(uct_hpam_iface_config_t)},
 };
 
-/* Registration from the constructor (uct_hpam_init), unregistration from the
- * destructor: UCX's own macro for a component with one transport. */
-UCT_SINGLE_TL_INIT(&uct_hpam_component, hpam, ctor,
-                   {
-                       uct_hpam_component.md_config.size = uct_hpam_md_config_size();
-                   },
-                   {})
+/* Registration from the library's constructor (what UCX's UCT_SINGLE_TL_INIT
+ * does in constructor scope), after the configuration table is built from
+ * the knob table; unregistration from the destructor. */
+static int registered;
+
+UCS_F_CTOR void uct_hpam_init(void)
+{
+    if (uct_hpam_md_config_build() != 0) {
+        ucs_error("hpam: the knob table has more than %d knobs: rebuild libuct_hpam with a larger "
+                  "UCT_HPAM_MAX_KNOBS; the hpam transport is not registered", UCT_HPAM_MAX_KNOBS);
+        return;
+    }
+    uct_hpam_component.md_config.size = uct_hpam_md_config_size();
+    uct_component_register(&uct_hpam_component);
+    uct_tl_register(&uct_hpam_component, &uct_hpam_tl);
+    registered = 1;
+}
+
+UCS_F_DTOR void uct_hpam_cleanup(void)
+{
+    if (!registered) return;
+    uct_tl_unregister(&uct_hpam_tl);
+    uct_component_unregister(&uct_hpam_component);
+}

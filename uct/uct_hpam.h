@@ -10,12 +10,15 @@
  * was built with, so the component registers itself from a constructor and
  * is loaded with LD_PRELOAD=libuct_hpam.so.
  *
- * Files: hpam_md.c (component, memory domain, registration, rkeys),
- * hpam_md_config.c (UCX_HPAM_* variables and their checks), hpam_iface.c
+ * Files: uct_hpam_md.c (component, memory domain, registration, rkeys),
+ * uct_hpam_md_config.c (UCX_HPAM_* variables and their checks), uct_hpam_iface.c
  * (interface: open, query, addresses, progress, flush, lost peers),
- * hpam_ep.c (endpoints, pending queues, fence), hpam_am.c (active messages
- * in order over the D-way protocol), hpam_rma.c (put, get, atomics),
- * hpam_registry.c (job membership), hpam_rkey.c (rkey wire format).
+ * uct_hpam_ep.c (endpoints, pending queues, fence), uct_hpam_am.c (active messages
+ * in order over the D-way protocol), uct_hpam_rma.c (put, get, atomics),
+ * uct_hpam_registry.c (job membership), uct_hpam_rkey.c (rkey wire format).
+ *
+ * UCX's own config.h (its build configuration, from `ucx_info -b`) is forced
+ * into every file by the build (-include), before any UCX header.
  */
 #pragma once
 
@@ -29,8 +32,8 @@
 
 #include "hpam_am.h"
 #include "hpam_deposit.h"
-#include "hpam_registry.h"
-#include "hpam_rkey.h"
+#include "uct_hpam_registry.h"
+#include "uct_hpam_rkey.h"
 
 #define UCT_HPAM_NAME "hpam"
 #define UCT_HPAM_CONFIG_PREFIX "HPAM_"
@@ -67,7 +70,11 @@ typedef struct uct_hpam_iface_config {
     uct_iface_config_t super;
 } uct_hpam_iface_config_t;
 
-/* Every knob, validated (hpam_md_config.c). */
+/* Room for the knob table's knobs (hpam_knobs.h); a larger table leaves the
+ * transport unregistered, with an error. */
+#define UCT_HPAM_MAX_KNOBS 48
+
+/* Every knob, validated (uct_hpam_md_config.c). */
 typedef struct uct_hpam_params {
     hpam_config_t am;          /* the active-message card and protocol */
     hpam_dep_config_t dep;     /* the deposit cards                    */
@@ -75,6 +82,7 @@ typedef struct uct_hpam_params {
     char job[64];              /* the core's job id: "ucx-" + UCX_HPAM_JOB's tag */
     uint64_t job_hash;         /* FNV-1a of job: in addresses and rkeys */
     int stats;                 /* print counters when an interface closes */
+    char words[UCT_HPAM_MAX_KNOBS][32]; /* values of word knobs (am.nic points here) */
 } uct_hpam_params_t;
 
 typedef struct uct_hpam_md {
@@ -117,7 +125,7 @@ typedef struct uct_hpam_peer {
 enum uct_hpam_hello { UCT_HPAM_HELLO_NONE, UCT_HPAM_HELLO_WANTED, UCT_HPAM_HELLO_SENT,
                       UCT_HPAM_HELLO_DONE, UCT_HPAM_HELLO_FAILED };
 
-/* An operation on the deposit layer with a handle (hpam_rma.c). */
+/* An operation on the deposit layer with a handle (uct_hpam_rma.c). */
 typedef struct uct_hpam_op {
     hpam_dep_handle_t handle;
     struct uct_hpam_ep *ep;         /* NULL once its endpoint is gone */
@@ -195,7 +203,7 @@ static inline uct_hpam_iface_t *uct_hpam_iface_of(uct_ep_h tl_ep)
     return ucs_derived_of(tl_ep->iface, uct_hpam_iface_t);
 }
 
-/* hpam_md.c */
+/* uct_hpam_md.c */
 extern uct_component_t uct_hpam_component;
 ucs_status_t uct_hpam_md_dep_ready(uct_hpam_md_t *md);
 int uct_hpam_md_trylock(uct_hpam_md_t *md);
@@ -204,15 +212,18 @@ void uct_hpam_md_unlock(uct_hpam_md_t *md);
 /* The one place an HPAM error code becomes a UCS status. */
 ucs_status_t uct_hpam_status(int hpam_err);
 
-/* hpam_md_config.c */
+/* uct_hpam_md_config.c */
 extern ucs_config_field_t uct_hpam_md_config_table[];
 typedef struct uct_hpam_md_config uct_hpam_md_config_t;
 size_t uct_hpam_md_config_size(void);
+/* Fills uct_hpam_md_config_table from the knob table; -1 if it has more
+ * than UCT_HPAM_MAX_KNOBS knobs. */
+int uct_hpam_md_config_build(void);
 /* Validates the configuration into params; on error returns
  * UCS_ERR_INVALID_PARAM after one line naming the UCX_HPAM_* variable. */
 ucs_status_t uct_hpam_params_from_config(const uct_md_config_t *config, uct_hpam_params_t *p);
 
-/* hpam_iface.c */
+/* uct_hpam_iface.c */
 extern ucs_config_field_t uct_hpam_iface_config_table[];
 extern uct_iface_ops_t uct_hpam_iface_ops;
 ucs_status_t uct_hpam_query_devices(uct_md_h md, uct_tl_device_resource_t **devices,
@@ -229,12 +240,12 @@ int uct_hpam_flush_done(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *
  * completion) or UCS_ERR_NO_RESOURCE (no room to wait: ask again). */
 ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w);
 
-/* hpam_iface_open.c */
+/* uct_hpam_iface_open.c */
 ucs_status_t uct_hpam_iface_open(uct_md_h md, uct_worker_h worker, const uct_iface_params_t *params,
                                  const uct_iface_config_t *config, uct_iface_h *iface_p);
 void uct_hpam_iface_close(uct_iface_h tl_iface);
 
-/* hpam_ep.c */
+/* uct_hpam_ep.c */
 extern ucs_class_t UCS_CLASS_NAME(uct_hpam_ep_t);
 ucs_status_t uct_hpam_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
 void uct_hpam_ep_destroy(uct_ep_h tl_ep);
@@ -248,7 +259,7 @@ unsigned uct_hpam_dispatch_pending(uct_hpam_iface_t *iface);
 ucs_status_t uct_hpam_ep_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep);
 void uct_hpam_ep_fail_all(uct_hpam_iface_t *iface, int peer);
 
-/* hpam_am.c */
+/* uct_hpam_am.c */
 ucs_status_t uct_hpam_am_init(uct_hpam_iface_t *iface);
 ucs_status_t uct_hpam_ep_am_short(uct_ep_h ep, uint8_t id, uint64_t header, const void *payload,
                                   unsigned length);
@@ -258,7 +269,7 @@ ssize_t uct_hpam_ep_am_bcopy(uct_ep_h ep, uint8_t id, uct_pack_callback_t pack_c
                              unsigned flags);
 void uct_hpam_send_hellos(uct_hpam_iface_t *iface);
 
-/* hpam_rma.c */
+/* uct_hpam_rma.c */
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface);
 unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface);
 void uct_hpam_rma_orphan(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_t status);

@@ -1,8 +1,8 @@
 /*
- * The job registry (see hpam_registry.h): one small file per user and job
+ * The job registry (see uct_hpam_registry.h): one small file per user and job
  * in /dev/shm, read and written whole with pread/pwrite under flock.
  */
-#include "hpam_registry.h"
+#include "uct_hpam_registry.h"
 
 #include <assert.h>
 #include <dirent.h>

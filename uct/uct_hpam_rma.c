@@ -12,9 +12,8 @@
  * the in-flight table until its handle says done, so flush and fence wait
  * for it.
  */
-#include "config.h"
 
-#include "hpam_uct.h"
+#include "uct_hpam.h"
 
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface)
 {
