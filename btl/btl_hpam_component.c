@@ -9,8 +9,11 @@
  */
 #include "btl_hpam.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
@@ -135,6 +138,45 @@ static void make_job_id(char *out, size_t len)
     snprintf(out, len, "ompi%x-%08x", (unsigned) OPAL_PROC_MY_NAME.jobid, h);
 }
 
+/* The job's protection key (HPAM 5.3): random, drawn by one process of the
+ * job on this node (the lowest rank here) and handed to the others through
+ * the modex, so it is never derived from anything visible. Its modex data
+ * reaches the others when it commits after its BTLs' init; a get made
+ * before that may find only what it committed earlier, so the others ask
+ * again until the key is there (up to btl_hpam_attach_timeout_ms). 0: none
+ * could be had. */
+#define HPAM_KEY_NAME "btl.hpam.job_key"
+static uint64_t make_or_receive_job_key(void)
+{
+    opal_process_name_t any = {.jobid = OPAL_PROC_MY_NAME.jobid, .vpid = OPAL_VPID_WILDCARD};
+    char *peers = NULL;
+    int rc;
+    OPAL_MODEX_RECV_VALUE(rc, OPAL_PMIX_LOCAL_PEERS, &any, &peers, OPAL_STRING);
+    if (OPAL_SUCCESS != rc || NULL == peers) return 0;
+    opal_process_name_t maker = {.jobid = OPAL_PROC_MY_NAME.jobid, .vpid = OPAL_VPID_INVALID};
+    for (char *at = peers, *end; *at; at = *end ? end + 1 : end) {
+        const unsigned long v = strtoul(at, &end, 10);
+        if (end == at) break;
+        if (v < maker.vpid) maker.vpid = (opal_vpid_t) v;
+    }
+    free(peers);
+    uint64_t key = 0, *ptr = &key;
+    if (maker.vpid == OPAL_PROC_MY_NAME.vpid) {
+        while (0 == key) {
+            if ((ssize_t) sizeof key != getrandom(&key, sizeof key, 0) && EINTR != errno) return 0;
+        }
+        OPAL_MODEX_SEND_VALUE(rc, OPAL_PMIX_LOCAL, HPAM_KEY_NAME, &key, OPAL_UINT64);
+        return OPAL_SUCCESS == rc ? key : 0;
+    }
+    const uint64_t patience_ms = mca_btl_hpam_component.params.am.attach_timeout_ms;
+    for (uint64_t waited_ms = 0; waited_ms <= patience_ms; ++waited_ms) {
+        OPAL_MODEX_RECV_VALUE(rc, HPAM_KEY_NAME, &maker, &ptr, OPAL_UINT64);
+        if (OPAL_SUCCESS == rc && 0 != key) return key;
+        usleep(1000);
+    }
+    return 0;
+}
+
 /* Fragments live in plain malloc'd chunks (not an opal_free_list on an
  * mpool): MPI_T_finalize may finalize this BTL after the memory pools. */
 static int setup_frags(size_t max_send_size)
@@ -157,6 +199,12 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     make_job_id(c->job, sizeof c->job);
 
     hpam_config_t cfg = c->params.am;
+    cfg.key = make_or_receive_job_key();
+    if (0 == cfg.key) {
+        opal_output(0, "btl/hpam: cannot start on %s: no job key from the modex",
+                    opal_process_info.nodename);
+        return NULL;
+    }
     cfg.job = c->job;
     cfg.nprocs = c->nlocal;
     cfg.my_proc = c->my_local_rank;

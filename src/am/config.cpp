@@ -1,7 +1,6 @@
 #include "am/config.hpp"
 
 #include "am/packet.hpp"
-#include "sys/crc32c.hpp"
 
 namespace hpam::am {
 std::string setup_problem(const endpoint_config& cfg) {
@@ -19,14 +18,6 @@ std::string setup_problem(const endpoint_config& cfg) {
     return "invalid configuration: timeout_ns, give_up_ns, checks_per_poll and receive_budget "
            "must be non-zero";
   return {};
-}
-
-uint64_t key_from_job(const std::string& job) {
-  // Two independent CRCs make 64 bits; never 0.
-  const uint64_t lo = sys::crc32c(job.data(), job.size(), 0x48504d41u);
-  const uint64_t hi = sys::crc32c(job.data(), job.size(), 0x4b455953u);
-  const uint64_t key = (hi << 32) | lo;
-  return key ? key : 1;
 }
 
 }  // namespace hpam::am

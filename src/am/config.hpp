@@ -25,7 +25,8 @@ struct endpoint_config {
                                         // after each, keeping acks off the critical path)
   bool key_check = true;                // check the job key on every arrival
   bool defer_acks = true;               // launch empty acks after the next send or poll, not at once
-  uint64_t key = 0;                     // job protection key; 0 = derived from the job id
+  uint64_t key = 0;                     // job protection key; 0 = process 0 draws a random one and
+                                        // publishes it in its card for the others to read
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand
 };
 
@@ -33,9 +34,6 @@ struct endpoint_config {
 // encodable depth, non-zero times): empty when it holds, else one line.
 // User-facing ranges are the knob table's.
 std::string setup_problem(const endpoint_config& cfg);
-
-// The key every process of a job derives from the job id when none is given.
-uint64_t key_from_job(const std::string& job);
 
 // The worst-case inbound pool: all P-1 peers' D requests plus replies to my
 // own D requests to each of them (HPAM 5.2.1).

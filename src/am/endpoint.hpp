@@ -74,6 +74,7 @@ class endpoint {
 
   int nprocs() const { return nprocs_; }
   int my_proc() const { return my_proc_; }
+  uint64_t key() const { return key_; }  // the job's protection key
   uint32_t depth() const { return depth_; }
   size_t max_bulk() const { return card_.block_size() - packet_header_size; }
   // Opaque to the protocol: handed to handlers in every token.
@@ -132,6 +133,7 @@ class endpoint {
                       const expected_get& get = {});
   template <class Build>
   status send_reply(hpam_token& token, msg_kind kind, unsigned handler, Build&& build);
+  uint64_t key_of_process_0();
   bool acquire_instance(int dest, uint32_t& instance);
   status stall_for_instance(int dest, uint32_t& instance);
   bool in_segment(uint64_t address, uint64_t len) const {

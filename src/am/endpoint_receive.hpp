@@ -41,23 +41,23 @@ status endpoint<Card>::set_segment(void* base, size_t len) {
 }
 
 // Acceptance checks, in the paper's order: CRC, header sanity, key, type.
-// The header is copied out of the card block once, here; every check and
-// every later use reads the copy (a peer may rewrite the block meanwhile).
+// The source is the card's (the sender it knows delivered the packet, the
+// wire header checked against it), never a field of the packet. The
+// protocol header is copied out of the card block once, here; every check
+// and every later use reads the copy (a peer may rewrite the block).
 template <class Card>
 bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   protocol_counters& unattributed = counters_[my_proc_];
   if (!p.crc_ok) {
-    unattributed.crc_failures++;
+    if (!p.rejected) unattributed.crc_failures++;  // a refused header the card has counted
     return false;
   }
-  nic::wire_header w;
-  std::memcpy(&w, p.data, sizeof w);
-  if (p.length < min_packet_size || p.length > card_.block_size() || w.length != p.length ||
-      w.src >= nprocs_ || w.src == my_proc_ || w.dst != my_proc_) {
+  if (p.length < min_packet_size || p.length > card_.block_size() || p.src >= nprocs_ ||
+      p.src == my_proc_) {
     unattributed.malformed++;
     return false;
   }
-  const int src = w.src;
+  const int src = p.src;
   // A block holds at least packet_header_size bytes: the copy stays inside it.
   std::memcpy(&a.h, p.data + nic::wire_header_size, sizeof a.h);
   if (key_check_ && a.h.key != key_) {

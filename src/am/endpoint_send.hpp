@@ -5,13 +5,24 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sys/protection_key.hpp"
+
 #include "am/endpoint.hpp"
 
 namespace hpam::am {
 
 namespace detail {
-inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* clk) {
+// The job key: the caller's, or one process 0 draws from the kernel's random
+// source and publishes in its card's setup region (0 here: read it there).
+inline uint64_t initial_key(const endpoint_config& cfg) {
+  if (cfg.key) return cfg.key;
+  return cfg.card.my_proc == 0 ? sys::random_protection_key() : 0;
+}
+// `publish`: the job key my card publishes for the others (0: none).
+inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* clk,
+                                      uint64_t publish = 0) {
   nic::card_setup s = cfg.card;
+  s.job_key = publish;
   const uint32_t per_direction = static_cast<uint32_t>(s.nprocs - 1) * cfg.depth;
   s.tx_blocks = 2 * per_direction;  // D request + D reply buffers per peer
   s.rx_blocks = cfg.rx_blocks ? cfg.rx_blocks : worst_case_rx_blocks(s.nprocs, cfg.depth);
@@ -31,7 +42,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       nprocs_(cfg.card.nprocs),
       my_proc_(cfg.card.my_proc),
       depth_(cfg.depth),
-      key_(cfg.key ? cfg.key : key_from_job(cfg.card.job)),
+      key_(detail::initial_key(cfg)),
       key_check_(cfg.key_check),
       timeout_ns_(cfg.timeout_ns),
       backoff_limit_(cfg.backoff_limit),
@@ -40,7 +51,8 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
-      card_(detail::card_setup_for(cfg, &clock_)) {
+      card_(detail::card_setup_for(cfg, &clock_, cfg.key ? 0 : key_)) {
+  if (key_ == 0) key_ = key_of_process_0();
   requests_.resize(nprocs_, depth_);
   replies_.resize(nprocs_, depth_);
   for (int p = 0; p < nprocs_; ++p) {
@@ -58,6 +70,17 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   self_buffer_.resize(card_.block_size());
   pending_acks_.reserve(static_cast<size_t>(nprocs_) * depth_);
   timeout_peer_ = my_proc_;
+}
+
+// The key process 0 published (it waits, like an attach, for process 0's card).
+template <class Card>
+uint64_t endpoint<Card>::key_of_process_0() {
+  const uint64_t key = card_.published_key(0);
+  if (key == 0)
+    throw std::runtime_error("hpam: process 0 of job " + job_ +
+                             " publishes no job key (it was given one): give every process of "
+                             "the job the same key, or none");
+  return key;
 }
 
 template <class Card>

@@ -90,7 +90,7 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
       if (!ok) counters.key_rejections.fetch_add(1, std::memory_order_relaxed);
       slot = ok ? c->endpoint_slot : ~0u;
       key = ok ? c->endpoint_key : 0;
-      len = slot < me.header->slot_count ? me.slots[slot].bound : 0;
+      len = slot < me.geo.slot_count ? me.slots[slot].bound : 0;
     } else {
       from = op.operand;
       len = op.width;
@@ -103,7 +103,7 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
       st = execute(c, m, op, payload + sizeof op, h.length, reply_scratch_.data() + 8,
                    static_cast<uint32_t>(out_len), res);
       card_.unresolve(me, slot);
-      if (is_ok(st) && res.notify) raise(my_proc_, *c, h.metadata_index, res.notify_word);
+      if (is_ok(st) && res.notify && c) raise(my_proc_, *c, h.metadata_index, res.notify_word);
     }
   } else {
     counters.malformed.fetch_add(1, std::memory_order_relaxed);
@@ -193,7 +193,7 @@ bool endpoint::find_connection_table(int proc, connection_table& t) const {
   if (nic::hamlyn::find_client(v, connection_table_magic, connection_table_version, h, at) !=
       nic::hamlyn::client_lookup::found)
     return false;
-  const uint64_t area = v.header->area_bytes;
+  const uint64_t area = v.geo.area_bytes;
   if (h.record_size != sizeof(connection_record) || h.records_offset > area ||
       uint64_t{h.count} * sizeof(connection_record) > area - h.records_offset ||
       h.records_offset % alignof(connection_record) != 0)
@@ -204,9 +204,9 @@ bool endpoint::find_connection_table(int proc, connection_table& t) const {
 
 void endpoint::raise(int proc, const connection_record& c, uint32_t index, uint64_t word) {
   const nic::hamlyn::card_view& v = card_.view(proc);
-  const uint32_t q = c.notification_queue < v.header->notification_queues ? c.notification_queue : 0;
+  const uint32_t q = c.notification_queue < v.geo.notification_queues ? c.notification_queue : 0;
   const notification n{c.endpoint_slot, hybrid_notification_index, static_cast<uint32_t>(my_proc_), word, index};
-  (void)nic::hamlyn::notification_append(*v.queue(q), v.entries(q), n);
+  (void)nic::hamlyn::notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
   __atomic_fetch_add(const_cast<uint64_t*>(&c.notifications), 1, __ATOMIC_RELAXED);
 }
 
@@ -270,7 +270,7 @@ status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const 
   }
   if (free_ops_.empty()) return status::would_block;
   const uint32_t s = c->endpoint_slot;
-  if (s >= v.header->slot_count) return status::rejected;
+  if (s >= v.geo.slot_count) return status::rejected;
   const bool direct = dest == my_proc_ || v.slots[s].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card);
   if (!direct) return remote_op(s, ct.connection_key, ct.connection, op, data, len, out, out_len, fetched, dest, h);
   std::byte* ptr = nullptr;

@@ -28,8 +28,14 @@ uint64_t memory_atomic(hybrid_code code, T* p, T v, T cmp) {
   }
 }
 
+// A connection's permission bits, read once per operation.
+struct permissions {
+  uint32_t readable = 0;
+  uint32_t writable = 0;
+};
+
 // Register numbers, permissions and combinations, before anything changes.
-status check(const connection_record* c, const hybrid_op& op, uint32_t len) {
+status check(const connection_record* c, const permissions& p, const hybrid_op& op, uint32_t len) {
   if (static_cast<uint8_t>(op.code) >= hybrid_code_count || static_cast<uint8_t>(op.mode) > 2 ||
       static_cast<uint8_t>(op.fn) > 4 || static_cast<uint8_t>(op.condition) > 6)
     return status::invalid_argument;
@@ -38,7 +44,8 @@ status check(const connection_record* c, const hybrid_op& op, uint32_t len) {
                       k == hybrid_code::store_post_increment || k == hybrid_code::read_register;
   const bool uses_j = k == hybrid_code::register_op && op.reg_j != use_operand;
   const bool uses_cond = op.condition != compare_fn::none && op.cond_reg != use_operand;
-  if (!c && (uses_i || uses_j || uses_cond)) return status::rejected;  // no registers without a connection
+  // No registers, and nowhere to notify, without a connection.
+  if (!c && (uses_i || uses_j || op.condition != compare_fn::none)) return status::rejected;
   if ((uses_i && op.reg_i >= address_registers) || (uses_j && op.reg_j >= address_registers) ||
       (uses_cond && op.cond_reg >= address_registers))
     return status::invalid_argument;
@@ -46,10 +53,10 @@ status check(const connection_record* c, const hybrid_op& op, uint32_t len) {
   if (is_memory_atomic(k) && op.width != 4 && op.width != 8) return status::invalid_argument;
   if (!carries_data(k) && len != 0) return status::invalid_argument;
   if (!c) return status::ok;
-  if (k == hybrid_code::register_op && !bit(c->writable, op.reg_i)) return status::rejected;
-  if (uses_j && !bit(c->readable, op.reg_j)) return status::rejected;
-  if (k == hybrid_code::read_register && !bit(c->readable, op.reg_i)) return status::rejected;
-  if (k == hybrid_code::store_post_increment && op.operand != 0 && !bit(c->writable, op.reg_i))
+  if (k == hybrid_code::register_op && !bit(p.writable, op.reg_i)) return status::rejected;
+  if (uses_j && !bit(p.readable, op.reg_j)) return status::rejected;
+  if (k == hybrid_code::read_register && !bit(p.readable, op.reg_i)) return status::rejected;
+  if (k == hybrid_code::store_post_increment && op.operand != 0 && !bit(p.writable, op.reg_i))
     return status::rejected;  // only the data length may be added without write permission
   return status::ok;
 }
@@ -123,7 +130,8 @@ status execute(connection_record* c, const target_memory& m, const hybrid_op& op
                const std::byte* data, uint32_t len, std::byte* out, uint32_t out_len,
                hybrid_result& r) noexcept {
   r = hybrid_result{};
-  const status ok = check(c, op, len);
+  const permissions p = c ? permissions{c->readable, c->writable} : permissions{};
+  const status ok = check(c, p, op, len);
   if (!is_ok(ok)) return ok;
   status st = status::ok;
   switch (op.code) {
@@ -135,13 +143,21 @@ status execute(connection_record* c, const target_memory& m, const hybrid_op& op
     case hybrid_code::none: break;
     default: st = memory_op(c, m, op, data, len, out, out_len, r); break;
   }
-  if (!is_ok(st) || op.condition == compare_fn::none) return st;
-  // The conditional notification is decided at the end of the compound operation.
-  const uint64_t v = op.cond_reg == use_operand
-                         ? r.fetched
-                         : c->address_register[op.cond_reg].load(std::memory_order_acquire);
-  r.notify = holds(op.condition, v, op.compare);
-  r.notify_word = v;
+  if (!is_ok(st)) return st;
+  if (op.condition != compare_fn::none) {
+    // The conditional notification is decided at the end of the compound
+    // operation (it goes to the destination, which may see every register).
+    const uint64_t v = op.cond_reg == use_operand
+                           ? r.fetched
+                           : c->address_register[op.cond_reg].load(std::memory_order_acquire);
+    r.notify = holds(op.condition, v, op.compare);
+    r.notify_word = v;
+  }
+  // A register's value goes back to the sender only if it may read it
+  // (section 3.5): a register update or an append returns 0 otherwise.
+  const bool returns_register =
+      op.code == hybrid_code::register_op || op.code == hybrid_code::store_post_increment;
+  if (returns_register && !bit(p.readable, op.reg_i)) r.fetched = 0;
   return status::ok;
 }
 

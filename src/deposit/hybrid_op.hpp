@@ -34,8 +34,10 @@ enum class addressing : uint8_t { direct = 0, indirect = 1, indexed = 2 };
 enum class hybrid_code : uint8_t {
   write = 0,                 // store the message data at effaddr
   read = 1,                  // return the bytes at effaddr
-  register_op = 2,           // addreg_i <- fn(<addreg_i>, operand or <addreg_j>); returns the old value
-  store_post_increment = 3,  // store at <addreg_i>, then addreg_i += increment (0: data length)
+  register_op = 2,           // addreg_i <- fn(<addreg_i>, operand or <addreg_j>); returns the old
+                             // value if the sender may read addreg_i, else 0
+  store_post_increment = 3,  // store at <addreg_i>, then addreg_i += increment (0: data length);
+                             // returns where it stored if the sender may read addreg_i, else 0
   fetch_add = 4,             // memory at effaddr += value; returns the old value
   swap = 5,                  // memory at effaddr = value; returns the old value
   compare_swap = 6,          // if memory == compare: memory = value; returns the old value
@@ -131,9 +133,11 @@ struct hybrid_result {
 };
 
 // Executes `op` against connection `c` (null: plain ticket operation,
-// direct addressing only) and memory `m`, with `data` for writes and `out`
-// (capacity `out_len`) for reads. Checks register numbers, permissions,
-// bounds and alignment first; nothing is changed when a check fails.
+// direct addressing only, no condition) and memory `m`, with `data` for
+// writes and `out` (capacity `out_len`) for reads. Checks register numbers,
+// permissions (read once), bounds and alignment first; nothing is changed
+// when a check fails. A register's value is returned to the sender only
+// when the connection lets it read that register.
 status execute(connection_record* c, const target_memory& m, const hybrid_op& op,
                const std::byte* data, uint32_t len, std::byte* out, uint32_t out_len,
                hybrid_result& r) noexcept;

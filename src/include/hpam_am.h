@@ -69,8 +69,12 @@ typedef struct hpam_config {
   uint64_t give_up_ns;        /* peer declared unreachable after this                     */
   uint32_t checks_per_poll;   /* K: request descriptors checked per poll                  */
   int key_check;              /* check the job key on arrival                             */
-  int crc_check;              /* compute and check CRC32C on packets                      */
-  uint64_t key;               /* job protection key; 0 = derived from `job`               */
+  int crc_check;              /* compute and check CRC32C on packets (off is refused
+                               * together with fault_corrupt > 0)                          */
+  uint64_t key;               /* job protection key, the same in every process; 0: process
+                               * 0 draws a random key and publishes it in its card, where
+                               * the others read it (their hpam_ep_create then waits for
+                               * process 0's card, up to attach_timeout_ms)                */
   uint64_t attach_timeout_ms; /* wait for a peer's card to appear                         */
   /* Fault model of the wire: probabilities in [0,1], seeded generator. */
   double fault_drop, fault_duplicate, fault_corrupt, fault_reorder, fault_delay;

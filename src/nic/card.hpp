@@ -16,6 +16,8 @@
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
 //   void         C::service();                      // card housekeeping: TX_FREE status,
 //                                                   // delayed/reordered packets on the wire
+//   uint64_t     C::published_key(int proc);        // the job key proc's card publishes in its
+//                                                   // setup region (attaches proc first); 0: none
 //   void         C::announce_done();                // finalize: my processor has finished
 //   bool         C::peer_done(int proc) const;      // proc announced it has finished
 //   bool         C::peer_alive(int proc) const;     // proc's process still exists
@@ -66,12 +68,20 @@ inline void stamp_wire_header(std::byte* packet, uint32_t length, int src, int d
   std::memcpy(packet + offsetof(wire_header, crc), &sum, sizeof sum);
 }
 
-// A received packet as the processor sees it after popping RX_READY.
+// A received packet as the processor sees it after popping RX_READY. The
+// card fills every field from what it knows itself, never from the packet:
+// src is the process whose card delivered it (Medusa: stamped by the
+// sending card engine in the RX_READY entry; Hamlyn: the sender region it
+// was deposited in), and the card has checked that the packet's wire header
+// agrees with it (length, src, dst). Only then is crc_ok true.
 struct rx_packet {
   uint32_t block;           // VRAM block number in my card
   uint32_t length;          // packet bytes including the wire header
   const std::byte* data;    // start of the packet (the wire header)
-  bool crc_ok;              // false: the CRC did not match (corrupted on the wire)
+  bool crc_ok;              // true: deliverable. false: do not process, only release
+  bool rejected;            // the card refused the entry or header (counted in its
+                            // malformed(), not as a CRC failure); crc_ok is false
+  uint16_t src;             // the sending process, as the card knows it
 };
 
 // Probabilities are per packet, in [0, 1]; the generator is seeded so a run
@@ -100,6 +110,8 @@ struct card_setup {
   bool crc = true;                   // compute and verify CRC32C per packet
   fault_config faults;               // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
+  uint64_t job_key = 0;              // published in my card's setup region for the job's other
+                                     // processes to read (0: none; only a generated key is)
   const sys::clock* clock = nullptr; // time source for delay faults; null = real clock
 };
 

@@ -6,12 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "am/endpoint_receive.hpp"
 #include "am/endpoint_send.hpp"
+#include "nic/hamlyn/am_inbound.hpp"
+#include "nic/hamlyn/hamlyn_am_card.hpp"
+#include "nic/medusa/medusa_card.hpp"
+#include "sys/crc32c.hpp"
 #include "../common/test_util.hpp"
 
 namespace hpam::test {
@@ -21,16 +27,21 @@ class hostile_peer {
  public:
   static constexpr uint64_t key = 0x6a6f622d6b657921ull;  // the job's key, known to both
 
-  explicit hostile_peer(uint32_t depth = 4) : job_(unique_job("hostile")) {
+  // nprocs 3 adds an innocent endpoint as process 2 (for impersonation).
+  explicit hostile_peer(uint32_t depth = 4, int nprocs = 2) : job_(unique_job("hostile")), nprocs_(nprocs) {
     victim_ = std::make_unique<am::endpoint<Card>>(config(0, depth));
     const am::endpoint_config c1 = config(1, depth);
     card_ = std::make_unique<Card>(am::detail::card_setup_for(c1, &clock_));
+    if (nprocs > 2) innocent_ = std::make_unique<am::endpoint<Card>>(config(2, depth));
     victim_->connect_all();
+    if (innocent_) innocent_->connect_all();
     card_->attach_peer(0);
     EXPECT_TRUE(card_->claim_tx_block(block_));
   }
 
   am::endpoint<Card>& victim() { return *victim_; }
+  am::endpoint<Card>& innocent() { return *innocent_; }
+  sys::manual_time& time() { return time_; }
   Card& card() { return *card_; }
 
   static am::am_header header(am::msg_class cls, am::msg_kind kind, uint32_t instance,
@@ -54,6 +65,62 @@ class hostile_peer {
     card_->launch(0, block_, hdr + len);
   }
 
+  // Delivers `len` bytes to the victim exactly as given, wire header
+  // included, through the card's own paths: Medusa, the processor's TX_READY
+  // push; Hamlyn, a deposit into this process's own region at the victim
+  // with its region key (block `block` of it). The bytes may lie about
+  // anything; the cards must not believe them.
+  void forge(const std::byte* packet, uint32_t len, uint32_t block = 7) {
+    if constexpr (std::is_same_v<Card, nic::medusa_card>) {
+      std::memcpy(card_->tx_block(block_), packet, len);
+      card_->transmit_block(block_, len);
+    } else {
+      const nic::hamlyn::card_view& v = card_->hamlyn().view(0);
+      nic::hamlyn::am_inbound_header in{};
+      uint64_t at = 0;
+      ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic, nic::hamlyn::am_inbound_version,
+                                         in, at),
+                nic::hamlyn::client_lookup::found);
+      nic::hamlyn::am_sender_entry mine;  // my region's slot and key at the victim
+      std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine * 1, sizeof mine);
+      nic::hamlyn::ticket t{};
+      t.node = 0;
+      t.slot = mine.slot;
+      t.metadata_index = nic::hamlyn::fast_index;
+      t.protection_key = mine.key;
+      t.offset = uint64_t{block} * card_->block_size();
+      t.range = card_->block_size();
+      t.flags = nic::hamlyn::ticket_flags::notify;
+      iovec piece{const_cast<std::byte*>(packet), len};
+      nic::hamlyn::message m;
+      m.gather = &piece;
+      m.gather_count = 1;
+      m.fast_word = block;
+      nic::hamlyn::send_handle h;
+      ASSERT_EQ(card_->hamlyn().send(t, m, h), status::ok);
+      ASSERT_EQ(card_->hamlyn().state(h), nic::hamlyn::send_state::sent);
+    }
+  }
+
+  // A packet with a wire header of my choosing (CRC made to match), the
+  // protocol header `h` and `len` payload bytes.
+  static std::vector<std::byte> packet(const nic::wire_header& w, const am::am_header& h,
+                                       const void* payload = nullptr, uint32_t len = 0) {
+    const uint32_t hdr = am::header_bytes(am::decode_control(h.control).kind);
+    std::byte head[am::packet_header_size] = {};
+    std::memcpy(head + nic::wire_header_size, &h, sizeof h);
+    std::vector<std::byte> p(head, head + hdr);
+    const auto* bytes = static_cast<const std::byte*>(payload);
+    if (len) p.insert(p.end(), bytes, bytes + len);
+    nic::wire_header wh = w;
+    wh.length = w.length ? w.length : static_cast<uint32_t>(p.size());
+    std::memcpy(p.data(), &wh, sizeof wh);
+    constexpr size_t from = offsetof(nic::wire_header, length);
+    wh.crc = sys::crc32c(p.data() + from, p.size() - from);
+    std::memcpy(p.data(), &wh, sizeof wh);
+    return p;
+  }
+
   // The next packet the victim sent to process 1: its header (and payload).
   bool receive(am::am_header& h, std::vector<std::byte>* payload = nullptr) {
     card_->service();
@@ -72,7 +139,7 @@ class hostile_peer {
   am::endpoint_config config(int p, uint32_t depth) {
     am::endpoint_config c;
     c.card.job = job_;
-    c.card.nprocs = 2;
+    c.card.nprocs = nprocs_;
     c.card.my_proc = p;
     c.card.attach_timeout_ms = 5000;
     c.depth = depth;
@@ -83,10 +150,12 @@ class hostile_peer {
   }
 
   std::string job_;
+  int nprocs_;
   sys::manual_time time_;
   sys::clock clock_;
   std::unique_ptr<am::endpoint<Card>> victim_;
   std::unique_ptr<Card> card_;
+  std::unique_ptr<am::endpoint<Card>> innocent_;
   uint32_t block_ = 0;
 };
 

@@ -3,6 +3,6 @@ check_PROGRAMS += tests/am/test_am
 TESTS += tests/am/test_am
 tests_am_test_am_SOURCES = \
   tests/common/test_util.hpp tests/am/protocol_fixture.hpp tests/am/hostile_peer.hpp \
-  tests/am/test_protocol.cc tests/am/test_hostile.cc tests/am/test_protocol_fork.cc tests/am/test_c_api.cc
+  tests/am/test_protocol.cc tests/am/test_hostile.cc tests/am/test_job_key.cc tests/am/test_protocol_fork.cc tests/am/test_c_api.cc
 tests_am_test_am_CXXFLAGS = $(TEST_CXXFLAGS)
 tests_am_test_am_LDADD = $(TEST_LDADD) -lgtest_main

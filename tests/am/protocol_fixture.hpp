@@ -24,6 +24,7 @@ struct job_options {
   uint64_t timeout_ns = 1'000'000;
   uint64_t give_up_ns = 30'000'000'000ull;
   uint32_t receive_budget = 64;
+  uint32_t checks_per_poll = 1;
   nic::fault_config faults;          // applied to every card
   bool manual_clock = true;
   bool defer_acks = false;
@@ -50,6 +51,7 @@ class local_job {
     c.timeout_ns = o.timeout_ns;
     c.give_up_ns = o.give_up_ns;
     c.receive_budget = o.receive_budget;
+    c.checks_per_poll = o.checks_per_poll;
     c.defer_acks = o.defer_acks;
     if (o.manual_clock) c.manual_time = &time_;
     return c;

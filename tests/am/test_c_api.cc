@@ -104,6 +104,11 @@ TEST(c_api, bad_configuration_is_a_clear_error) {
   cfg.fault_drop = 2;
   EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
   EXPECT_NE(std::string(hpam_last_error()).find("fault_drop"), std::string::npos);
+  cfg.fault_drop = 0;
+  cfg.crc_check = 0;
+  cfg.fault_corrupt = 0.001;  // a flipped bit would go unnoticed: refused
+  EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
+  EXPECT_NE(std::string(hpam_last_error()).find("fault_corrupt"), std::string::npos) << hpam_last_error();
   EXPECT_EQ(hpam_ep_create(nullptr, &ep), HPAM_ERR_INVALID);
   EXPECT_EQ(hpam_set_segment(nullptr, nullptr, 0), HPAM_ERR_INVALID);
 }

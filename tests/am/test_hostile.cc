@@ -274,3 +274,74 @@ TYPED_TEST(hostile, malformed_request_neither_consumes_its_sequence_nor_is_acked
 
 }  // namespace
 }  // namespace hpam::test
+
+namespace hpam::test {
+namespace {
+
+// The source of a packet is the card's, not the packet's: a peer that puts
+// another process's number in its wire header is refused, and no handler
+// runs in that process's name.
+TYPED_TEST(hostile, a_forged_source_is_refused_not_believed) {
+  hostile_peer<TypeParam> x(4, 3);
+  seen s;
+  install(x.victim(), s);
+  const auto h = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
+  auto pkt = hostile_peer<TypeParam>::packet(nic::wire_header{0, 0, 2, 0, 0}, h);
+  x.forge(pkt.data(), static_cast<uint32_t>(pkt.size()));
+  EXPECT_EQ(x.victim().poll(), hpam::status::ok);
+  EXPECT_EQ(s.count_runs, 0);
+  EXPECT_EQ(x.victim().peer_counters(2).requests_received, 0u);
+  EXPECT_EQ(x.victim().card().malformed(), 1u);
+  EXPECT_EQ(x.victim().totals().crc_failures, 0u);
+  // The same request under its true source runs, credited to process 1.
+  pkt = hostile_peer<TypeParam>::packet(nic::wire_header{0, 0, 1, 0, 0}, h);
+  x.forge(pkt.data(), static_cast<uint32_t>(pkt.size()), 6);
+  EXPECT_EQ(x.victim().poll(), hpam::status::ok);
+  EXPECT_EQ(s.count_runs, 1);
+  EXPECT_EQ(x.victim().peer_counters(1).requests_received, 1u);
+}
+
+// A wire header the card refuses (its length disagrees with what was
+// delivered) is counted once, as malformed, never as a CRC failure.
+TYPED_TEST(hostile, a_refused_header_is_malformed_not_a_crc_failure) {
+  seen s;
+  install(this->x_.victim(), s);
+  const auto h = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
+  const auto good = hostile_peer<TypeParam>::packet(nic::wire_header{0, 0, 1, 0, 0}, h);
+  const auto pkt = hostile_peer<TypeParam>::packet(
+      nic::wire_header{0, static_cast<uint32_t>(good.size() + 8), 1, 0, 0}, h);
+  this->x_.forge(pkt.data(), static_cast<uint32_t>(pkt.size()));
+  EXPECT_EQ(this->x_.victim().poll(), hpam::status::ok);
+  EXPECT_EQ(s.count_runs, 0);
+  EXPECT_EQ(this->x_.victim().totals().crc_failures, 0u);
+  EXPECT_EQ(this->x_.victim().totals().malformed + this->x_.victim().card().malformed(), 1u);
+}
+
+// While a blocking send stalls for a free instance to process 1, process 2
+// is given up on: the stall must leave that report for the caller's next
+// poll. Process 1's answer is already waiting when the stall starts, so its
+// first poll frees the instance and, checking every descriptor, gives up on
+// process 2 (silent for 25 ms, give-up time 20 ms).
+TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_poll) {
+  job_options o;
+  o.nprocs = 3;
+  o.depth = 1;
+  o.give_up_ns = 20'000'000;
+  o.checks_per_poll = 2;
+  local_job<TypeParam> j(o);
+  seen s[3];
+  for (int p = 0; p < 3; ++p) install(j[p], s[p]);
+  const uint64_t w[4] = {};
+  ASSERT_EQ(j[0].request_4(2, h_count, w, false), hpam::status::ok);  // 2 never answers
+  j.time().advance(15'000'000);
+  ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);  // 1's one instance busy
+  ASSERT_EQ(j[1].poll(), hpam::status::ok);                           // its answer waits at 0
+  j.time().advance(10'000'000);
+  EXPECT_EQ(j[0].request_4(1, h_count, w, true), hpam::status::ok);  // stalls, then sends
+  EXPECT_TRUE(j[0].peer_lost(2));
+  EXPECT_EQ(j[0].poll(), hpam::status::peer_unreachable);
+  EXPECT_EQ(j[0].unreachable_peer(), 2);
+}
+
+}  // namespace
+}  // namespace hpam::test

@@ -211,7 +211,7 @@ TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {
   ticket t;
   ASSERT_EQ(j.e[1]->register_memory(mem.data(), mem.size() * 8, t), status::ok);
   connection_ticket ct;
-  ASSERT_EQ(j.e[1]->open_connection(0, t, 0, 0, ct), status::ok);
+  ASSERT_EQ(j.e[1]->open_connection(0, t, 1u << 0, 0, ct), status::ok);  // the tail is readable
   ASSERT_EQ(j.e[1]->set_register(ct, 0, 16), status::ok);  // queue tail at byte 16
   hybrid_op app{};
   app.code = hybrid_code::store_post_increment;
@@ -295,6 +295,53 @@ TEST(deposit, forged_packets_change_nothing) {
   ASSERT_EQ(j.e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, v, 0, &fetched, &h), status::ok);
   ASSERT_EQ(j.finish(h), status::ok);
   EXPECT_EQ(fetched, 0x0123456789ABCDEFull);
+}
+
+}  // namespace
+}  // namespace hpam::deposit
+
+namespace hpam::deposit {
+namespace {
+
+// An operation packet with a condition but no connection (a plain ticket
+// atomic whose condition holds): the owner that serves it answers with an
+// error and lives on (the old code raised a notification through a null
+// connection and died).
+// Runs in a child (EXPECT_EXIT): its exit code says what went wrong.
+void serve_a_conditional_operation_without_connection() {
+  pair_of_endpoints j(false, 1024);
+  std::vector<uint64_t> mem(8, 7);
+  ticket t;
+  if (!is_ok(j.e[1]->register_memory(mem.data(), mem.size() * 8, t))) std::exit(2);
+  hybrid_op op{};
+  op.code = hybrid_code::fetch_add;
+  op.width = 8;
+  op.value = 1;
+  op.reg_j = use_operand;
+  op.cond_reg = use_operand;
+  op.condition = compare_fn::ge;  // always holds
+  nic::hamlyn::packet_header h{};
+  h.destination = 1;
+  h.source = 0;
+  h.slot = t.slot;
+  h.metadata_index = 0xFFFFFFFFu;  // no connection
+  h.protection_key = t.protection_key;  // the right key
+  h.metadata_length = sizeof op;
+  h.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::operation, false);
+  iovec piece{&op, sizeof op};
+  if (!j.e[0]->card().push_packet(1, h, &piece, 1)) std::exit(3);
+  for (int i = 0; i < 100; ++i) {
+    j.e[1]->progress();
+    j.e[0]->progress();
+  }
+  notification n;
+  if (j.e[1]->next_notification(n)) std::exit(4);
+  if (mem[0] != 7 || j.e[1]->completed_remote_ops() != 1) std::exit(5);
+  std::exit(0);
+}
+
+TEST(deposit, a_condition_without_a_connection_does_not_crash_the_owner) {
+  EXPECT_EXIT(serve_a_conditional_operation_without_connection(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ TEST(hybrid_op, register_operations_obey_permissions) {
   set.fn = register_fn::bit_xor;
   set.operand = 0x00FF;
   ASSERT_EQ(b.run(set), status::ok);
-  EXPECT_EQ(b.r.fetched, 0xF0F0u);  // the old value
+  EXPECT_EQ(b.r.fetched, 0u);  // the old value stays hidden: register 1 is write-only
   EXPECT_EQ(b.c.address_register[1].load(), 0xF00Fu);
   b.c.address_register[3] = 0x10;
   set.fn = register_fn::add;
@@ -127,6 +127,50 @@ TEST(hybrid_op, register_operations_obey_permissions) {
   // Without a connection there are no registers.
   hybrid_result r;
   EXPECT_EQ(execute(nullptr, b.m, set, nullptr, 0, nullptr, 0, r), status::rejected);
+}
+
+// Section 3.5: a sender may be allowed to write a register it may not read
+// (a queue pointer). An update or an append then returns nothing of it.
+TEST(hybrid_op, a_register_value_goes_back_only_when_it_is_readable) {
+  bench b;
+  b.c.writable = 1u << 2;
+  b.c.readable = 0;
+  b.c.address_register[2] = 0x5EC2E7;
+  hybrid_op add = op_of(hybrid_code::register_op);
+  add.reg_i = 2;
+  add.fn = register_fn::add;
+  add.operand = 0;  // adding 0 would read the register out
+  ASSERT_EQ(b.run(add), status::ok);
+  EXPECT_EQ(b.r.fetched, 0u);
+  b.c.address_register[3] = 512;  // a queue tail: append-only for the sender
+  hybrid_op app = op_of(hybrid_code::store_post_increment);
+  app.reg_i = 3;
+  uint64_t rec = 1;
+  ASSERT_EQ(b.run(app, &rec, 8), status::ok);
+  EXPECT_EQ(b.r.fetched, 0u);
+  EXPECT_EQ(b.c.address_register[3].load(), 520u);
+  b.c.readable = (1u << 2) | (1u << 3);  // now readable: the values come back
+  ASSERT_EQ(b.run(add), status::ok);
+  EXPECT_EQ(b.r.fetched, 0x5EC2E7u);
+  ASSERT_EQ(b.run(app, &rec, 8), status::ok);
+  EXPECT_EQ(b.r.fetched, 520u);
+}
+
+// A conditional notification needs a connection (it names the queue and the
+// endpoint): without one the operation is refused, whatever it compares.
+TEST(hybrid_op, a_condition_without_a_connection_is_refused) {
+  bench b;
+  for (hybrid_code code : {hybrid_code::fetch_add, hybrid_code::none, hybrid_code::swap}) {
+    hybrid_op op = op_of(code);
+    op.condition = compare_fn::ge;
+    op.cond_reg = use_operand;
+    op.compare = 0;  // would always hold
+    hybrid_result r;
+    EXPECT_EQ(execute(nullptr, b.m, op, nullptr, 0, nullptr, 0, r), status::rejected);
+    EXPECT_FALSE(r.notify);
+  }
+  EXPECT_TRUE(b.guards_intact());
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(b.m.base[i], std::byte{0x5A});
 }
 
 TEST(hybrid_op, store_post_increment_appends_until_the_queue_is_full) {

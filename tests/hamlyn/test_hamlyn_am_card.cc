@@ -128,7 +128,7 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
   am_pair j(4, 2);
   const auto& v = j.c[0]->hamlyn().view(1);
   nic::hamlyn::notification n{0, nic::hamlyn::fast_index, 0, 9999, 100};
-  ASSERT_TRUE(nic::hamlyn::notification_append(*v.queue(0), v.entries(0), n));
+  ASSERT_TRUE(nic::hamlyn::notification_append(*v.queue(0), v.entries(0), v.geo.notify_capacity, n));
   nic::rx_packet p;
   EXPECT_FALSE(j.c[1]->receive(p));
   EXPECT_EQ(j.c[1]->malformed(), 1u);

@@ -23,15 +23,24 @@ using medusa::entry_block;
 using medusa::entry_length;
 
 TEST(MedusaEntry, EncodeDecodeRoundTrip) {
-  const uint32_t values[] = {0,     1,     2,           63,          64,          4095,       8192,
-                             65535, 65536, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu};
+  const uint32_t values[] = {0,     1,     2,       63,        64,        4095,     8192,
+                             65535, 65536, 1u << 20, 0x7fffffu, 0x800000u, 0xfffffeu, 0xffffffu};
+  const uint32_t sources[] = {0, 1, 2, 255, 256, 65534, 65535};
   for (uint32_t b : values)
-    for (uint32_t len : values) {
-      const uint64_t e = encode_entry(b, len);
-      EXPECT_EQ(entry_block(e), b);
-      EXPECT_EQ(entry_length(e), len);
-    }
+    for (uint32_t len : values)
+      for (uint32_t src : sources) {
+        const uint64_t e = medusa::encode_entry(b, len, src);
+        EXPECT_EQ(entry_block(e), b);
+        EXPECT_EQ(entry_length(e), len);
+        EXPECT_EQ(medusa::entry_source(e), src);
+      }
   EXPECT_NE(encode_entry(1, 0), encode_entry(0, 1));
+  EXPECT_NE(medusa::encode_entry(1, 0, 0), medusa::encode_entry(0, 0, 1));
+  // Out-of-range inputs stay inside their own field (a forged entry cannot
+  // move into another): at most the field's largest value, never in range.
+  EXPECT_EQ(entry_block(encode_entry(0xffffffffu, 0)), medusa::entry_field_mask);
+  EXPECT_EQ(entry_length(encode_entry(0, 0xffffffffu)), medusa::entry_field_mask);
+  EXPECT_EQ(medusa::entry_source(encode_entry(0xffffffffu, 0xffffffffu)), 0u);
 }
 
 TEST(MedusaLayout, RegionsAlignedAndDisjoint) {

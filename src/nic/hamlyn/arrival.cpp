@@ -4,6 +4,12 @@
 // by the sender's process in the receiver's card, or by the receiver for
 // packets from its inbound FIFO (poll_inbound). Every refusal is counted in
 // the receiver's card and writes nothing.
+//
+// Nothing read from shared memory is used twice: a fallback packet's header
+// is copied once out of its buffer, a slot's fields once the arrival holds
+// the slot, a metadata entry's secondary key and range once; the card's
+// counts and offsets come from the view (checked at attach), never from its
+// header.
 #include <cstring>
 #include <thread>
 
@@ -26,63 +32,102 @@ bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
   return offset >= low && offset <= high && length <= high - offset;
 }
 
+// metadata_entry::one_shot_used: 0 armed; source + 1 while that sender's
+// message is arriving; one_shot_done once a message completed.
+constexpr uint32_t one_shot_done = 0xFFFFFFFFu;
+
 }  // namespace
 
-bool card::check_packet(const card_view& v, const packet_header& h, slot& s,
-                        metadata_entry*& entry) {
-  arrival_counters& c = v.header->counters;
-  if (s.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
-    count(c.revoked_rejections);
+// Takes the slot for an arrival: announces it (users) before looking, so a
+// revoke either makes the state check fail or waits until the arrival is
+// done (seq_cst on both sides); then copies the fields. False (counted):
+// not active, or its memory lies outside the card's area. The caller drops
+// users whatever the answer.
+bool card::hold_slot(const card_view& v, uint32_t index, slot_copy& s) {
+  slot& sl = v.slots[index];
+  sl.users.fetch_add(1, std::memory_order_seq_cst);
+  if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
+    count(v.header->counters.revoked_rejections);
     return false;
   }
-  const uint32_t mode = s.mode;
+  s.key = sl.protection_key.load(std::memory_order_acquire);
+  s.base = sl.base;
+  s.bound = sl.bound;
+  s.mode = sl.mode;
+  s.memory = sl.memory;
+  s.metadata_base = sl.metadata_base;
+  s.metadata_count = sl.metadata_count;
+  s.notification_queue = sl.notification_queue;
+  const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
+  if (s.mode >= slot_mode_count || (card_memory && !inside(s.base, s.bound, 0, v.geo.area_bytes)) ||
+      uint64_t{s.metadata_base} + s.metadata_count > v.geo.metadata_entries) {
+    count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
+    return false;
+  }
+  return true;
+}
+
+bool card::check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
+                        metadata_entry*& entry) {
+  arrival_counters& c = v.header->counters;
   const bool fast = h.metadata_index == fast_index;
   entry = nullptr;
   if (fast) {
-    if (paranoid(mode) || !(h.flags & flag_single) || h.metadata_length) {
+    if (paranoid(s.mode) || !(h.flags & flag_single) || h.metadata_length) {
       count(c.mode_rejections);
       return false;
     }
   } else {
-    if (mode == static_cast<uint32_t>(slot_mode::fast)) {
+    if (s.mode == static_cast<uint32_t>(slot_mode::fast)) {
       count(c.mode_rejections);
       return false;
     }
-    if (h.metadata_index >= s.metadata_count || h.metadata_length > user_metadata_bytes ||
-        s.metadata_base + uint64_t{s.metadata_count} > v.header->metadata_entries) {
+    if (h.metadata_index >= s.metadata_count || h.metadata_length > user_metadata_bytes) {
       count(c.malformed);
       return false;
     }
     entry = &v.metadata[s.metadata_base + h.metadata_index];
   }
-  const uint64_t key = paranoid(mode) ? entry->paranoid_key.load(std::memory_order_acquire)
-                                      : s.protection_key.load(std::memory_order_acquire);
+  uint64_t key = s.key, low = 0, high = s.bound;
+  if (paranoid(s.mode)) {  // the entry's secondary key and range, once
+    key = entry->paranoid_key.load(std::memory_order_acquire);
+    low = entry->paranoid_low;
+    high = entry->paranoid_high;
+  }
   if (key == 0 || h.protection_key != key) {
     count(c.key_rejections);
     return false;
   }
-  if (!inside(h.offset, h.length, 0, s.bound) ||
-      (paranoid(mode) && !inside(h.offset, h.length, entry->paranoid_low, entry->paranoid_high))) {
+  if (!inside(h.offset, h.length, 0, s.bound) || !inside(h.offset, h.length, low, high)) {
     count(c.bounds_rejections);
-    return false;
-  }
-  if (mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot) &&
-      entry->one_shot_used.load(std::memory_order_acquire)) {
-    count(c.mode_rejections);
     return false;
   }
   if (h.delta == 0 && !(h.flags & flag_single) && flags_notify(h.flags)) {
     count(c.malformed);  // a zero delta is only meaningful for a single-packet message
     return false;
   }
+  if (s.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot)) {
+    // One message per arming: the first packet claims the entry for its
+    // sender (atomically: of two senders only one can), the message's other
+    // packets carry the same source, completion closes the entry.
+    if (h.source >= static_cast<uint32_t>(nprocs_)) {
+      count(c.malformed);
+      return false;
+    }
+    uint32_t holder = 0;
+    if (!entry->one_shot_used.compare_exchange_strong(holder, h.source + 1, std::memory_order_acq_rel) &&
+        holder != h.source + 1) {
+      count(c.mode_rejections);
+      return false;
+    }
+  }
   return true;
 }
 
-status card::write_area(const card_view& v, const slot& s, const packet_header& h,
+status card::write_area(const card_view& v, const slot_copy& s, const packet_header& h,
                         const iovec* data, int n, bool local) {
   if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-    if (s.base > v.header->area_bytes || s.bound > v.header->area_bytes - s.base) return status::rejected;
-    std::byte* dst = v.area + s.base + h.offset;
+    std::byte* dst = v.area + s.base + h.offset;  // hold_slot and check_packet bounded it
     for (int i = 0; i < n; ++i) {
       if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
       dst += data[i].iov_len;
@@ -101,36 +146,40 @@ status card::write_area(const card_view& v, const slot& s, const packet_header& 
   return cross_memory_write(v.pid, data, n, s.base + h.offset);
 }
 
+// `h` is the caller's own copy; the data pieces must add up to h.length.
 status card::arrive(const card_view& v, const packet_header& h, const iovec* data, int n,
                     const std::byte* meta, bool local) {
   arrival_counters& c = v.header->counters;
-  if (h.slot >= v.header->slot_count || flags_kind(h.flags) != packet_kind::data ||
-      (h.flags & ~known_flags)) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; ++i) total += data[i].iov_len;
+  if (h.slot >= v.geo.slot_count || flags_kind(h.flags) != packet_kind::data ||
+      (h.flags & ~known_flags) || total != h.length) {
     count(c.malformed);
     return status::rejected;
   }
-  slot& s = v.slots[h.slot];
-  // Announce this arrival before checking, so a revoke either makes the
-  // checks fail or waits for the deposit to finish (seq_cst on both sides).
-  s.users.fetch_add(1, std::memory_order_seq_cst);
+  slot_copy s;
   metadata_entry* entry = nullptr;
   status st = status::rejected;
-  if (check_packet(v, h, s, entry)) {
+  if (hold_slot(v, h.slot, s) && check_packet(v, h, s, entry)) {
     st = write_area(v, s, h, data, n, local);
-    if (is_ok(st) && entry && h.metadata_length) {
-      std::memcpy(entry->user_metadata, meta, h.metadata_length);
-      entry->metadata_length = h.metadata_length;
+    if (is_ok(st)) {
+      if (entry && h.metadata_length) {
+        std::memcpy(entry->user_metadata, meta, h.metadata_length);
+        entry->metadata_length = h.metadata_length;
+      }
+      count(c.packets);
+      // Still holding the slot: a revoke waits for the counting too, so no
+      // delta lands after it (in an entry set up again for another slot).
+      if (flags_notify(h.flags) || h.metadata_index == fast_index) complete(v, s, h, entry);
     }
   }
-  s.users.fetch_sub(1, std::memory_order_release);
-  if (!is_ok(st)) return st;
-  count(c.packets);
-  if (flags_notify(h.flags) || h.metadata_index == fast_index) complete(v, s, h, entry);
-  return status::ok;
+  v.slots[h.slot].users.fetch_sub(1, std::memory_order_release);
+  return st;
 }
 
 // Packet counting and notification (2.5, 2.6).
-void card::complete(const card_view& v, slot& s, const packet_header& h, metadata_entry* entry) {
+void card::complete(const card_view& v, const slot_copy& s, const packet_header& h,
+                    metadata_entry* entry) {
   if (entry && h.delta != 0) {
     const uint32_t before = entry->packet_accumulator.fetch_add(h.delta, std::memory_order_acq_rel);
     if (static_cast<uint32_t>(before + h.delta) != 0) return;  // more packets to come
@@ -140,43 +189,40 @@ void card::complete(const card_view& v, slot& s, const packet_header& h, metadat
     n.metadata = static_cast<uint64_t>(reinterpret_cast<std::byte*>(entry) - v.base);
     entry->messages++;
     if (s.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot))
-      entry->one_shot_used.store(1, std::memory_order_release);
+      entry->one_shot_used.store(one_shot_done, std::memory_order_release);
   }
   count(v.header->counters.messages);
-  const uint32_t q = s.notification_queue < v.header->notification_queues ? s.notification_queue : 0;
-  (void)notification_append(*v.queue(q), v.entries(q), n);
+  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
+  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
 }
 
 status card::resolve(const card_view& v, uint32_t s_index, uint64_t key, uint64_t offset,
                      uint64_t len, std::byte*& ptr, uint64_t& address) {
   arrival_counters& c = v.header->counters;
-  if (s_index >= v.header->slot_count) {
+  if (s_index >= v.geo.slot_count) {
     count(c.malformed);
     return status::rejected;
   }
-  slot& s = v.slots[s_index];
-  s.users.fetch_add(1, std::memory_order_seq_cst);
+  slot_copy s;
   status st = status::rejected;
-  if (s.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
-    count(c.revoked_rejections);
+  if (!hold_slot(v, s_index, s)) {
+    // counted by hold_slot
   } else if (paranoid(s.mode) || s.mode == static_cast<uint32_t>(slot_mode::fast)) {
     count(c.mode_rejections);
-  } else if (key == 0 || key != s.protection_key.load(std::memory_order_acquire)) {
+  } else if (key == 0 || key != s.key) {
     count(c.key_rejections);
   } else if (!inside(offset, len, 0, s.bound)) {
     count(c.bounds_rejections);
   } else if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-    if (s.base <= v.header->area_bytes && s.bound <= v.header->area_bytes - s.base) {
-      ptr = v.area + s.base + offset;
-      address = 0;
-      st = status::ok;
-    }
+    ptr = v.area + s.base + offset;
+    address = 0;
+    st = status::ok;
   } else {
     ptr = nullptr;
     address = s.base + offset;
     st = status::ok;
   }
-  if (!is_ok(st)) s.users.fetch_sub(1, std::memory_order_release);
+  if (!is_ok(st)) v.slots[s_index].users.fetch_sub(1, std::memory_order_release);
   return st;  // on ok the caller calls unresolve when done with the memory
 }
 
@@ -188,7 +234,7 @@ bool card::receive(uint32_t q, notification& n) {
   const card_view& v = views_[my_proc_];
   if (q >= cfg_.notification_queues) return false;
   if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), n);
+  return notification_take(*v.queue(q), v.entries(q), cfg_.notify_capacity, n);
 }
 
 bool card::receive_block(uint32_t q, notification& n, uint64_t timeout_ns) {
@@ -205,12 +251,13 @@ bool card::receive_block(uint32_t q, notification& n, uint64_t timeout_ns) {
 
 // The fallback path: packets senders could not deposit themselves. A
 // packet that cannot be finished now (its answer meets a full FIFO) keeps
-// its buffer and is served again, first, at the next poll.
+// its buffer, its header copy and its progress, and is served again, first,
+// at the next poll.
 uint32_t card::poll_inbound(uint32_t budget) {
   const card_view& v = views_[my_proc_];
   while (!deferred_.empty()) {
     if (!serve_packet(deferred_.front())) return 0;
-    (void)v.rx_free->push(deferred_.front());
+    (void)v.rx_free->push(deferred_.front().buffer);
     deferred_.erase(deferred_.begin());
   }
   uint32_t done = 0;
@@ -222,8 +269,10 @@ uint32_t card::poll_inbound(uint32_t budget) {
       continue;
     }
     count(v.header->counters.fallback_packets);
-    if (!serve_packet(static_cast<uint32_t>(buffer))) {
-      deferred_.push_back(static_cast<uint32_t>(buffer));  // capacity reserved at setup
+    inbound_packet in{static_cast<uint32_t>(buffer), {}, 0};
+    std::memcpy(&in.header, v.rx_buffer(buffer), sizeof in.header);
+    if (!serve_packet(in)) {
+      deferred_.push_back(in);  // capacity reserved at setup
       break;
     }
     (void)v.rx_free->push(buffer);
@@ -231,13 +280,12 @@ uint32_t card::poll_inbound(uint32_t budget) {
   return done;
 }
 
-bool card::serve_packet(uint32_t buffer) {
+bool card::serve_packet(inbound_packet& in) {
   const card_view& v = views_[my_proc_];
-  std::byte* p = v.rx_buffer(buffer);
-  auto& h = *reinterpret_cast<packet_header*>(p);
-  const std::byte* payload = p + sizeof h;
+  const packet_header& h = in.header;
+  const std::byte* payload = v.rx_buffer(in.buffer) + sizeof h;
   const packet_kind kind = flags_kind(h.flags);
-  if (kind == packet_kind::read_request) return serve_read_request(h);
+  if (kind == packet_kind::read_request) return serve_read_request(in);
   if (sizeof h + uint64_t{h.metadata_length} + h.length > cfg_.packet_size) {
     count(v.header->counters.malformed);
     return true;
@@ -255,11 +303,11 @@ bool card::serve_packet(uint32_t buffer) {
 
 // A get through the fallback path: the owner reads its own memory and sends
 // the bytes back as reply packets (fast_word = the requester's operation id,
-// offset = position in the requested range). Progress is kept in the request
-// packet itself (reserved = bytes already replied), so a request that meets
-// a full FIFO at the requester resumes where it stopped.
-bool card::serve_read_request(packet_header& h) {
-  bool finished = true;
+// offset = position in the requested range). How far it has got is the
+// owner's own record (in.done), never a field of the request, so a request
+// that meets a full FIFO at the requester resumes where it stopped.
+bool card::serve_read_request(inbound_packet& in) {
+  const packet_header& h = in.header;
   const card_view& v = views_[my_proc_];
   if (h.source >= static_cast<uint32_t>(nprocs_) || !views_[h.source].attached) {
     count(v.header->counters.malformed);
@@ -277,19 +325,19 @@ bool card::serve_read_request(packet_header& h) {
     return push_packet(static_cast<int>(h.source), r, nullptr, 0);
   }
   const std::byte* src = ptr ? ptr : reinterpret_cast<const std::byte*>(address);
-  const uint32_t per_packet = packet_data_bytes();
-  do {
-    const uint64_t at = h.reserved;
-    const uint64_t len = std::min<uint64_t>(per_packet, h.length - at);
-    r.offset = at;
+  const uint64_t per_packet = packet_data_bytes();
+  bool finished = true;
+  do {  // at least one answer, also for an empty range
+    const uint64_t len = std::min<uint64_t>(per_packet, h.length - in.done);
+    r.offset = in.done;
     r.length = static_cast<uint32_t>(len);
-    iovec piece{const_cast<std::byte*>(src + at), len};
+    iovec piece{const_cast<std::byte*>(src + in.done), len};
     if (!push_packet(static_cast<int>(h.source), r, &piece, 1)) {
       finished = false;
       break;
     }
-    h.reserved = at + len;
-  } while (h.reserved < h.length);
+    in.done += len;
+  } while (in.done < h.length);
   unresolve(v, h.slot);
   return finished;
 }

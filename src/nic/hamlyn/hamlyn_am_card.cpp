@@ -45,6 +45,7 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.area_bytes = inbound_layout_for(s, per_sender, ring_cap).total;  // the one allocation
   c.direct_io_limit = 256;
   c.attach_timeout_ms = s.attach_timeout_ms;
+  c.job_key = s.job_key;
   return c;
 }
 
@@ -69,9 +70,11 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
   inbound_ = my_area_ + layout_.regions;
   auto* senders = reinterpret_cast<hamlyn::am_sender_entry*>(card_.area_address(at + layout_.senders));
   sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
+  slot_sender_.assign(static_cast<size_t>(nprocs_) + 1, ~0u);
   for (int p = 0; p < nprocs_; ++p) {
     if (p == my_proc_) continue;
     sender_slot_[p] = create_sender_slot(at + layout_.regions + region_bytes() * static_cast<uint64_t>(p));
+    slot_sender_.at(sender_slot_[p]) = static_cast<uint32_t>(p);
     senders[p] = {sender_slot_[p], 0, card_.slot_at(sender_slot_[p]).protection_key.load()};
   }
   for (int p = 0; p < nprocs_; ++p) my_free_ring(p)->init(ring_capacity_);
@@ -155,6 +158,11 @@ uint64_t hamlyn_am_card::peer_inbound(int proc, const hamlyn::card_view& v) cons
     throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
                              " has a different inbound layout (rx_blocks, block_size or nprocs differ)");
   return at;
+}
+
+uint64_t hamlyn_am_card::published_key(int proc) {
+  attach_peer(proc);
+  return card_.published_key(proc);
 }
 
 bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
@@ -265,21 +273,34 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
   return true;
 }
 
+// The packet's source is the sender whose region (slot) it was deposited
+// in: the slot's key is that sender's alone. The notification's own source
+// word and the packet's wire header must agree with it, else the packet is
+// refused; the wire header is read once, as a copy.
 bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
   while (card_.receive(0, n)) {
     const uint64_t blk = n.metadata;
-    if (n.source >= static_cast<uint32_t>(nprocs_) || n.slot != sender_slot_[n.source] ||
-        n.metadata_index != hamlyn::fast_index ||
+    const uint32_t sender = n.slot < slot_sender_.size() ? slot_sender_[n.slot] : ~0u;
+    if (sender == ~0u || n.source != sender || n.metadata_index != hamlyn::fast_index ||
         blk >= per_sender_ || n.length < wire_header_size || n.length > block_size_) {
       malformed_++;  // a forged or damaged notification: nothing to hand over
       continue;
     }
-    p.block = static_cast<uint32_t>(n.source * per_sender_ + blk);
+    p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
     p.length = static_cast<uint32_t>(n.length);
     p.data = inbound_ + size_t{p.block} * block_size_;
-    const auto* w = reinterpret_cast<const wire_header*>(p.data);
-    p.crc_ok = !crc_ || w->crc == wire_crc(p.data, p.length);
+    p.src = static_cast<uint16_t>(sender);
+    p.rejected = false;
+    wire_header w;
+    std::memcpy(&w, p.data, sizeof w);
+    p.crc_ok = !crc_ || w.crc == wire_crc(p.data, p.length);
+    if (p.crc_ok && (w.length != p.length || w.src != sender ||
+                     w.dst != static_cast<uint32_t>(my_proc_))) {
+      malformed_++;
+      p.crc_ok = false;
+      p.rejected = true;
+    }
     return true;
   }
   return false;

@@ -60,6 +60,8 @@ class hamlyn_am_card {
   void announce_done() { card_.announce_done(); }
   bool peer_done(int proc) const { return card_.peer_done(proc); }
   bool peer_alive(int proc) const { return card_.peer_alive(proc); }
+  // The job key proc's card publishes (card_setup::job_key), after attaching it.
+  uint64_t published_key(int proc);
 
   uint32_t blocks_per_sender() const { return per_sender_; }
   hamlyn::card& hamlyn() { return card_; }
@@ -115,6 +117,7 @@ class hamlyn_am_card {
   hamlyn::am_inbound_layout layout_;  // my inbound area, and every peer's
   hamlyn::card card_;
   std::vector<uint32_t> sender_slot_;  // [sender]: my slot over its region (~0u: none, me)
+  std::vector<uint32_t> slot_sender_;  // [slot]: the sender whose region it is (~0u: none)
   std::byte* my_area_ = nullptr;    // my inbound area (am_inbound.hpp), header first
   std::byte* inbound_ = nullptr;    // its regions
   wire wire_;                       // the seeded fault model between cards

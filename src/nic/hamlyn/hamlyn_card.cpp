@@ -34,35 +34,90 @@ void check_config(const card_config& c) {
   if (c.direct_io_limit > 4096) bad("direct_io_limit must be <= 4096");
 }
 
-// Starts the view's pointers from its mapped header.
+// Starts the view's pointers from its checked geometry.
 void bind_view(card_view& v) {
   v.base = v.segment.payload();
   v.header = reinterpret_cast<card_header*>(v.base);
-  v.slots = reinterpret_cast<slot*>(v.base + v.header->slots_offset);
-  v.metadata = reinterpret_cast<metadata_entry*>(v.base + v.header->metadata_offset);
-  v.rx_free = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.header->rx_free_offset);
-  v.rx_ready = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.header->rx_ready_offset);
-  v.area = v.base + v.header->area_offset;
-  v.pid = v.header->owner_pid;
+  v.slots = reinterpret_cast<slot*>(v.base + v.geo.slots_offset);
+  v.metadata = reinterpret_cast<metadata_entry*>(v.base + v.geo.metadata_offset);
+  v.rx_free = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.geo.rx_free_offset);
+  v.rx_ready = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.geo.rx_ready_offset);
+  v.area = v.base + v.geo.area_offset;
+}
+
+card_geometry geometry_of(const card_config& c) {
+  card_geometry g;
+  g.slot_count = c.slot_count;
+  g.metadata_entries = c.metadata_entries;
+  g.notification_queues = c.notification_queues;
+  g.packet_size = c.packet_size;
+  g.rx_packets = c.rx_packets;
+  g.notify_capacity = c.notify_capacity;
+  g.area_bytes = c.area_bytes;
+  return card_geometry_for(g);
+}
+
+// Why a peer's header cannot be trusted, or empty. Its counts must be in
+// the ranges setup allows, its offsets what the counts imply, and all of it
+// inside the mapping.
+std::string header_problem(const card_header& h, size_t mapped, int proc, int nprocs) {
+  using sys::ring_math::is_power_of_two;
+  if (h.magic != card_magic || h.version != card_version || h.header_size != sizeof(card_header))
+    return "not a card of this version";
+  if (h.my_proc != static_cast<uint32_t>(proc) || h.nprocs != static_cast<uint32_t>(nprocs))
+    return "belongs to another process or job size";
+  if (h.slot_count < 1 || h.slot_count > 65536 || h.metadata_entries > (1u << 24) ||
+      h.notification_queues < 1 || h.notification_queues > 64 || !is_power_of_two(h.notify_capacity) ||
+      h.notify_capacity > (1ull << 24) || h.packet_size < 128 || h.packet_size % 64 ||
+      h.packet_size > (1u << 26) || !is_power_of_two(h.rx_packets) || h.rx_packets > (1u << 20) ||
+      h.area_bytes > (1ull << 40))
+    return "counts out of range";
+  card_geometry g;
+  g.slot_count = h.slot_count;
+  g.metadata_entries = h.metadata_entries;
+  g.notification_queues = h.notification_queues;
+  g.packet_size = h.packet_size;
+  g.rx_packets = h.rx_packets;
+  g.notify_capacity = h.notify_capacity;
+  g.area_bytes = h.area_bytes;
+  g = card_geometry_for(g);
+  if (h.slots_offset != g.slots_offset || h.metadata_offset != g.metadata_offset ||
+      h.queues_offset != g.queues_offset || h.rx_free_offset != g.rx_free_offset ||
+      h.rx_ready_offset != g.rx_ready_offset || h.rx_buffers_offset != g.rx_buffers_offset ||
+      h.area_offset != g.area_offset || h.size < g.size || g.size > mapped)
+    return "layout disagrees with its counts";
+  return {};
 }
 
 }  // namespace
 
-uint64_t card::segment_bytes() const {
+card_geometry card_geometry_for(card_geometry g) {
   uint64_t off = sizeof(card_header);
-  off += uint64_t{cfg_.slot_count} * sizeof(slot);
-  off += uint64_t{cfg_.metadata_entries} * sizeof(metadata_entry);
-  off = align_up(off, 64);
-  off += cfg_.notification_queues * (sizeof(notification_queue_control) +
-                                     cfg_.notify_capacity * sizeof(notification_entry));
-  off += 2 * align_up(sys::mpmc_fifo::bytes_for(cfg_.rx_packets), 64);
-  off += uint64_t{cfg_.rx_packets} * cfg_.packet_size;
-  off = align_up(off, 4096);
-  return off + cfg_.area_bytes;
+  g.slots_offset = off;
+  off += uint64_t{g.slot_count} * sizeof(slot);
+  g.metadata_offset = off;
+  off = align_up(off + uint64_t{g.metadata_entries} * sizeof(metadata_entry), 64);
+  g.queues_offset = off;
+  off += g.notification_queues * sizeof(notification_queue_control);
+  g.entries_offset = off;
+  off += g.notification_queues * g.notify_capacity * sizeof(notification_entry);
+  g.rx_free_offset = off;
+  off += align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
+  g.rx_ready_offset = off;
+  off += align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
+  g.rx_buffers_offset = off;
+  off = align_up(off + uint64_t{g.rx_packets} * g.packet_size, 4096);
+  g.area_offset = off;
+  g.size = off + g.area_bytes;
+  return g;
 }
+
+uint64_t card::segment_bytes() const { return geometry_of(cfg_).size; }
 
 void card::layout_segment() {
   card_view& v = views_[my_proc_];
+  v.geo = geometry_of(cfg_);
+  const card_geometry& g = v.geo;
   auto* h = reinterpret_cast<card_header*>(v.segment.payload());
   h->version = card_version;
   h->header_size = sizeof(card_header);
@@ -70,37 +125,31 @@ void card::layout_segment() {
   h->owner_pid = getpid();
   h->my_proc = static_cast<uint32_t>(my_proc_);
   h->nprocs = static_cast<uint32_t>(nprocs_);
-  h->slot_count = cfg_.slot_count;
-  h->metadata_entries = cfg_.metadata_entries;
-  h->notification_queues = cfg_.notification_queues;
-  h->notify_capacity = cfg_.notify_capacity;
-  h->packet_size = cfg_.packet_size;
-  h->rx_packets = cfg_.rx_packets;
-  uint64_t off = sizeof(card_header);
-  h->slots_offset = off;
-  off += uint64_t{cfg_.slot_count} * sizeof(slot);
-  h->metadata_offset = off;
-  off = align_up(off + uint64_t{cfg_.metadata_entries} * sizeof(metadata_entry), 64);
-  h->queues_offset = off;
-  off += cfg_.notification_queues * sizeof(notification_queue_control);
-  for (uint32_t q = 0; q < cfg_.notification_queues; ++q) {
-    auto* c = reinterpret_cast<notification_queue_control*>(v.segment.payload() + h->queues_offset) + q;
-    c->capacity = cfg_.notify_capacity;
-    c->entries_offset = off;
-    off += cfg_.notify_capacity * sizeof(notification_entry);
-  }
-  h->rx_free_offset = off;
-  off += align_up(sys::mpmc_fifo::bytes_for(cfg_.rx_packets), 64);
-  h->rx_ready_offset = off;
-  off += align_up(sys::mpmc_fifo::bytes_for(cfg_.rx_packets), 64);
-  h->rx_buffers_offset = off;
-  off = align_up(off + uint64_t{cfg_.rx_packets} * cfg_.packet_size, 4096);
-  h->area_offset = off;
-  h->area_bytes = cfg_.area_bytes;
+  h->slot_count = g.slot_count;
+  h->metadata_entries = g.metadata_entries;
+  h->notification_queues = g.notification_queues;
+  h->notify_capacity = g.notify_capacity;
+  h->packet_size = g.packet_size;
+  h->rx_packets = g.rx_packets;
+  h->slots_offset = g.slots_offset;
+  h->metadata_offset = g.metadata_offset;
+  h->queues_offset = g.queues_offset;
+  h->rx_free_offset = g.rx_free_offset;
+  h->rx_ready_offset = g.rx_ready_offset;
+  h->rx_buffers_offset = g.rx_buffers_offset;
+  h->area_offset = g.area_offset;
+  h->area_bytes = g.area_bytes;
   h->probe_value = probe_word_;
   h->probe_address = reinterpret_cast<uint64_t>(&probe_word_);
   h->cross_memory_forbidden = cfg_.cross_memory ? 0 : 1;
+  h->job_key = cfg_.job_key;
+  v.job_key = cfg_.job_key;
+  v.pid = h->owner_pid;
   bind_view(v);
+  for (uint32_t q = 0; q < g.notification_queues; ++q) {  // informative: readers use geo
+    v.queue(q)->capacity = g.notify_capacity;
+    v.queue(q)->entries_offset = g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
+  }
   v.rx_free->init(cfg_.rx_packets);
   v.rx_ready->init(cfg_.rx_packets);
   for (uint32_t i = 0; i < cfg_.rx_packets; ++i) (void)v.rx_free->push(i);
@@ -145,17 +194,28 @@ void card::attach_peer(int proc) {
   if (v.attached) return;
   v.segment = sys::shared_segment::attach(sys::segment_name(cfg_.job, cfg_.what, proc),
                                           cfg_.attach_timeout_ms);
-  const auto* h = reinterpret_cast<const card_header*>(v.segment.payload());
-  if (h->magic != card_magic || h->version != card_version ||
-      h->header_size != sizeof(card_header) || h->size > v.segment.payload_size() ||
-      h->my_proc != static_cast<uint32_t>(proc) || h->nprocs != static_cast<uint32_t>(nprocs_) ||
-      h->area_offset + h->area_bytes > h->size)
+  if (v.segment.payload_size() < sizeof(card_header))
+    throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " is too small");
+  card_header h;  // one copy: checked, then its counts and offsets are the view's
+  std::memcpy(static_cast<void*>(&h), v.segment.payload(), sizeof h);
+  const std::string problem = header_problem(h, v.segment.payload_size(), proc, nprocs_);
+  if (!problem.empty())
     throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " in job " +
-                             cfg_.job + " has an incompatible layout");
+                             cfg_.job + " has an incompatible layout: " + problem);
+  v.geo.slot_count = h.slot_count;
+  v.geo.metadata_entries = h.metadata_entries;
+  v.geo.notification_queues = h.notification_queues;
+  v.geo.packet_size = h.packet_size;
+  v.geo.rx_packets = h.rx_packets;
+  v.geo.notify_capacity = h.notify_capacity;
+  v.geo.area_bytes = h.area_bytes;
+  v.geo = card_geometry_for(v.geo);
+  v.pid = h.owner_pid;
+  v.job_key = h.job_key;
   bind_view(v);
   v.header->attached_peers.fetch_add(1, std::memory_order_acq_rel);
-  v.cross_memory = cfg_.cross_memory && !h->cross_memory_forbidden &&
-                   cross_memory_probe(v.pid, h->probe_address, h->probe_value);
+  v.cross_memory = cfg_.cross_memory && !h.cross_memory_forbidden &&
+                   cross_memory_probe(v.pid, h.probe_address, h.probe_value);
   v.attached = true;
 }
 

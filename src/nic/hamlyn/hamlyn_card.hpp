@@ -64,6 +64,7 @@ struct card_config {
   uint32_t engine_budget = 0;         // packets the card sends per kick; 0 = all it can
   bool cross_memory = true;           // use/accept process_vm_writev/readv; false forces packets
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for the peer's card
+  uint64_t job_key = 0;               // published in the card header for the job (0: none)
 };
 
 // What setup code puts in a slot.
@@ -100,6 +101,32 @@ class card;
 // Returns false when it cannot finish now (the packet is served again later).
 using packet_handler = bool (*)(void* ctx, card& c, const packet_header& h, const std::byte* payload);
 
+// A card's counts and where its parts lie, computed from the counts alone
+// (card_geometry_for), the same on every end. A peer's are read once from
+// its header at attach, checked against what the counts imply and against
+// the mapping, and used from then on: never the header again, which its
+// owner (or any peer) could rewrite at any time.
+struct card_geometry {
+  uint32_t slot_count = 0;          // slots in the table
+  uint32_t metadata_entries = 0;    // entries in the metadata pool
+  uint32_t notification_queues = 0; // queues
+  uint32_t packet_size = 0;         // bytes per inbound packet buffer
+  uint32_t rx_packets = 0;          // inbound packet buffers (power of two)
+  uint64_t notify_capacity = 0;     // entries per queue (power of two)
+  uint64_t area_bytes = 0;          // message-area memory
+  uint64_t slots_offset = 0;        // card offsets of each part
+  uint64_t metadata_offset = 0;
+  uint64_t queues_offset = 0;
+  uint64_t entries_offset = 0;      // entries of queue 0; queue q's follow at q * capacity
+  uint64_t rx_free_offset = 0;
+  uint64_t rx_ready_offset = 0;
+  uint64_t rx_buffers_offset = 0;
+  uint64_t area_offset = 0;
+  uint64_t size = 0;                // card payload bytes in all
+};
+// The geometry the counts of `g` imply (its offsets are filled in).
+card_geometry card_geometry_for(card_geometry g);
+
 // Everything a process knows about one card (its own or a peer's).
 struct card_view {
   sys::shared_segment segment;           // the mapping
@@ -113,15 +140,16 @@ struct card_view {
   pid_t pid = 0;                          // owner process
   bool cross_memory = false;              // process_vm_writev/readv into the owner works
   bool attached = false;                  // mapped and validated
+  card_geometry geo;                      // counts and offsets, checked at attach
+  uint64_t job_key = 0;                   // the job key its header published, read at attach
+  // q < geo.notification_queues, i < geo.rx_packets (callers check).
   notification_queue_control* queue(uint32_t q) const {
-    return reinterpret_cast<notification_queue_control*>(base + header->queues_offset) + q;
+    return reinterpret_cast<notification_queue_control*>(base + geo.queues_offset) + q;
   }
   notification_entry* entries(uint32_t q) const {
-    return reinterpret_cast<notification_entry*>(base + queue(q)->entries_offset);
+    return reinterpret_cast<notification_entry*>(base + geo.entries_offset) + q * geo.notify_capacity;
   }
-  std::byte* rx_buffer(uint64_t i) const {
-    return base + header->rx_buffers_offset + i * header->packet_size;
-  }
+  std::byte* rx_buffer(uint64_t i) const { return base + geo.rx_buffers_offset + i * geo.packet_size; }
 };
 
 enum class client_lookup { not_yet, found, damaged };
@@ -216,6 +244,11 @@ class card {
   void publish_client(uint64_t offset, uint64_t magic);
   void announce_done() { header().done.store(1, std::memory_order_release); }
   bool peer_done(int proc) const;
+  // The job key proc's card publishes (card_config::job_key): attaches proc.
+  uint64_t published_key(int proc) {
+    attach_peer(proc);
+    return views_[proc].job_key;
+  }
   bool peer_alive(int proc) const;
   uint64_t rejected_sends() const { return rejected_sends_; }
 
@@ -225,12 +258,33 @@ class card {
   bool run_entry(work_entry& w, uint32_t& budget);
   status deliver(const packet_header& h, const iovec* data, int n, const std::byte* meta,
                  bool& retry);
-  bool check_packet(const card_view& v, const packet_header& h, slot& s, metadata_entry*& entry);
-  void complete(const card_view& v, slot& s, const packet_header& h, metadata_entry* entry);
-  status write_area(const card_view& v, const slot& s, const packet_header& h, const iovec* data,
+  // What an arrival uses of a slot, read once while the arrival holds it
+  // (users): the owner cannot change it before the arrival is done.
+  struct slot_copy {
+    uint64_t key;                 // the slot's protection key (0: none matches)
+    uint64_t base;                // card: area offset; process: owner's address
+    uint64_t bound;               // bytes
+    uint32_t mode;                // slot_mode
+    uint32_t memory;              // area_memory
+    uint32_t metadata_base;       // first metadata entry
+    uint32_t metadata_count;      // entries
+    uint32_t notification_queue;  // queue for its notifications
+  };
+  // A fallback packet being served: its header copied once out of the
+  // inbound buffer, and (read requests) how far the answer has got.
+  struct inbound_packet {
+    uint32_t buffer;       // inbound buffer number
+    packet_header header;  // the copy every check and use reads
+    uint64_t done;         // read requests: bytes already answered
+  };
+  static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
+  bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
+                    metadata_entry*& entry);
+  void complete(const card_view& v, const slot_copy& s, const packet_header& h, metadata_entry* entry);
+  status write_area(const card_view& v, const slot_copy& s, const packet_header& h, const iovec* data,
                     int n, bool local);
-  bool serve_read_request(packet_header& h);
-  bool serve_packet(uint32_t buffer);
+  bool serve_read_request(inbound_packet& in);
+  bool serve_packet(inbound_packet& in);
   void layout_segment();
   uint64_t segment_bytes() const;
 
@@ -249,7 +303,7 @@ class card {
     packet_handler fn = nullptr;
     void* ctx = nullptr;
   } handlers_[packet_kind_count];
-  std::vector<uint32_t> deferred_;                // inbound buffers waiting to be served again
+  std::vector<inbound_packet> deferred_;          // inbound packets waiting to be served again
   uint64_t rejected_sends_ = 0;                   // messages the receiving side refused
 };
 

@@ -197,7 +197,9 @@ struct card_header {
   uint32_t cross_memory_forbidden;// owner forbids cross-memory attach into it
   uint64_t client_offset;         // area offset of the client header (client_prefix first)
   std::atomic<uint64_t> client_magic;  // its magic, published last (release); 0 = none yet
-  uint64_t reserved_client[2];    // zero
+  uint64_t job_key;               // the job key the owner publishes for the job's other
+                                  // processes (0: none); written before the magic
+  uint64_t reserved_client;       // zero
   std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
   uint32_t reserved;              // zero
   arrival_counters counters;      // what arrived here

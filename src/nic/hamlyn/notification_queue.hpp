@@ -23,10 +23,13 @@ struct notification {
   uint64_t length;          // data bytes of the completing packet
 };
 
+// `cap` is the queue's capacity as the caller knows it (its card_view's
+// checked geometry, or its own configuration), never the control block's
+// copy, which any process mapping the card could change.
+
 // Appends one entry; false (and overruns+1) when the reader has not made room.
 inline bool notification_append(notification_queue_control& q, notification_entry* entries,
-                                const notification& n) noexcept {
-  const uint64_t cap = q.capacity;
+                                uint64_t cap, const notification& n) noexcept {
   uint64_t t = q.tail.load(std::memory_order_relaxed);
   for (;;) {
     const uint64_t h = q.head.load(std::memory_order_acquire);
@@ -50,9 +53,9 @@ inline bool notification_append(notification_queue_control& q, notification_entr
 }
 
 // Takes the next entry if its wrap flag says it has been written this lap.
+// Each field is read once, into `out`; the caller checks the copy.
 inline bool notification_take(notification_queue_control& q, notification_entry* entries,
-                              notification& out) noexcept {
-  const uint64_t cap = q.capacity;
+                              uint64_t cap, notification& out) noexcept {
   const uint64_t h = q.head.load(std::memory_order_relaxed);
   const notification_entry& e = entries[sys::ring_math::slot(h, cap)];
   if (e.wrap_flag.load(std::memory_order_acquire) != notification_phase(h, cap)) return false;

@@ -153,7 +153,7 @@ status card::deliver(const packet_header& h, const iovec* data, int n, const std
   if (!v.attached) return status::invalid_argument;
   const bool local = static_cast<int>(h.destination) == my_proc_;
   bool direct = local || v.cross_memory;
-  if (!direct && h.slot < v.header->slot_count)
+  if (!direct && h.slot < v.geo.slot_count)
     direct = v.slots[h.slot].memory == static_cast<uint32_t>(area_memory::card);
   if (direct) {
     const status st = arrive(v, h, data, n, meta, local);
@@ -175,10 +175,10 @@ bool card::push_packet(int proc, const packet_header& h, const iovec* pieces, in
   const card_view& v = views_[proc];
   uint64_t total = 0;
   for (int i = 0; i < n; ++i) total += pieces[i].iov_len;
-  if (!v.attached || sizeof(packet_header) + total > v.header->packet_size) return false;
+  if (!v.attached || sizeof(packet_header) + total > v.geo.packet_size) return false;
   uint64_t buffer;
   if (!v.rx_free->pop(buffer)) return false;
-  if (buffer >= v.header->rx_packets) return false;  // a damaged FIFO: never write outside the pool
+  if (buffer >= v.geo.rx_packets) return false;  // a damaged FIFO: never write outside the pool
   std::byte* p = v.rx_buffer(buffer);
   std::memcpy(p, &h, sizeof h);
   uint64_t at = sizeof h;

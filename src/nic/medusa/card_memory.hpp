@@ -20,7 +20,7 @@
 namespace hpam::nic::medusa {
 
 constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
-constexpr uint32_t card_version = 1;
+constexpr uint32_t card_version = 2;  // 2: RX_READY entries carry the source
 constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
 
 // Block sizes accepted at setup (power of two).
@@ -28,22 +28,37 @@ constexpr uint32_t min_block_size = 64;
 constexpr uint32_t max_block_size = 1u << 20;
 // Blocks per card, both kinds together (bounds the segment size).
 constexpr uint64_t max_blocks = 1u << 20;
+static_assert(max_blocks <= (1u << 24) && max_block_size < (1u << 24));  // fit the entry fields
 
-// ---- FIFO entries: <block number, length> in one 64-bit word ------------
+// ---- FIFO entries: <block, source, length> in one 64-bit word ----------
+// block number (24 bits) | source process (16 bits) | length (24 bits).
+// Blocks (< max_blocks) and lengths (<= max_block_size) fit with room to
+// spare. TX entries and RX_FREE entries carry source 0; an RX_READY entry
+// carries the process whose card engine delivered the packet, stamped by
+// that engine: the receiver takes the packet's source from it, never from
+// the packet.
 
-constexpr uint64_t encode_entry(uint32_t block, uint32_t length) noexcept {
-  return (static_cast<uint64_t>(block) << 32) | length;
+constexpr uint32_t entry_field_mask = 0xFFFFFFu;  // block and length fields
+constexpr uint32_t entry_source_mask = 0xFFFFu;
+
+constexpr uint64_t encode_entry(uint32_t block, uint32_t length, uint32_t source = 0) noexcept {
+  return (static_cast<uint64_t>(block & entry_field_mask) << 40) |
+         (static_cast<uint64_t>(source & entry_source_mask) << 24) | (length & entry_field_mask);
 }
 constexpr uint32_t entry_block(uint64_t entry) noexcept {
-  return static_cast<uint32_t>(entry >> 32);
+  return static_cast<uint32_t>(entry >> 40) & entry_field_mask;
+}
+constexpr uint32_t entry_source(uint64_t entry) noexcept {
+  return static_cast<uint32_t>(entry >> 24) & entry_source_mask;
 }
 constexpr uint32_t entry_length(uint64_t entry) noexcept {
-  return static_cast<uint32_t>(entry);
+  return static_cast<uint32_t>(entry) & entry_field_mask;
 }
 
-static_assert(entry_block(encode_entry(0xfffffffeu, 8192)) == 0xfffffffeu);
-static_assert(entry_length(encode_entry(0xfffffffeu, 8192)) == 8192);
-static_assert(entry_length(encode_entry(7, 0xffffffffu)) == 0xffffffffu);
+static_assert(entry_block(encode_entry(0xfffffeu, 8192, 7)) == 0xfffffeu);
+static_assert(entry_length(encode_entry(0xfffffeu, 8192, 7)) == 8192);
+static_assert(entry_source(encode_entry(0xfffffeu, 8192, 65534)) == 65534);
+static_assert(entry_block(encode_entry(0xffffffffu, 0, 0)) == entry_field_mask);  // forged: out of range
 
 // ---- The card header: first bytes of the card memory -------------------
 
@@ -69,7 +84,8 @@ struct card_header {
   alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
   std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
-  uint64_t reserved[5];                              // zero
+  uint64_t job_key;                                  // the job key the owner publishes (0: none)
+  uint64_t reserved[4];                              // zero
 };
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(sizeof(card_header) == 192);
@@ -77,6 +93,7 @@ static_assert(offsetof(card_header, block_size) == 24);
 static_assert(offsetof(card_header, tx_ready_offset) == 56);
 static_assert(offsetof(card_header, vram_offset) == 88);
 static_assert(offsetof(card_header, overflow_drops) == 128);
+static_assert(offsetof(card_header, job_key) == 152);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // ---- Where each region lives, computed from the counts ------------------

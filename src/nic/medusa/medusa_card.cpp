@@ -65,6 +65,7 @@ medusa_card::medusa_card(const card_setup& setup)
       rx_blocks_(setup.rx_blocks),
       crc_(setup.crc),
       attach_timeout_ms_(setup.attach_timeout_ms),
+      job_key_(setup.job_key),
       job_(setup.job),
       wire_((check_setup(setup), setup.faults), setup.my_proc, setup.block_size, clock_for(setup)) {
   sys::remove_stale_segments();
@@ -110,6 +111,7 @@ void medusa_card::init_memory() {
   header_->rx_free_offset = l.rx_free_offset;
   header_->rx_ready_offset = l.rx_ready_offset;
   header_->vram_offset = l.vram_offset;
+  header_->job_key = job_key_;
   tx_ready_ = reinterpret_cast<sys::spsc_fifo*>(base + l.tx_ready_offset);
   tx_free_ = reinterpret_cast<sys::spsc_fifo*>(base + l.tx_free_offset);
   rx_free_ = reinterpret_cast<sys::mpmc_fifo*>(base + l.rx_free_offset);
@@ -202,6 +204,8 @@ void medusa_card::reconcile_tx_free(uint32_t b, uint32_t first) noexcept {
 void medusa_card::reject_entry(rx_packet& p, uint32_t b) noexcept {
   ++malformed_;
   p.crc_ok = false;
+  p.rejected = true;
+  p.src = 0;
   p.length = 0;
   if (b - tx_blocks_ < rx_blocks_) {  // a real inbound block with a bad length: give it back later
     p.block = b;

@@ -59,9 +59,15 @@ class medusa_card {
   // transmits it and returns b on TX_FREE, which is drained here: when launch
   // returns, b belongs to the processor again.
   void launch(int dest, uint32_t b, uint32_t len) noexcept;
+  // The processor's half of a send as the paper has it: push <b, len> on
+  // TX_READY and let the engine transmit the block as written, wire header
+  // included (launch writes that header first). Whatever the header says,
+  // the engine stamps its own process as the source of what it delivers.
+  void transmit_block(uint32_t b, uint32_t len) noexcept;
 
   // Pops RX_READY. crc_ok is false when the CRC failed or the entry/header was
-  // malformed; then the packet must not be processed, only released.
+  // malformed (then rejected is true too); then the packet must not be
+  // processed, only released. src comes from the entry (see card_memory.hpp).
   bool receive(rx_packet& p) noexcept;
   // Gives the block back to the card (push on RX_FREE).
   void release(const rx_packet& p) noexcept;
@@ -83,6 +89,11 @@ class medusa_card {
            peers_[proc].header->processor_done.load(std::memory_order_acquire) != 0;
   }
   bool peer_alive(int proc) const noexcept;
+  // The job key proc's card publishes (card_setup::job_key), after attaching it.
+  uint64_t published_key(int proc) {
+    attach_peer(proc);
+    return peers_[proc].header->job_key;
+  }
 
   // What the wire did to packets this card sent.
   const wire_counters& wire_stats() const noexcept { return wire_.counters(); }
@@ -128,7 +139,7 @@ class medusa_card {
   void view_card(peer_view& v, std::byte* base) noexcept;
   void run_tx_engine() noexcept;
   void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
-  bool packet_ok(const std::byte* data, uint32_t length) noexcept;
+  bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] void reconcile_tx_free(uint32_t b, uint32_t first) noexcept;
 
@@ -139,6 +150,7 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   uint64_t attach_timeout_ms_;
+  uint64_t job_key_;
   std::string job_;
   sys::shared_segment segment_;
   medusa::card_header* header_ = nullptr;
@@ -165,6 +177,10 @@ inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
     return;
   }
   stamp_wire_header(tx_block(b), len, my_proc_, dest, crc_);
+  transmit_block(b, len);
+}
+
+inline void medusa_card::transmit_block(uint32_t b, uint32_t len) noexcept {
   // Always room: TX_READY holds every tx block and is emptied below.
   (void)tx_ready_->push(medusa::encode_entry(b, len));
   run_tx_engine();
@@ -215,7 +231,8 @@ inline void medusa_card::deliver(int dest, const std::byte* packet, uint32_t len
   // Publish: the packet bytes are visible before the receiver sees the entry.
   // Room by construction: RX_READY holds every inbound block and only its
   // owner releases them (see mpmc_fifo::push_unchecked).
-  p.rx_ready->push_unchecked(medusa::encode_entry(blk, length));
+  // The entry names me, the sending card, as the packet's source.
+  p.rx_ready->push_unchecked(medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
   p.rx_free->prefetch_pop();  // the next packet to dest takes the next free block
 }
 
@@ -225,6 +242,7 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   rx_free_->prefetch_push();  // the release of this block writes there
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
+  const uint32_t src = medusa::entry_source(e);
   if (__builtin_expect(b - tx_blocks_ >= rx_blocks_ || len < wire_header_size || len > block_size_,
                        0)) {
     reject_entry(p, b);
@@ -233,19 +251,26 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   p.block = b;
   p.length = len;
   p.data = vram_ + static_cast<size_t>(b) * block_size_;
-  p.crc_ok = packet_ok(p.data, len);
+  p.src = static_cast<uint16_t>(src);
+  p.rejected = false;
+  p.crc_ok = packet_ok(p, src);
   return true;
 }
 
-inline bool medusa_card::packet_ok(const std::byte* data, uint32_t length) noexcept {
+// The CRC, then the wire header (one copy of it) against what the entry
+// says: its length, its source, me as destination.
+inline bool medusa_card::packet_ok(rx_packet& p, uint32_t src) noexcept {
   wire_header h;
-  std::memcpy(&h, data, sizeof h);
-  if (crc_ && __builtin_expect(wire_crc(data, length) != h.crc, 0)) {
+  std::memcpy(&h, p.data, sizeof h);
+  if (crc_ && __builtin_expect(wire_crc(p.data, p.length) != h.crc, 0)) {
     ++crc_failures_;
     return false;
   }
-  if (__builtin_expect(h.length != length || h.dst != my_proc_ || h.src >= nprocs_, 0)) {
+  if (__builtin_expect(h.length != p.length || h.dst != my_proc_ || h.src != src ||
+                           src >= static_cast<uint32_t>(nprocs_),
+                       0)) {
     ++malformed_;
+    p.rejected = true;
     return false;
   }
   return true;

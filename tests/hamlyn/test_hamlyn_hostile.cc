@@ -1,0 +1,162 @@
+// The Hamlyn receiving interface against a sender that holds the right key
+// but lies in its packets or races other senders and the owner: no byte
+// read outside the range asked for, one message per one-shot arming,
+// nothing counted or notified after revoke returns.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "hamlyn_fixture.hpp"
+
+namespace hpam::test {
+namespace {
+
+using namespace nic::hamlyn;
+
+struct replies {
+  std::vector<std::byte> bytes;  // every reply byte, in arrival order
+  uint64_t packets = 0;
+  uint64_t max_end = 0;          // highest offset + length seen
+};
+bool on_reply(void* ctx, card&, const packet_header& h, const std::byte* payload) {
+  auto* r = static_cast<replies*>(ctx);
+  r->packets++;
+  r->bytes.insert(r->bytes.end(), payload, payload + h.length);
+  r->max_end = std::max<uint64_t>(r->max_end, h.offset + h.length);
+  return true;
+}
+
+// A read request whose own fields claim progress past its range (the old
+// code kept its progress in the request's `reserved` word): the owner
+// answers exactly the 16 bytes of the ticket, never what lies after them.
+TEST(hamlyn_hostile, a_read_request_reads_nothing_outside_its_range) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.cross_memory = false;
+    c.packet_size = 512;
+  });
+  guarded_area a(j[1], 4096);  // the slot covers the first 16 bytes only
+  std::memset(a.memory, 0x11, 16);
+  std::memset(a.memory + 16, 0x5E, 4096 - 16);  // the owner's other data
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = 16;
+  spec.metadata_count = 1;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  replies got;
+  j[0].set_handler(packet_kind::reply, on_reply, &got);
+  for (uint64_t claimed : {uint64_t{32}, uint64_t{17}, ~uint64_t{0} - 100}) {
+    got = replies{};
+    packet_header h{};
+    h.destination = 1;
+    h.source = 0;
+    h.slot = s;
+    h.protection_key = j[1].slot_at(s).protection_key.load();  // the right key
+    h.offset = 0;
+    h.length = 16;
+    h.flags = encode_flags(packet_kind::read_request, false);
+    h.reserved = claimed;
+    ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
+    (void)j[1].poll_inbound();
+    (void)j[0].poll_inbound();
+    EXPECT_EQ(got.bytes.size(), 16u) << "claimed " << claimed;
+    EXPECT_EQ(got.max_end, 16u);
+    for (std::byte b : got.bytes) ASSERT_EQ(b, std::byte{0x11}) << "claimed " << claimed;
+  }
+}
+
+// Two senders race for one paranoid one-shot entry: the first packet of
+// sender 0's two-packet message claims it, so sender 2's message (arriving
+// before sender 0's last packet) is refused; the entry completes once.
+TEST(hamlyn_hostile, one_shot_admits_one_sender_even_while_its_message_is_incomplete) {
+  hamlyn_job j(3);
+  guarded_area a(j[1], 4096);
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.mode = slot_mode::paranoid_one_shot;
+  spec.metadata_count = 1;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  ASSERT_EQ(j[1].set_paranoid(s, 0, 0x0E5407, 0, 4096), status::ok);
+  auto packet = [&](uint32_t source, uint64_t offset, uint32_t delta, uint32_t flags) {
+    packet_header h{};
+    h.destination = 1;
+    h.source = source;
+    h.slot = s;
+    h.metadata_index = 0;
+    h.protection_key = 0x0E5407;
+    h.offset = offset;
+    h.length = 100;
+    h.delta = delta;
+    h.flags = flags;
+    return h;
+  };
+  const uint32_t notify = encode_flags(packet_kind::data, true);
+  std::vector<std::byte> zeros(100, std::byte{0}), twos(100, std::byte{2});
+  iovec z{zeros.data(), 100}, t{twos.data(), 100};
+  // Sender 0: first packet of two (delta 1; the last will bring 2^32 - 1).
+  EXPECT_EQ(j[0].arrive(j[0].view(1), packet(0, 0, 1, notify), &z, 1, nullptr, false), status::ok);
+  // Sender 2: a whole single-packet message into the same entry.
+  EXPECT_EQ(j[2].arrive(j[2].view(1), packet(2, 0, 0, notify | flag_single), &t, 1, nullptr, false),
+            status::rejected);
+  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  // Sender 0's last packet completes its message.
+  EXPECT_EQ(j[0].arrive(j[0].view(1), packet(0, 100, 0xFFFFFFFFu, notify), &z, 1, nullptr, false),
+            status::ok);
+  notification n;
+  ASSERT_TRUE(j[1].receive(0, n));
+  EXPECT_EQ(n.source, 0u);
+  EXPECT_FALSE(j[1].receive(0, n));
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(a.memory[i], std::byte{0}) << i;  // sender 2 wrote nothing
+  EXPECT_EQ(j[1].metadata(s, 0)->packet_accumulator.load(), 0u);
+}
+
+// A sender keeps completing single-packet messages while the owner revokes
+// the slot again and again: once revoke has returned, no notification of
+// that slot may still appear (the old code let the sender finish its
+// counting after it had let go of the slot).
+TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
+  hamlyn_job j(2, [](card_config& c) { c.notify_capacity = 1 << 16; });
+  guarded_area a(j[1], 256);
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.metadata_count = 1;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  const uint64_t key = j[1].slot_at(s).protection_key.load();
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    std::vector<std::byte> data(8, std::byte{1});
+    iovec d{data.data(), data.size()};
+    packet_header h{};
+    h.destination = 1;
+    h.slot = s;
+    h.protection_key = key;
+    h.length = 8;
+    h.flags = encode_flags(packet_kind::data, true) | flag_single;
+    while (!stop.load(std::memory_order_relaxed)) (void)j[0].arrive(j[0].view(1), h, &d, 1, nullptr, false);
+  });
+  const notification_queue_control& q = *j[1].view(1).queue(0);
+  int late = 0;
+  for (int round = 0; round < 2000 && late == 0; ++round) {
+    ASSERT_EQ(j[1].revoke(s), status::ok);
+    const uint64_t after = q.tail.load();
+    for (int spin = 0; spin < 20; ++spin) std::this_thread::yield();  // the sender tries meanwhile
+    if (q.tail.load() != after) ++late;
+    notification n;
+    while (j[1].receive(0, n)) {
+    }
+    ASSERT_EQ(j[1].rekey(s, key), status::ok);
+  }
+  stop = true;
+  sender.join();
+  EXPECT_EQ(late, 0);
+}
+
+}  // namespace
+}  // namespace hpam::test
