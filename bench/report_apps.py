@@ -166,6 +166,7 @@ def _machine():
 
 
 FIRST = "## Split-C applications on MPI (HP-LAM section 4.3)"
+BEGIN, END = "<!-- splitc apps: begin -->", "<!-- splitc apps: end -->"
 
 
 def section(out):
@@ -200,16 +201,19 @@ def section(out):
         L.append("")
         _stats_table(L, out)
     _gam_tables(L, out)
-    return L
+    return [BEGIN] + L + [END] if L else L
 
 
 if __name__ == "__main__":
     # report_apps.py OUT RESULTS_MD: replaces the applications and GAM
-    # sections at the end of RESULTS_MD (or appends them), leaving the rest.
+    # sections of RESULTS_MD (between their markers), or appends them,
+    # leaving every other section as it is.
     out, results_md = sys.argv[1], sys.argv[2]
     text = open(results_md).read() if os.path.exists(results_md) else ""
-    for head in (FIRST, "## GAM basic benchmarks"):
-        if head in text:
-            text = text[:text.index(head)]
+    new = "\n".join(section(out)) + "\n"
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + new + text[text.index(END) + len(END) + 1:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + new
     with open(results_md, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + "\n".join(section(out)) + "\n")
+        f.write(text)
