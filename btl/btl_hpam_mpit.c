@@ -60,6 +60,7 @@ static const struct {
 #define C(field, help) {#field, help, offsetof(mca_btl_hpam_component_t, field)}
     C(held_in_order, "Messages that arrived ahead of their turn and waited to be delivered in order"),
     C(stream_rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
+    C(frag_exhausted, "Fragment allocations refused: all btl_hpam_max_frags in use (Open MPI queued the send)"),
 #undef C
 };
 
@@ -70,11 +71,19 @@ static int read_btl_counter(const struct mca_base_pvar_t *pvar, void *value, voi
     return OPAL_SUCCESS;
 }
 
-static int register_counter(const char *name, const char *help, mca_base_get_value_fn_t read,
-                            size_t offset)
+/* A level, not a counter: registration slots of the deposit card in use now. */
+static int read_slots_in_use(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    hpam_dep_t *dep = mca_btl_hpam_component.dep;
+    *(unsigned long *) value = NULL != dep ? hpam_dep_registrations(dep) : 0;
+    return OPAL_SUCCESS;
+}
+
+static int register_pvar(const char *name, const char *help, int var_class,
+                         mca_base_get_value_fn_t read, size_t offset)
 {
     int rc = mca_base_component_pvar_register(&mca_btl_hpam_component.super.btl_version, name, help,
-                                              OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                              OPAL_INFO_LVL_4, var_class,
                                               MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
                                               MCA_BASE_VAR_BIND_NO_OBJECT,
                                               MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
@@ -84,16 +93,20 @@ static int register_counter(const char *name, const char *help, mca_base_get_val
 
 int mca_btl_hpam_mpit_register(void)
 {
+    const int counter = MCA_BASE_PVAR_CLASS_COUNTER;
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); ++i) {
-        int rc = register_counter(counters[i].name, counters[i].help, read_counter, counters[i].offset);
+        int rc = register_pvar(counters[i].name, counters[i].help, counter, read_counter,
+                               counters[i].offset);
         if (OPAL_SUCCESS != rc) return rc;
     }
     for (size_t i = 0; i < sizeof(btl_counters) / sizeof(btl_counters[0]); ++i) {
-        int rc = register_counter(btl_counters[i].name, btl_counters[i].help, read_btl_counter,
-                                  btl_counters[i].offset);
+        int rc = register_pvar(btl_counters[i].name, btl_counters[i].help, counter,
+                               read_btl_counter, btl_counters[i].offset);
         if (OPAL_SUCCESS != rc) return rc;
     }
-    return OPAL_SUCCESS;
+    return register_pvar("slots_in_use", "Memory registrations (Hamlyn slots) alive now, of "
+                         "btl_hpam_max_registrations", MCA_BASE_PVAR_CLASS_LEVEL,
+                         read_slots_in_use, 0);
 }
 
 void mca_btl_hpam_print_stats(void)

@@ -68,6 +68,23 @@ void mca_btl_hpam_rdma_fini(void)
     C->dep = NULL;
 }
 
+/* Says why (the first time, and every 1,000th after): Open MPI's own error
+ * (MPI_ERR_WIN from MPI_Win_create) does not. */
+static void registration_refused(void *base, size_t size, int rc)
+{
+    static unsigned long refusals;
+    if (0 != refusals++ % 1000) return;
+    if (HPAM_ERR_NO_RESOURCE == rc) {
+        opal_output(0, "btl/hpam: cannot register %zu bytes at %p for RMA: all %u registration "
+                       "slots are in use (each MPI window takes one, two on a node's first "
+                       "rank); raise btl_hpam_max_registrations or free windows (%lu refused so far)",
+                    size, base, (unsigned) C->params.dep.max_registrations, refusals);
+    } else {
+        opal_output(0, "btl/hpam: cannot register %zu bytes at %p for RMA: %s (%lu refused so far)",
+                    size, base, hpam_strerror(rc), refusals);
+    }
+}
+
 struct mca_btl_base_registration_handle_t *
 mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                           void *base, size_t size, uint32_t flags)
@@ -78,8 +95,7 @@ mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base
     const int rc = hpam_dep_register(C->dep, base, size, &h->ticket);
     MCA_BTL_HPAM_UNLOCK();
     if (HPAM_OK != rc) {
-        opal_output_verbose(10, 0, "btl/hpam: cannot register %zu bytes at %p: %s", size, base,
-                            hpam_strerror(rc));
+        registration_refused(base, size, rc);
         free(h);
         return NULL;
     }

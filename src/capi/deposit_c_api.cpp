@@ -89,6 +89,8 @@ int hpam_dep_deregister(hpam_dep_t* d, const hpam_ticket_t* t) {
   return result(d->ep.deregister(unpack(t)));
 }
 
+unsigned hpam_dep_registrations(const hpam_dep_t* d) { return d->ep.registrations(); }
+
 int hpam_dep_put(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t* t,
                  uint64_t offset, hpam_dep_handle_t* h) {
   return result(d->ep.put(src, len, unpack(t), offset, as_handle(h)));

@@ -251,6 +251,11 @@ constexpr knob table[] = {
             "Packet size of sender-based deposits: one cross-memory call or one fallback "
             "packet each"),
      1, bind<field<&dep_cfg::packet_size>, field<&deposit::setup::packet_size>>(), nullptr},
+    {whole("max_registrations", "max_registrations", "", 5, 16, 1 << 20,
+           "Memory registrations (Hamlyn slots) alive at once; an MPI window takes one, two on "
+           "a node's first rank"),
+     1, bind<field<&dep_cfg::max_registrations>, field<&deposit::setup::max_registrations>>(),
+     nullptr},
     {flag("cross_memory", "cross_memory", 6,
           "Deposit by cross-memory attach when the kernel allows it (off: packets the owner "
           "deposits when it polls)"),

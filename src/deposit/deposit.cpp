@@ -98,6 +98,7 @@ status endpoint::register_memory(void* base, size_t len, ticket& out) {
   const status st = card_.create_slot(s, slot);
   if (!is_ok(st)) return st;
   registrations_[slot] = registration{true, false, 0};
+  live_registrations_++;
   out = card_.make_ticket(slot, 0, 0, len, false);
   return status::ok;
 }
@@ -118,6 +119,7 @@ status endpoint::allocate_memory(size_t len, void*& addr, ticket& out) {
     return st;
   }
   registrations_[slot] = registration{true, true, offset};
+  live_registrations_++;
   addr = card_.area_address(offset);
   out = card_.make_ticket(slot, 0, 0, len, false);
   return status::ok;
@@ -138,6 +140,7 @@ status endpoint::deregister(const ticket& t) {
   if (!is_ok(st)) return st;
   if (registrations_[t.slot].card_memory) card_.free_area(registrations_[t.slot].area_offset);
   registrations_[t.slot] = registration{};
+  live_registrations_--;
   return status::ok;
 }
 

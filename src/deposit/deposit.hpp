@@ -75,7 +75,8 @@ struct setup {
                                         // mean few process_vm_writev calls per put)
   uint32_t inbound_packets = 32;        // inbound FIFO buffers (fallback path), power of two
   uint64_t card_memory = 16u << 20;     // bytes for allocate_memory and the connection table
-  uint32_t max_registrations = 256;     // slots
+  uint32_t max_registrations = 4096;    // slots: registrations alive at once (Open MPI's
+                                        // osc/rdma takes one per window, two on a node's first rank)
   uint32_t max_operations = 1024;       // operations in flight with a handle
   uint32_t max_connections = 64;        // hybrid deposit connections (destination end)
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer
@@ -108,6 +109,8 @@ class endpoint {
   status allocate_memory(size_t len, void*& addr, ticket& out);
   status revoke(const ticket& t);
   status deregister(const ticket& t);
+  // Registrations alive now (slots in use; at most setup::max_registrations).
+  uint32_t registrations() const { return live_registrations_; }
 
   // (b) and (c). h may be null: the operation is then fire-and-forget.
   status put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h);
@@ -171,6 +174,7 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;           // ops whose request packet waits for room
   std::vector<registration> registrations_; // by slot
+  uint32_t live_registrations_ = 0;         // entries of registrations_ in use
   uint32_t max_connections_;
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use
   std::vector<std::byte> reply_scratch_;    // one packet's payload for answers

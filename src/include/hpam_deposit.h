@@ -39,6 +39,7 @@ typedef struct hpam_dep_config {
   /* Knobs of the table in hpam_knobs.h (defaults, units and ranges there): */
   int cross_memory;           /* use process_vm_writev/readv when allowed */
   uint32_t packet_size;       /* deposit packet size (power of two) */
+  uint32_t max_registrations; /* registrations (slots) alive at once */
   uint64_t attach_timeout_ms; /* wait for a peer */
 } hpam_dep_config_t;
 
@@ -48,8 +49,11 @@ int hpam_dep_attach(hpam_dep_t *d, int proc);
 void hpam_dep_destroy(hpam_dep_t *d);
 int hpam_dep_cross_memory_to(const hpam_dep_t *d, int proc);
 
+/* HPAM_ERR_NO_RESOURCE when all max_registrations slots are in use. */
 int hpam_dep_register(hpam_dep_t *d, void *base, size_t len, hpam_ticket_t *out);
 int hpam_dep_deregister(hpam_dep_t *d, const hpam_ticket_t *t);
+/* Registrations alive now (slots in use). */
+unsigned hpam_dep_registrations(const hpam_dep_t *d);
 
 int hpam_dep_put(hpam_dep_t *d, const void *src, size_t len, const hpam_ticket_t *t,
                  uint64_t offset, hpam_dep_handle_t *h);

@@ -321,7 +321,9 @@ TYPED_TEST(hostile, a_refused_header_is_malformed_not_a_crc_failure) {
 // is given up on: the stall must leave that report for the caller's next
 // poll. Process 1's answer is already waiting when the stall starts, so its
 // first poll frees the instance and, checking every descriptor, gives up on
-// process 2 (silent for 25 ms, give-up time 20 ms).
+// process 2 (silent for 25 ms, give-up time 20 ms, while its card heartbeat
+// shows it polling: a live peer that polls yet never answers is given up on,
+// one that only computes would be waited for).
 TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_poll) {
   job_options o;
   o.nprocs = 3;
@@ -333,7 +335,10 @@ TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_pol
   for (int p = 0; p < 3; ++p) install(j[p], s[p]);
   const uint64_t w[4] = {};
   ASSERT_EQ(j[0].request_4(2, h_count, w, false), hpam::status::ok);  // 2 never answers
-  j.time().advance(15'000'000);
+  j.time().advance(1'000'000);
+  (void)j[0].poll();                                           // the request's first timeout
+  for (int i = 0; i < 16; ++i) j[2].card().service();          // 2 polls its card, takes nothing
+  j.time().advance(14'000'000);
   ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);  // 1's one instance busy
   ASSERT_EQ(j[1].poll(), hpam::status::ok);                           // its answer waits at 0
   j.time().advance(10'000'000);
