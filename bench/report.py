@@ -280,6 +280,15 @@ if os.path.exists(prof):
             L.append(f"| {r[0]} | {r[1]}% |")
     L.append("")
 
+# The UCX transport beside UCX's own shared-memory transports (bench/ucx_report.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ucx_report  # noqa: E402
+
+ucx_lines = ucx_report.section(out)
+if ucx_lines:
+    L.extend(ucx_lines)
+    L.append("")
+
 L.append("## Targets\n")
 small = [mpi["hpam-medusa"].get(("latency_us", s), 0) / mpi["vader"].get(("latency_us", s), 1) for s in (0, 8)
          if ("latency_us", s) in mpi["vader"]]

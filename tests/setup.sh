@@ -11,7 +11,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPAM_BUILD_DIR:-$top/_build}
 jobs=${HPAM_JOBS:-$(nproc)}
-packages=(libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev libgtest-dev
+packages=(libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev ucx-utils dpkg-dev libgtest-dev
           autoconf automake libtool pkg-config make g++ gnuplot-nox valgrind
           clang-14 libclang-rt-14-dev)
 
@@ -30,6 +30,35 @@ install_deps() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# The UCX transport (uct/) is compiled against UCX's internal headers, which
+# libucx-dev does not ship: fetch Debian's source package of exactly the
+# installed version into the build directory (a build input, never committed).
+# Adds a deb-src entry for this Debian release when apt has none.
+fetch_ucx_source() {
+  local version upstream dest
+  version=$(dpkg-query -W -f='${source:Version}' libucx0)
+  upstream=${version%%-*}
+  dest="$build/ucx-src"
+  [ -f "$dest/ucx-$upstream/src/uct/base/uct_iface.h" ] && return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  if ! apt-cache showsrc ucx 2>/dev/null | grep -q "^Version: $version\$"; then
+    local codename
+    codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+    say "adding a deb-src entry for Debian $codename (apt-get source ucx)"
+    printf '%s\n' "# added by hpam's tests/setup.sh: Debian source packages (apt-get source ucx)" \
+      "Types: deb-src" "URIs: http://deb.debian.org/debian" \
+      "Suites: $codename $codename-updates" "Components: main" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" |
+      "${sudo[@]}" tee /etc/apt/sources.list.d/hpam-deb-src.sources >/dev/null
+    "${sudo[@]}" apt-get update -qq
+  fi
+  say "apt-get source ucx=$version into $dest"
+  rm -rf "$dest" && mkdir -p "$dest"
+  (cd "$dest" && apt-get source -qq "ucx=$version" >/dev/null 2>&1) ||
+    { echo "apt-get source ucx=$version failed: the UCX transport cannot be built" >&2; return 1; }
+}
+
 build_tree() {
   cd "$top"
   if [ ! -x configure ] || [ configure.ac -nt configure ] || [ -n "$(find . m4 -maxdepth 3 -name 'local.mk' -newer configure 2>/dev/null | head -1)" ] || [ Makefile.am -nt configure ]; then
@@ -37,6 +66,7 @@ build_tree() {
     autoreconf -fi >/dev/null
   fi
   mkdir -p "$build"
+  fetch_ucx_source
   cd "$build"
   if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
     say "configure ${HPAM_CONFIGURE_FLAGS:-}"

@@ -190,6 +190,10 @@ int hpam_set_segment(hpam_ep_t* ep, void* base, size_t len) {
 int hpam_token_source(const hpam_token_t* t) { return t ? t->src : -1; }
 int hpam_in_handler(const hpam_ep_t* ep) { return ep->ops->in_handler(ep->impl) ? 1 : 0; }
 int hpam_unreachable_peer(const hpam_ep_t* ep) { return ep->ops->unreachable_peer(ep->impl); }
+int hpam_peer_lost(const hpam_ep_t* ep, int proc) {
+  if (!ep || proc < 0 || proc >= ep->ops->nprocs(ep->impl)) return 0;
+  return ep->ops->peer_lost(ep->impl, proc) ? 1 : 0;
+}
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out) {
   if (!ep || !out) return HPAM_ERR_INVALID;

@@ -45,6 +45,7 @@ struct c_ops {
   int (*drain)(void* impl);
   bool (*in_handler)(const void* impl);
   int (*unreachable_peer)(const void* impl);
+  bool (*peer_lost)(const void* impl, int proc);
   void (*counters)(const void* impl, int peer, hpam_counters_t* out);
   const char* (*last_error)(const void* impl);
 };

@@ -98,6 +98,7 @@ struct c_ops_for {
       [](void* impl) { return to_c_error(self(impl).drain()); },
       [](const void* impl) { return self(impl).in_handler(); },
       [](const void* impl) { return self(impl).unreachable_peer(); },
+      [](const void* impl, int proc) { return self(impl).peer_lost(proc); },
       [](const void* impl, int peer, hpam_counters_t* out) { fill(self(impl), peer, out); },
       [](const void* impl) { return self(impl).last_error().c_str(); },
   };

@@ -141,21 +141,21 @@ using core = am::endpoint_config;
 using card = nic::card_setup;
 using faults = nic::fault_config;
 
-hpam_knob_info_t whole(const char* name, const char* field, const char* unit, int level,
+constexpr hpam_knob_info_t whole(const char* name, const char* field, const char* unit, int level,
                        int64_t min, int64_t max, const char* help) {
   return {name, field, help, unit, HPAM_KNOB_UNSIGNED, level, min, max, 0, 0, nullptr};
 }
-hpam_knob_info_t power2(const char* name, const char* field, int level, int64_t min, int64_t max,
+constexpr hpam_knob_info_t power2(const char* name, const char* field, int level, int64_t min, int64_t max,
                         const char* help) {
   return {name, field, help, "bytes", HPAM_KNOB_POWER2, level, min, max, 0, 0, nullptr};
 }
-hpam_knob_info_t flag(const char* name, const char* field, int level, const char* help) {
+constexpr hpam_knob_info_t flag(const char* name, const char* field, int level, const char* help) {
   return {name, field, help, "", HPAM_KNOB_BOOL, level, 0, 1, 0, 0, nullptr};
 }
-hpam_knob_info_t probability(const char* name, const char* field, const char* help) {
+constexpr hpam_knob_info_t probability(const char* name, const char* field, const char* help) {
   return {name, field, help, "", HPAM_KNOB_REAL, 7, 0, 0, 0.0, 1.0, nullptr};
 }
-hpam_knob_info_t choice(const char* name, const char* field, int level, const char* choices,
+constexpr hpam_knob_info_t choice(const char* name, const char* field, int level, const char* choices,
                         const char* help) {
   return {name, field, help, "", HPAM_KNOB_CHOICE, level, 0, 0, 0, 0, choices};
 }
@@ -171,7 +171,10 @@ std::string corruption_needs_crc(hpam_knob_value_t v, const hpam_config_t& am) {
   return "values are 0 while crc_check is off (a corrupted packet would be taken for a good one)";
 }
 
-const knob table[] = {
+// constexpr: the table is constant-initialized, so that it may be walked
+// before this library's dynamic initialization has run (the UCX transport
+// builds its UCX_HPAM_* table from a library constructor).
+constexpr knob table[] = {
     {choice("nic", "nic", 4, "medusa,hamlyn",
             "NIC model under the active messages: medusa (HPAM FIFOs) or hamlyn "
             "(sender-managed regions)"),

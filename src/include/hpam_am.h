@@ -164,6 +164,9 @@ int hpam_in_handler(const hpam_ep_t* ep); /* nonzero while a handler runs */
 
 /* The peer given up on, or -1. */
 int hpam_unreachable_peer(const hpam_ep_t* ep);
+/* Nonzero once `proc` has been given up on (every peer lost so far, not
+ * only the first one hpam_unreachable_peer names). */
+int hpam_peer_lost(const hpam_ep_t* ep, int proc);
 
 /* Protocol event counters (HPAM section 7.2 / DESIGN "Protocol counters"). */
 typedef struct hpam_counters {

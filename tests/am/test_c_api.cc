@@ -113,6 +113,43 @@ TEST(c_api, bad_configuration_is_a_clear_error) {
   EXPECT_EQ(hpam_set_segment(nullptr, nullptr, 0), HPAM_ERR_INVALID);
 }
 
+// Two peers stop answering: hpam_unreachable_peer names only the first one
+// given up on, hpam_peer_lost tells about each (the UCX transport fails the
+// endpoints of every lost peer, not only the first).
+TEST(c_api, peer_lost_names_every_lost_peer) {
+  const std::string job = unique_job("capi-lost");
+  hpam_ep_t* ep[3] = {};
+  for (int p = 0; p < 3; ++p) {
+    hpam_config_t cfg;
+    hpam_config_init(&cfg);
+    cfg.job = job.c_str();
+    cfg.nprocs = 3;
+    cfg.my_proc = p;
+    cfg.timeout_ns = 1'000'000;
+    cfg.give_up_ns = 50'000'000;
+    cfg.poll_on_send = 0;
+    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
+  }
+  hpam_register_handler4(ep[1], h_echo, echo, nullptr);
+  hpam_register_handler4(ep[2], h_echo, echo, nullptr);
+  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
+  ASSERT_EQ(hpam_try_request_4(ep[0], 1, h_echo, 0, 0, 0, 0), HPAM_OK);
+  ASSERT_EQ(hpam_try_request_4(ep[0], 2, h_echo, 0, 0, 0, 0), HPAM_OK);
+  EXPECT_EQ(hpam_peer_lost(ep[0], 1), 0);
+  // Processes 1 and 2 never poll: both are given up on.
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll(ep[0]);
+    return hpam_peer_lost(ep[0], 1) && hpam_peer_lost(ep[0], 2);
+  }));
+  const int first = hpam_unreachable_peer(ep[0]);
+  EXPECT_TRUE(first == 1 || first == 2) << first;
+  EXPECT_EQ(hpam_peer_lost(ep[0], 0), 0);
+  EXPECT_EQ(hpam_peer_lost(ep[0], 3), 0);   // out of range: not a peer
+  EXPECT_EQ(hpam_peer_lost(ep[0], -1), 0);
+  EXPECT_EQ(hpam_peer_lost(nullptr, 1), 0);
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
 TEST(c_api, strerror_names_every_code) {
   for (int e = 0; e >= HPAM_ERR_NOT_SUPPORTED; --e)
     EXPECT_STRNE(hpam_strerror(e), "unknown error") << e;

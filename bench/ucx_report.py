@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The "UCX transport" section of bench/RESULTS.md from ucx_perftest.csv
+(written by bench/ucx_perftest.sh): medians across runs, ratios of hpam to
+UCX's own shared-memory transports measured in the same run.
+
+bench/report.py includes this section when the CSV is there; on its own,
+    bench/ucx_report.py RESULTS_DIR RESULTS.md
+replaces (or appends) just this section of RESULTS.md, leaving the others."""
+import csv
+import os
+import statistics
+import sys
+
+BEGIN, END = "<!-- ucx_perftest: begin -->", "<!-- ucx_perftest: end -->"
+TRANSPORTS = ["posix", "sysv", "cma", "hpam-medusa", "hpam-hamlyn"]
+WHAT = {
+    "am_lat": "active message, ping-pong, one way",
+    "am_bw": "active messages, stream",
+    "put_lat": "put, ping-pong, one way",
+    "put_bw": "puts, stream",
+    "get": "gets, stream",
+    "add_lat": "atomic add, ping-pong, one way",
+    "fadd": "fetch-and-add, stream",
+    "swap": "swap, stream",
+    "cswap": "compare-and-swap, stream",
+}
+
+
+def load(path):
+    """{(test, layout, bytes): {transport: (median µs, median MB/s)}}"""
+    acc = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            key = (r["test"], r["layout"], int(r["bytes"]))
+            v = acc.setdefault(key, {}).setdefault(r["transport"], ([], []))
+            v[0].append(float(r["p50_latency_us"]))
+            v[1].append(float(r["bandwidth_MBps"]))
+    return {k: {t: (statistics.median(a), statistics.median(b)) for t, (a, b) in v.items()}
+            for k, v in acc.items()}
+
+
+def cell(d, t, i, digits):
+    return f"{d[t][i]:.{digits}f}" if t in d else "n/a"
+
+
+def ratio(d, t, base):
+    if t not in d or base not in d or d[base][0] <= 0:
+        return "n/a"
+    return f"{d[t][0] / d[base][0]:.1f}×"
+
+
+def section(out):
+    path = os.path.join(out, "ucx_perftest.csv")
+    if not os.path.exists(path):
+        return []
+    data = load(path)
+    runs = 0
+    with open(path) as f:
+        runs = max((int(r["run"]) for r in csv.DictReader(f)), default=0)
+    L = [BEGIN, "## UCX transport: ucx_perftest over hpam beside posix, sysv and cma\n"]
+    L.append("`bench/ucx_perftest.sh` (a step of `bench/run`): UCX's own benchmark between "
+             "two processes on this node, through UCT, with `LD_PRELOAD=libuct_hpam.so`; "
+             f"median of {runs} run(s) of each cell, all transports in the same run. "
+             "Time is the median time per operation that ucx_perftest reports (one way for "
+             "ping-pong tests, per message in a stream); ratios are hpam's time over "
+             "posix's (over cma's for zero-copy rows, which posix and sysv lack). "
+             "posix and sysv map the peer's memory, so their put, get and atomics are CPU "
+             "loads and stores; hpam's are Hamlyn deposits (one process_vm_writev/readv, "
+             "or a packet the owner serves for atomics), its active messages HPAM requests "
+             "with their replies.\n")
+    L.append("| test | layout, bytes | posix µs | sysv µs | cma µs | hpam-medusa µs | "
+             "hpam-hamlyn µs | medusa ÷ base | hamlyn ÷ base |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    order = ["am_lat", "am_bw", "put_lat", "put_bw", "get", "add_lat", "fadd", "swap", "cswap"]
+    layouts = ["short", "bcopy", "zcopy"]
+    for key in sorted(data, key=lambda k: (order.index(k[0]) if k[0] in order else 99,
+                                           layouts.index(k[1]) if k[1] in layouts else 9, k[2])):
+        d = data[key]
+        base = "posix" if "posix" in d else "cma"
+        L.append(f"| {key[0]} ({WHAT.get(key[0], '')}) | {key[1]}, {key[2]} | "
+                 + " | ".join(cell(d, t, 0, 3) for t in TRANSPORTS)
+                 + f" | {ratio(d, 'hpam-medusa', base)} | {ratio(d, 'hpam-hamlyn', base)} |")
+    big = [k for k in data if k[2] >= 4096]
+    if big:
+        L.append("\nBandwidth of the large-message streams, MB/s (whole run):\n")
+        L.append("| test | layout, bytes | " + " | ".join(TRANSPORTS) + " |")
+        L.append("|---|---|" + "---:|" * len(TRANSPORTS))
+        for key in sorted(big):
+            d = data[key]
+            L.append(f"| {key[0]} | {key[1]}, {key[2]} | "
+                     + " | ".join(cell(d, t, 1, 0) for t in TRANSPORTS) + " |")
+    L.append(END)
+    return L
+
+
+def splice(results_md, lines):
+    text = open(results_md).read() if os.path.exists(results_md) else ""
+    block = "\n".join(lines) + "\n"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        text = head + block + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    with open(results_md, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    lines = section(sys.argv[1])
+    if not lines:
+        sys.exit(f"ucx_report.py: no ucx_perftest.csv in {sys.argv[1]}")
+    splice(sys.argv[2], lines)

@@ -1,0 +1,249 @@
+// Remote keys and memory access over the transport: the rkey wire format
+// (round trip, every malformed form refused), put/get/atomics by ticket
+// between two interfaces of one job, ranges outside the registration
+// refused, and a lost peer failing its endpoints with an error naming it.
+#include "uct_fixture.hpp"
+
+extern "C" {
+#include "uct_hpam_rkey.h"
+}
+
+using namespace hpam_uct_test;
+
+namespace {
+
+uct_hpam_memh_t sample_memh() {
+  uct_hpam_memh_t m{};
+  for (int i = 0; i < HPAM_TICKET_BYTES; ++i) m.ticket.bytes[i] = uint8_t(i * 7 + 1);
+  m.base = 0x7f0000001000ull;
+  m.length = 4096;
+  return m;
+}
+
+TEST(UctRkey, PackUnpackRoundTrip) {
+  const uct_hpam_memh_t m = sample_memh();
+  unsigned char buf[sizeof(uct_hpam_packed_rkey_t) + 1];
+  uct_hpam_rkey_pack(&m, 5, 0x1234, buf + 1);  // any alignment
+  uct_hpam_rkey_t r{};
+  char err[160];
+  ASSERT_EQ(0, uct_hpam_rkey_unpack(buf + 1, &r, err, sizeof err)) << err;
+  EXPECT_EQ(0, std::memcmp(&m.ticket, &r.ticket, sizeof r.ticket));
+  EXPECT_EQ(m.base, r.base);
+  EXPECT_EQ(m.length, r.length);
+  EXPECT_EQ(5u, r.owner);
+  EXPECT_EQ(0x1234u, r.job_hash);
+}
+
+TEST(UctRkey, MalformedIsRefused) {
+  const uct_hpam_memh_t m = sample_memh();
+  struct mutation {
+    const char* what;
+    void (*apply)(uct_hpam_packed_rkey_t&);
+    const char* message;
+  } cases[] = {
+      {"magic", [](uct_hpam_packed_rkey_t& p) { p.magic ^= 1; }, "not an hpam remote key"},
+      {"version", [](uct_hpam_packed_rkey_t& p) { p.version = 2; }, "of version 2"},
+      {"size", [](uct_hpam_packed_rkey_t& p) { p.size = 40; }, "size 40"},
+      {"reserved", [](uct_hpam_packed_rkey_t& p) { p.reserved = 1; }, "malformed"},
+      {"length 0", [](uct_hpam_packed_rkey_t& p) { p.length = 0; }, "malformed"},
+      {"wraps", [](uct_hpam_packed_rkey_t& p) { p.base = ~0ull - 10; }, "malformed"},
+  };
+  for (const auto& c : cases) {
+    uct_hpam_packed_rkey_t p;
+    uct_hpam_rkey_pack(&m, 1, 2, &p);
+    c.apply(p);
+    uct_hpam_rkey_t r{};
+    char err[160] = "";
+    EXPECT_EQ(-1, uct_hpam_rkey_unpack(&p, &r, err, sizeof err)) << c.what;
+    EXPECT_NE(nullptr, std::strstr(err, c.message)) << c.what << ": " << err;
+  }
+}
+
+TEST(UctRkey, OffsetStaysInsideTheRegistration) {
+  uct_hpam_rkey_t r{};
+  r.base = 1000;
+  r.length = 100;
+  uint64_t off = 77;
+  EXPECT_EQ(0, uct_hpam_rkey_offset(&r, 1000, 100, &off));
+  EXPECT_EQ(0u, off);
+  EXPECT_EQ(0, uct_hpam_rkey_offset(&r, 1092, 8, &off));
+  EXPECT_EQ(92u, off);
+  EXPECT_EQ(0, uct_hpam_rkey_offset(&r, 1100, 0, &off));
+  EXPECT_EQ(-1, uct_hpam_rkey_offset(&r, 1093, 8, &off));
+  EXPECT_EQ(-1, uct_hpam_rkey_offset(&r, 999, 1, &off));
+  EXPECT_EQ(-1, uct_hpam_rkey_offset(&r, 1101, 0, &off));
+  EXPECT_EQ(-1, uct_hpam_rkey_offset(&r, 1050, ~0ull, &off));
+}
+
+struct completion {
+  uct_completion_t comp{};
+  bool done = false;
+  ucs_status_t status = UCS_INPROGRESS;
+  completion() {
+    comp.func = [](uct_completion_t* c) {
+      auto* self = reinterpret_cast<completion*>(c);
+      self->done = true;
+      self->status = c->status;
+    };
+    comp.count = 1;
+    comp.status = UCS_OK;
+  }
+};
+
+class UctRma : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", GetParam()}, {"GIVE_UP_MS", "500"}},
+                              &md));
+    ASSERT_EQ(UCS_OK, a.open(md, GetParam()));
+    ASSERT_EQ(UCS_OK, b.open(md, GetParam()));
+    ASSERT_EQ(UCS_OK, connect(a, b, &ab));
+    ASSERT_EQ(UCS_OK, uct_md_mem_reg(md, target, sizeof target, UCT_MD_MEM_ACCESS_ALL, &memh));
+    std::vector<uint8_t> packed(88);
+    ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
+    ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &rkey));
+  }
+  void TearDown() override {
+    if (rkey.rkey) uct_rkey_release(hpam_component(), &rkey);
+    if (ab) uct_ep_destroy(ab);
+    close_together({&a, &b});
+    if (memh) uct_md_mem_dereg(md, memh);
+    if (md) uct_md_close(md);
+  }
+  // Retries while the transport says "not now" (the hello is under way).
+  template <class Op>
+  ucs_status_t start(Op op) {
+    ucs_status_t st = UCS_ERR_NO_RESOURCE;
+    progress_until({&a, &b}, [&] { return (st = op()) != UCS_ERR_NO_RESOURCE; });
+    return st;
+  }
+  template <class Op>
+  ucs_status_t run(Op op) {
+    completion c;
+    const ucs_status_t st = start([&] { return op(&c.comp); });
+    if (st != UCS_INPROGRESS) return st;
+    EXPECT_TRUE(progress_until({&a, &b}, [&] { return c.done; }));
+    return c.status;
+  }
+  uint64_t addr(size_t i) const { return reinterpret_cast<uint64_t>(&target[i]); }
+
+  uct_md_h md = nullptr;
+  side a, b;
+  uct_ep_h ab = nullptr;
+  uct_mem_h memh = nullptr;
+  uct_rkey_bundle_t rkey{};
+  alignas(64) uint64_t target[64] = {};
+};
+
+TEST_P(UctRma, PutGetBetweenInterfaces) {
+  const uint64_t v = 0x1122334455667788ull;
+  ASSERT_EQ(UCS_OK, start([&] { return uct_ep_put_short(ab, &v, 8, addr(3), rkey.rkey); }));
+  ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_ep_flush(ab, 0, nullptr) == UCS_OK; }));
+  EXPECT_EQ(v, target[3]);
+  uint64_t block[16];
+  for (int i = 0; i < 16; ++i) block[i] = 100 + i;
+  uct_iov_t iov{block, sizeof block, nullptr, 0, 1};
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_put_zcopy(ab, &iov, 1, addr(16), rkey.rkey, c);
+  }));
+  ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_ep_flush(ab, 0, nullptr) == UCS_OK; }));
+  EXPECT_EQ(0, std::memcmp(block, &target[16], sizeof block));
+  uint64_t back[16] = {};
+  uct_iov_t into{back, sizeof back, nullptr, 0, 1};
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_get_zcopy(ab, &into, 1, addr(16), rkey.rkey, c);
+  }));
+  EXPECT_EQ(0, std::memcmp(block, back, sizeof back));
+  struct unpacked {
+    uint64_t words[4];
+    static void unpack(void* arg, const void* data, size_t length) {
+      std::memcpy(static_cast<unpacked*>(arg)->words, data, length);
+    }
+  } u{};
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_get_bcopy(ab, unpacked::unpack, &u, sizeof u.words, addr(16), rkey.rkey, c);
+  }));
+  EXPECT_EQ(100u, u.words[0]);
+  EXPECT_EQ(103u, u.words[3]);
+}
+
+TEST_P(UctRma, AtomicsAreAtomicAtTheTarget) {
+  target[0] = 10;
+  uint64_t old = 0;
+  ASSERT_EQ(UCS_OK, start([&] {
+    return uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_ADD, 5, addr(0), rkey.rkey);
+  }));
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_ADD, 1, &old, addr(0), rkey.rkey, c);
+  }));
+  EXPECT_EQ(15u, old);  // the post before it completed first
+  EXPECT_EQ(16u, target[0]);
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_SWAP, 99, &old, addr(0), rkey.rkey, c);
+  }));
+  EXPECT_EQ(16u, old);
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_atomic_cswap64(ab, 98, 7, addr(0), rkey.rkey, &old, c);
+  }));
+  EXPECT_EQ(99u, old);  // no match: unchanged
+  EXPECT_EQ(99u, target[0]);
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_atomic_cswap64(ab, 99, 7, addr(0), rkey.rkey, &old, c);
+  }));
+  EXPECT_EQ(7u, target[0]);
+  auto* words = reinterpret_cast<uint32_t*>(&target[1]);
+  words[0] = 0xf0;
+  words[1] = 0x5555;
+  uint32_t old32 = 0;
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_atomic32_fetch(ab, UCT_ATOMIC_OP_OR, 0x0f, &old32, addr(1), rkey.rkey, c);
+  }));
+  EXPECT_EQ(0xf0u, old32);
+  ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
+    return uct_ep_atomic_cswap32(ab, 0xff, 1, addr(1), rkey.rkey, &old32, c);
+  }));
+  EXPECT_EQ(1u, words[0]);
+  EXPECT_EQ(0x5555u, words[1]);  // the neighbouring word is untouched
+  EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_SWAP, 1, addr(0), rkey.rkey));
+}
+
+TEST_P(UctRma, OutsideTheRegistrationIsRefused) {
+  const uint64_t v = 1;
+  log_capture log;
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+            start([&] { return uct_ep_put_short(ab, &v, 8, addr(64), rkey.rkey); }));
+  EXPECT_TRUE(log.contains("is not inside the registration")) << log.all();
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+            start([&] { return uct_ep_put_short(ab, &v, 8, addr(0) - 8, rkey.rkey); }));
+}
+
+TEST_P(UctRma, TamperedRkeyIsRefusedByUnpack) {
+  std::vector<uint8_t> packed(88);
+  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
+  packed[0] ^= 0xff;
+  uct_rkey_bundle_t bad{};
+  log_capture log;
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_rkey_unpack(hpam_component(), packed.data(), &bad));
+  EXPECT_TRUE(log.contains("not an hpam remote key")) << log.all();
+}
+
+// The peer stops answering (its interface is gone): after the give-up time
+// its endpoints fail through UCX's error handler, and the error names it.
+TEST_P(UctRma, LostPeerFailsItsEndpointsNamingIt) {
+  ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(b.iface, 3, [](void*, void*, size_t, unsigned) {
+    return UCS_OK;
+  }, nullptr, 0));
+  b.close();  // serves until its drain gives up on a (0.5 s), then removes its card
+  log_capture log;
+  ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, 3, 0, nullptr, 0));
+  ASSERT_TRUE(progress_until({&a}, [&] { return !a.errors.empty(); }, 20)) << log.all();
+  EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, a.errors[0]);
+  EXPECT_TRUE(log.contains("hpam: lost peer: process")) << log.all();
+  EXPECT_TRUE(log.contains("pid " + std::to_string(getpid()))) << log.all();
+  EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ab, 3, 0, nullptr, 0));
+  EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_flush(ab, 0, nullptr));
+}
+
+INSTANTIATE_TEST_SUITE_P(Nics, UctRma, ::testing::Values("medusa", "hamlyn"));
+
+}  // namespace

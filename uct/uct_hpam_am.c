@@ -1,0 +1,281 @@
+/*
+ * UCX active messages over the HPAM D-way request-reply protocol.
+ *
+ * Each UCX active message is one HPAM medium request: its bytes travel in
+ * the packet and the receiver's bulk handler hands them, in place, to the
+ * handler UCX registered for the id. The handler then replies (the HPAM
+ * rule allows it exactly that) with the message's sequence number and the
+ * receiver's delivery cursor.
+ *
+ * Where the two models clash:
+ * - Order. UCX expects the messages of an endpoint in order; HPAM's D
+ *   instances run independently and a retransmitted request arrives late.
+ *   So every message carries a sequence number per (sender, receiver), and
+ *   one that arrives early is copied into a stash slot and handed over when
+ *   the gap is filled. A sender keeps at most D messages beyond the cursor
+ *   the receiver last reported, so D slots per peer always suffice.
+ * - Sending from a handler. UCX's handlers send (UCP answers from inside
+ *   them); HPAM lets a request handler only reply. A send from inside a
+ *   handler returns UCS_ERR_NO_RESOURCE, UCX queues it on the endpoint, and
+ *   progress sends it right after the poll, in order. Put, get and atomics
+ *   are deposits on another card and may start from a handler.
+ * - Busy. When the D instances to a peer (or the order window) are in use,
+ *   sends return UCS_ERR_NO_RESOURCE and wait in the pending queue.
+ */
+
+#include "uct_hpam.h"
+
+/* The argument word of a message: UCX's id, flags (zero), sequence number. */
+static inline uint64_t am_arg(uint8_t id, uint32_t seq) { return (uint64_t)id | ((uint64_t)seq << 32); }
+static inline uint8_t arg_id(uint64_t arg) { return (uint8_t)arg; }
+static inline uint32_t arg_flags(uint64_t arg) { return (uint32_t)(arg >> 8) & 0xffffffu; }
+static inline uint32_t arg_seq(uint64_t arg) { return (uint32_t)(arg >> 32); }
+
+/* A stash slot: the message's argument word, its length, then its bytes. */
+typedef struct stash_slot {
+    uint64_t arg;
+    uint32_t length;
+    uint32_t pad;
+    uint8_t data[];
+} stash_slot_t;
+
+static inline stash_slot_t *stash_slot(uct_hpam_iface_t *iface, int peer, uint32_t seq)
+{
+    const size_t index = (size_t)peer * iface->window + seq % iface->window;
+    return (stash_slot_t *)(iface->stash + index * iface->stash_slot);
+}
+
+/* Request instances to p in use by this interface (active messages + hello). */
+static inline uint32_t instances_in_use(const uct_hpam_peer_t *p)
+{
+    return (p->next_seq - p->unacked) + (p->hello == UCT_HPAM_HELLO_SENT);
+}
+
+static ucs_status_t no_resource(uct_hpam_iface_t *iface)
+{
+    iface->no_resource++;
+    return UCS_ERR_NO_RESOURCE;
+}
+
+/* May a message go to ep's peer now? Checked before anything is packed. */
+static inline ucs_status_t am_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
+{
+    ucs_status_t status = uct_hpam_ep_may_send(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status == UCS_ERR_NO_RESOURCE ? no_resource(iface) : status;
+    }
+    const uct_hpam_peer_t *p = &iface->peers[ep->peer];
+    if (ucs_unlikely(p->lost)) return UCS_ERR_ENDPOINT_TIMEOUT;
+    if (ucs_unlikely(hpam_in_handler(iface->am))) return no_resource(iface); /* HPAM rule */
+    if (ucs_unlikely(instances_in_use(p) >= iface->window ||
+                     p->next_seq - p->delivered >= iface->window)) {
+        return no_resource(iface);
+    }
+    return UCS_OK;
+}
+
+static inline ucs_status_t am_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uint8_t id,
+                                   const struct iovec *iov, int iovcnt)
+{
+    uct_hpam_peer_t *p = &iface->peers[ep->peer];
+    const uint32_t seq = p->next_seq;
+    p->next_seq = seq + 1; /* before: to myself, the reply handler runs inside the call */
+    const int rc = hpam_try_request_medium(iface->am, ep->peer, UCT_HPAM_HANDLER_AM, iov, iovcnt,
+                                           am_arg(id, seq));
+    if (ucs_likely(rc == HPAM_OK)) return UCS_OK;
+    p->next_seq = seq;
+    if (rc == HPAM_ERR_UNREACHABLE) {
+        uct_hpam_iface_note_lost(iface, ep->peer);
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    }
+    return rc == HPAM_ERR_BUSY || rc == HPAM_ERR_AGAIN ? no_resource(iface) : uct_hpam_status(rc);
+}
+
+ucs_status_t uct_hpam_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header, const void *payload,
+                                  unsigned length)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(length + sizeof(header), 0, iface->max_bulk, "am_short");
+    const ucs_status_t status = am_may_send(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    const struct iovec iov[2] = {{.iov_base = &header, .iov_len = sizeof(header)},
+                                 {.iov_base = (void *)payload, .iov_len = length}};
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(header) + length);
+    return am_send(iface, ep, id, iov, 2);
+}
+
+ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *uiov,
+                                      size_t iovcnt)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)UCT_HPAM_AM_MAX_IOV, "am_short_iov");
+    struct iovec iov[UCT_HPAM_AM_MAX_IOV];
+    size_t total = 0;
+    for (size_t i = 0; i < iovcnt; ++i) {
+        if (uiov[i].count > 1 && uiov[i].stride != uiov[i].length) return UCS_ERR_UNSUPPORTED;
+        iov[i].iov_base = uiov[i].buffer;
+        iov[i].iov_len = uct_iov_get_length(&uiov[i]);
+        total += iov[i].iov_len;
+    }
+    UCT_CHECK_LENGTH(total, 0, iface->max_bulk, "am_short_iov");
+    const ucs_status_t status = am_may_send(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
+    return am_send(iface, ep, id, iov, (int)iovcnt);
+}
+
+ssize_t uct_hpam_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb, void *arg,
+                             unsigned flags)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    UCT_CHECK_AM_ID(id);
+    const ucs_status_t status = am_may_send(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    /* Packed only now that an instance is known to be free. */
+    const size_t length = pack_cb(iface->am_scratch, arg);
+    UCT_CHECK_LENGTH(length, 0, iface->max_bulk, "am_bcopy");
+    const struct iovec iov = {.iov_base = iface->am_scratch, .iov_len = length};
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    const ucs_status_t sent = am_send(iface, ep, id, &iov, 1);
+    return sent == UCS_OK ? (ssize_t)length : sent;
+}
+
+/* Hands one message to UCX (unless it is malformed or the interface is
+ * closing: then it is only counted or dropped). */
+static inline void deliver(uct_hpam_iface_t *iface, uint64_t arg, void *data, size_t length)
+{
+    const uint8_t id = arg_id(arg);
+    if (ucs_unlikely(id >= UCT_AM_ID_MAX || arg_flags(arg) != 0)) {
+        iface->am_rejected++;
+        return;
+    }
+    if (ucs_unlikely(iface->closing)) return;
+    (void)uct_iface_invoke_am(&iface->super, id, data, (unsigned)length, 0);
+}
+
+/* The gap is filled: hand over what waited, in order. */
+static void drain_stash(uct_hpam_iface_t *iface, int src, uct_hpam_peer_t *p)
+{
+    for (;;) {
+        const uint64_t bit = 1ull << (p->expected % iface->window);
+        if (!(p->stashed_mask & bit)) return;
+        p->stashed_mask &= ~bit;
+        stash_slot_t *s = stash_slot(iface, src, p->expected);
+        p->expected++;
+        deliver(iface, s->arg, s->data, s->length);
+    }
+}
+
+/* The receive side: a UCX active message from process `src`. */
+static void on_am(hpam_token_t *token, void *ctx, void *data, size_t length, uint64_t arg)
+{
+    uct_hpam_iface_t *iface = ctx;
+    const int src = hpam_token_source(token);
+    uct_hpam_peer_t *p = &iface->peers[src];
+    const uint32_t seq = arg_seq(arg);
+    const uint32_t ahead = seq - p->expected;
+    if (ucs_likely(ahead == 0)) {
+        p->expected = seq + 1;
+        deliver(iface, arg, data, length);
+        if (ucs_unlikely(p->stashed_mask != 0)) drain_stash(iface, src, p);
+    } else if (ahead < iface->window && !(p->stashed_mask & (1ull << (seq % iface->window)))) {
+        stash_slot_t *s = stash_slot(iface, src, seq); /* early: hold it for order */
+        s->arg = arg;
+        s->length = (uint32_t)length;
+        memcpy(s->data, data, length);
+        p->stashed_mask |= 1ull << (seq % iface->window);
+        iface->am_stashed++;
+    } else {
+        iface->am_rejected++; /* outside the window its sender keeps: not a message of ours */
+    }
+    (void)hpam_reply_4(token, UCT_HPAM_HANDLER_AM_REPLY, seq, p->expected, 0, 0);
+}
+
+/* The sender side: message `seq` was answered; the receiver has handed
+ * over everything before `cursor`. */
+static void on_am_reply(hpam_token_t *token, void *ctx, uint64_t seq, uint64_t cursor, uint64_t a2,
+                        uint64_t a3)
+{
+    uct_hpam_iface_t *iface = ctx;
+    uct_hpam_peer_t *p = &iface->peers[hpam_token_source(token)];
+    const uint32_t off = (uint32_t)seq - p->unacked;
+    if (ucs_unlikely(off >= p->next_seq - p->unacked)) {
+        iface->am_rejected++; /* answers nothing in flight */
+        return;
+    }
+    p->acked_mask |= 1ull << off;
+    while (p->acked_mask & 1) {
+        p->acked_mask >>= 1;
+        p->unacked++;
+    }
+    if ((uint32_t)cursor - p->delivered <= p->next_seq - p->delivered) p->delivered = (uint32_t)cursor;
+}
+
+/* Hello: the peer's memory domain attaches my deposit card, so that its card
+ * can answer my deposits (fallback packets, atomics) there. */
+void uct_hpam_send_hellos(uct_hpam_iface_t *iface)
+{
+    if (hpam_in_handler(iface->am)) return;
+    for (int peer = 0; peer < iface->nprocs && iface->hello_wanted != 0; ++peer) {
+        uct_hpam_peer_t *p = &iface->peers[peer];
+        if (p->hello != UCT_HPAM_HELLO_WANTED || instances_in_use(p) >= iface->window) continue;
+        p->hello = UCT_HPAM_HELLO_SENT; /* before: to myself, the reply runs inside the call */
+        iface->hello_wanted--;
+        const int rc = hpam_try_request_4(iface->am, peer, UCT_HPAM_HANDLER_HELLO,
+                                          iface->md->params.job_hash, 0, 0, 0);
+        if (rc == HPAM_OK) continue;
+        p->hello = UCT_HPAM_HELLO_WANTED;
+        iface->hello_wanted++;
+        if (rc == HPAM_ERR_UNREACHABLE) uct_hpam_iface_note_lost(iface, peer);
+    }
+}
+
+static void on_hello(hpam_token_t *token, void *ctx, uint64_t job_hash, uint64_t a1, uint64_t a2,
+                     uint64_t a3)
+{
+    uct_hpam_iface_t *iface = ctx;
+    uct_hpam_md_t *md = iface->md;
+    int rc = HPAM_ERR_REJECTED;
+    if (job_hash == md->params.job_hash) {
+        uct_hpam_md_lock(md);
+        rc = hpam_dep_attach(md->dep, hpam_token_source(token));
+        uct_hpam_md_unlock(md);
+    }
+    (void)hpam_reply_4(token, UCT_HPAM_HANDLER_HELLO_REPLY, (uint64_t)(int64_t)rc, 0, 0, 0);
+}
+
+static void on_hello_reply(hpam_token_t *token, void *ctx, uint64_t rc, uint64_t a1, uint64_t a2,
+                           uint64_t a3)
+{
+    uct_hpam_iface_t *iface = ctx;
+    const int src = hpam_token_source(token);
+    uct_hpam_peer_t *p = &iface->peers[src];
+    if (p->hello != UCT_HPAM_HELLO_SENT) return;
+    if ((int64_t)rc == HPAM_OK) {
+        p->hello = UCT_HPAM_HELLO_DONE;
+        return;
+    }
+    p->hello = UCT_HPAM_HELLO_FAILED;
+    ucs_error("hpam: process %d of job %s could not attach the deposit card of process %d: %s; "
+              "put, get and atomics to it fail", src, iface->md->params.job, iface->proc,
+              hpam_strerror((int)(int64_t)rc));
+}
+
+ucs_status_t uct_hpam_am_init(uct_hpam_iface_t *iface)
+{
+    iface->am_scratch = ucs_malloc(iface->max_bulk, "hpam am bcopy");
+    if (iface->am_scratch == NULL) return UCS_ERR_NO_MEMORY;
+    if (HPAM_OK != hpam_register_handler_bulk(iface->am, UCT_HPAM_HANDLER_AM, on_am, iface) ||
+        HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_AM_REPLY, on_am_reply, iface) ||
+        HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_HELLO, on_hello, iface) ||
+        HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_HELLO_REPLY, on_hello_reply,
+                                          iface)) {
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}

@@ -1,0 +1,368 @@
+/*
+ * put, get and atomics as sender-based deposits: by the ticket in the rkey
+ * and the offset of the remote address in the registration, on this
+ * interface's initiator deposit card. Where the peer's memory is reachable
+ * by cross-memory attach the deposit is done at once; otherwise it travels
+ * as packets that the owner's memory-domain card serves (atomics on private
+ * memory always do), and the operation completes in a later progress call.
+ *
+ * Buffered and short puts copy into a bounce buffer first (UCX may reuse its
+ * buffer as soon as the call returns); gets into a bounce buffer hand the
+ * bytes to UCX's unpack callback on completion. Every operation stays in
+ * the in-flight table until its handle says done, so flush and fence wait
+ * for it.
+ */
+
+#include "uct_hpam.h"
+
+ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface)
+{
+    iface->op_nfree = UCT_HPAM_MAX_OPS;
+    for (int i = 0; i < UCT_HPAM_MAX_OPS; ++i) iface->op_free[i] = (uint16_t)(UCT_HPAM_MAX_OPS - 1 - i);
+    iface->op_ninflight = 0;
+    iface->ops_issued = 0;
+    iface->nwaiters = 0;
+    if (UCS_OK != ucs_posix_memalign((void **)&iface->bounce, UCS_SYS_CACHE_LINE_SIZE,
+                                     (size_t)UCT_HPAM_BOUNCE_BUFS * UCT_HPAM_BOUNCE_SIZE,
+                                     "hpam bounce")) {
+        iface->bounce = NULL;
+        return UCS_ERR_NO_MEMORY;
+    }
+    iface->bounce_nfree = UCT_HPAM_BOUNCE_BUFS;
+    for (int i = 0; i < UCT_HPAM_BOUNCE_BUFS; ++i) iface->bounce_free[i] = (int16_t)i;
+    return UCS_OK;
+}
+
+static inline void *bounce_ptr(uct_hpam_iface_t *iface, int16_t b)
+{
+    return iface->bounce + (size_t)b * UCT_HPAM_BOUNCE_SIZE;
+}
+
+/* Checks before an operation: the endpoint may send, the peer's memory
+ * domain has attached my deposit card (hello), a slot is free, and the
+ * remote range lies inside the registration the rkey names. */
+static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const uct_hpam_rkey_t *rkey,
+                              uint64_t remote_addr, size_t length, int need_bounce,
+                              uint64_t *offset)
+{
+    ucs_status_t status = uct_hpam_ep_may_send(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) goto busy;
+    const uct_hpam_peer_t *p = &iface->peers[ep->peer];
+    if (ucs_unlikely(p->lost)) return UCS_ERR_ENDPOINT_TIMEOUT;
+    if (ucs_unlikely(p->hello != UCT_HPAM_HELLO_DONE)) {
+        if (p->hello == UCT_HPAM_HELLO_FAILED) return UCS_ERR_UNREACHABLE;
+        status = UCS_ERR_NO_RESOURCE;
+        goto busy;
+    }
+    if (ucs_unlikely(iface->op_nfree == 0 || (need_bounce && iface->bounce_nfree == 0))) {
+        status = UCS_ERR_NO_RESOURCE;
+        goto busy;
+    }
+    if (ucs_unlikely(rkey->job_hash != iface->md->params.job_hash || rkey->owner != ep->remote_md ||
+                     uct_hpam_rkey_offset(rkey, remote_addr, length, offset) != 0)) {
+        ucs_error("hpam: [0x%" PRIx64 ", +%zu) to process %d is not inside the registration the "
+                  "rkey names ([0x%" PRIx64 ", +%" PRIu64 ") on deposit card %u of job %" PRIx64 ")",
+                  remote_addr, length, ep->peer, rkey->base, rkey->length, rkey->owner,
+                  rkey->job_hash);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+busy:
+    if (status == UCS_ERR_NO_RESOURCE) iface->no_resource++;
+    return status;
+}
+
+static uct_hpam_op_t *op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_completion_t *comp)
+{
+    uct_hpam_op_t *op = &iface->ops[iface->op_free[--iface->op_nfree]];
+    op->ep = ep;
+    op->comp = comp;
+    op->issued = iface->ops_issued++;
+    op->fetched = 0;
+    op->result = NULL;
+    op->unpack = NULL;
+    op->length = 0;
+    op->bounce = -1;
+    op->width = 0;
+    return op;
+}
+
+static void op_release(uct_hpam_iface_t *iface, uct_hpam_op_t *op)
+{
+    if (op->bounce >= 0) iface->bounce_free[iface->bounce_nfree++] = op->bounce;
+    iface->op_free[iface->op_nfree++] = (uint16_t)(op - iface->ops);
+}
+
+/* The operation is done (state > 0) or failed (state < 0): results to UCX,
+ * resources back, then the completion (which may start new operations). */
+static ucs_status_t op_finish(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int state)
+{
+    const ucs_status_t status = state > 0 ? UCS_OK : uct_hpam_status(state);
+    if (status == UCS_OK && op->width != 0) memcpy(op->result, &op->fetched, op->width);
+    if (status == UCS_OK && op->unpack != NULL) op->unpack(op->unpack_arg, bounce_ptr(iface, op->bounce), op->length);
+    if (status != UCS_OK && op->comp == NULL && op->ep != NULL) {
+        ucs_error("hpam: put/atomic to process %d of job %s failed: %s", op->ep->peer,
+                  iface->md->params.job, ucs_status_string(status));
+    }
+    uct_completion_t *comp = op->comp;
+    op_release(iface, op);
+    if (comp != NULL) uct_invoke_completion(comp, status);
+    return status;
+}
+
+/* After issuing: done at once (cross-memory, or copied), else in flight.
+ * Returns what the UCX call returns: UCS_OK when done (or when nothing
+ * waits for it: no completion), UCS_INPROGRESS when `comp` will be called. */
+static ucs_status_t op_started(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int rc)
+{
+    if (ucs_unlikely(rc != HPAM_OK)) {
+        op_release(iface, op);
+        if (rc == HPAM_ERR_BUSY || rc == HPAM_ERR_AGAIN) iface->no_resource++;
+        return uct_hpam_status(rc);
+    }
+    const int state = hpam_dep_test(iface->dep, op->handle);
+    if (state != 0) {
+        op->comp = NULL; /* done within the call: UCX expects no callback */
+        return op_finish(iface, op, state);
+    }
+    iface->op_inflight[iface->op_ninflight++] = (uint16_t)(op - iface->ops);
+    op->ep->rma_inflight++;
+    return op->comp != NULL ? UCS_INPROGRESS : UCS_OK;
+}
+
+unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface)
+{
+    if (iface->op_ninflight == 0) return 0;
+    hpam_dep_progress(iface->dep);
+    unsigned done = 0;
+    for (unsigned i = 0; i < iface->op_ninflight;) {
+        uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
+        const int state = hpam_dep_test(iface->dep, op->handle);
+        if (state == 0) {
+            ++i;
+            continue;
+        }
+        iface->op_inflight[i] = iface->op_inflight[--iface->op_ninflight];
+        if (op->ep != NULL) op->ep->rma_inflight--;
+        (void)op_finish(iface, op, state);
+        ++done;
+    }
+    return done;
+}
+
+/* ep goes away (or fails, or cancels): its operations complete now with
+ * `status`; their deposits finish unobserved (results into our own words). */
+void uct_hpam_rma_orphan(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_t status)
+{
+    for (unsigned i = 0; i < iface->op_ninflight; ++i) {
+        uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
+        if (op->ep != ep) continue;
+        uct_completion_t *comp = op->comp;
+        op->ep = NULL;
+        op->comp = NULL;
+        op->width = 0;
+        op->unpack = NULL;
+        ep->rma_inflight--;
+        if (comp != NULL) uct_invoke_completion(comp, status);
+    }
+}
+
+#define RKEY(_rkey) ((const uct_hpam_rkey_t *)(uintptr_t)(_rkey))
+
+static ucs_status_t put_from_bounce(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, size_t length,
+                                    uint64_t offset, const uct_hpam_rkey_t *rkey, int16_t b)
+{
+    uct_hpam_op_t *op = op_new(iface, ep, NULL);
+    op->bounce = b;
+    return op_started(iface, op, hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
+                                              &rkey->ticket, offset, &op->handle));
+}
+
+ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
+                                   uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    uint64_t offset;
+    UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "put_short");
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, 1, &offset);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    const int16_t b = iface->bounce_free[--iface->bounce_nfree];
+    memcpy(bounce_ptr(iface, b), buffer, length);
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+    return put_from_bounce(iface, ep, length, offset, RKEY(rkey), b);
+}
+
+ssize_t uct_hpam_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void *arg,
+                              uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    uint64_t offset;
+    /* The length is known only after packing: check the start address now,
+     * the whole range after. */
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, 0, 1, &offset);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    const int16_t b = iface->bounce_free[--iface->bounce_nfree];
+    const size_t length = pack_cb(bounce_ptr(iface, b), arg);
+    if (ucs_unlikely(length > UCT_HPAM_BOUNCE_SIZE ||
+                     uct_hpam_rkey_offset(RKEY(rkey), remote_addr, length, &offset) != 0)) {
+        iface->bounce_free[iface->bounce_nfree++] = b;
+        ucs_error("hpam: put_bcopy of %zu bytes at 0x%" PRIx64 " leaves the registration", length,
+                  remote_addr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
+    status = put_from_bounce(iface, ep, length, offset, RKEY(rkey), b);
+    return status == UCS_OK ? (ssize_t)length : status;
+}
+
+/* Zero-copy put and get: one buffer, straight between the user's memory
+ * and the peer's. */
+static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size_t iovcnt,
+                          uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    UCT_CHECK_PARAM(iovcnt == 1 && (iov[0].count <= 1 || iov[0].stride == iov[0].length),
+                    "hpam: one contiguous buffer per zcopy operation (iovcnt %zu)", iovcnt);
+    const size_t length = uct_iov_get_length(iov);
+    uint64_t offset;
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, 0, &offset);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    uct_hpam_op_t *op = op_new(iface, ep, comp);
+    const hpam_ticket_t *t = &RKEY(rkey)->ticket;
+    if (is_put) {
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+        return op_started(iface, op, hpam_dep_put(iface->dep, iov[0].buffer, length, t, offset,
+                                                  &op->handle));
+    }
+    UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
+    return op_started(iface, op, hpam_dep_get(iface->dep, iov[0].buffer, length, t, offset,
+                                              &op->handle));
+}
+
+ucs_status_t uct_hpam_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                                   uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return zcopy(tl_ep, 1, iov, iovcnt, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                                   uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return zcopy(tl_ep, 0, iov, iovcnt, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb, void *arg,
+                                   size_t length, uint64_t remote_addr, uct_rkey_t rkey,
+                                   uct_completion_t *comp)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    uint64_t offset;
+    UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "get_bcopy");
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, 1, &offset);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    uct_hpam_op_t *op = op_new(iface, ep, comp);
+    op->bounce = iface->bounce_free[--iface->bounce_nfree];
+    op->unpack = unpack_cb;
+    op->unpack_arg = arg;
+    op->length = (uint32_t)length;
+    UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
+    return op_started(iface, op, hpam_dep_get(iface->dep, bounce_ptr(iface, op->bounce), length,
+                                              &RKEY(rkey)->ticket, offset, &op->handle));
+}
+
+static int dep_op(uct_atomic_op_t opcode, enum hpam_dep_atomic_op *out)
+{
+    switch (opcode) {
+    case UCT_ATOMIC_OP_ADD: *out = HPAM_DEP_ADD; return 1;
+    case UCT_ATOMIC_OP_AND: *out = HPAM_DEP_AND; return 1;
+    case UCT_ATOMIC_OP_OR: *out = HPAM_DEP_OR; return 1;
+    case UCT_ATOMIC_OP_XOR: *out = HPAM_DEP_XOR; return 1;
+    case UCT_ATOMIC_OP_SWAP: *out = HPAM_DEP_SWAP; return 1;
+    case UCT_ATOMIC_OP_CSWAP: *out = HPAM_DEP_CSWAP; return 1;
+    default: return 0;
+    }
+}
+
+/* One atomic: result NULL for the posted (non-fetching) forms. */
+static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int width,
+                           uint64_t operand, uint64_t compare, void *result, uint64_t remote_addr,
+                           uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    uint64_t offset;
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, 0, &offset);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    uct_hpam_op_t *op = op_new(iface, ep, result != NULL ? comp : NULL);
+    op->result = result;
+    op->width = result != NULL ? (uint8_t)width : 0;
+    UCT_TL_EP_STAT_ATOMIC(&ep->super);
+    return op_started(iface, op, hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket,
+                                                 offset, operand, compare,
+                                                 result != NULL ? &op->fetched : NULL, &op->handle));
+}
+
+/* The posted forms: add, and, or, xor (no swap: its old value is the point). */
+static ucs_status_t post(uct_ep_h ep, unsigned opcode, int width, uint64_t value,
+                         uint64_t remote_addr, uct_rkey_t rkey)
+{
+    enum hpam_dep_atomic_op op;
+    if (opcode == UCT_ATOMIC_OP_SWAP || opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return atomic(ep, op, width, value, 0, NULL, remote_addr, rkey, NULL);
+}
+
+/* The fetching forms (compare-and-swap has its own call). */
+static ucs_status_t fetch(uct_ep_h ep, uct_atomic_op_t opcode, int width, uint64_t value,
+                          void *result, uint64_t remote_addr, uct_rkey_t rkey,
+                          uct_completion_t *comp)
+{
+    enum hpam_dep_atomic_op op;
+    if (opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) return UCS_ERR_UNSUPPORTED;
+    return atomic(ep, op, width, value, 0, result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_atomic64_post(uct_ep_h ep, unsigned opcode, uint64_t value,
+                                       uint64_t remote_addr, uct_rkey_t rkey)
+{
+    return post(ep, opcode, 8, value, remote_addr, rkey);
+}
+
+ucs_status_t uct_hpam_ep_atomic32_post(uct_ep_h ep, unsigned opcode, uint32_t value,
+                                       uint64_t remote_addr, uct_rkey_t rkey)
+{
+    return post(ep, opcode, 4, value, remote_addr, rkey);
+}
+
+ucs_status_t uct_hpam_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode, uint64_t value,
+                                        uint64_t *result, uint64_t remote_addr, uct_rkey_t rkey,
+                                        uct_completion_t *comp)
+{
+    return fetch(ep, opcode, 8, value, result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode, uint32_t value,
+                                        uint32_t *result, uint64_t remote_addr, uct_rkey_t rkey,
+                                        uct_completion_t *comp)
+{
+    return fetch(ep, opcode, 4, value, result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare, uint64_t swap,
+                                        uint64_t remote_addr, uct_rkey_t rkey, uint64_t *result,
+                                        uct_completion_t *comp)
+{
+    return atomic(ep, HPAM_DEP_CSWAP, 8, swap, compare, result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_hpam_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare, uint32_t swap,
+                                        uint64_t remote_addr, uct_rkey_t rkey, uint32_t *result,
+                                        uct_completion_t *comp)
+{
+    return atomic(ep, HPAM_DEP_CSWAP, 4, swap, compare, result, remote_addr, rkey, comp);
+}
