@@ -24,7 +24,6 @@ enum : unsigned { h_reply = 1, h_bulk = 2, h_reply_store = 3 };
 struct asked {  // a request of process 0 that process 1 has seen
   uint32_t instance, sequence;
 };
-
 void on_reply(hpam_token* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
   if (!t->is_request || (a0 & 1)) return;  // sometimes no reply: the layer acks
   const uint64_t w[4] = {a0, a1, a2, a3};
@@ -51,6 +50,7 @@ struct world {
   guarded<4096> segment;
   guarded<4096> get_buffer;
   std::vector<asked> outstanding;
+  uint16_t expected[4] = {1, 1, 1, 1};  // next sequence process 0 takes per instance (from its acks)
 
   world() {
     const std::string job = "fuzz-am-" + std::to_string(getpid());
@@ -84,6 +84,8 @@ struct world {
         const am::control_word c = am::decode_control(h.control);
         if (c.cls == am::msg_class::request && outstanding.size() < 64)
           outstanding.push_back({c.instance, c.sequence});
+        if (c.cls == am::msg_class::reply && c.instance < 4)  // process 0 took that one
+          expected[c.instance] = static_cast<uint16_t>(c.sequence + 1);
       }
       peer->release(p);
     }
@@ -106,47 +108,54 @@ world& the_world() {
   return w;
 }
 
-// flags: 1 right key, 2 aim at an outstanding request, 4 make the CRC
-// right, 8 wire length = packet length, 16 process 0 asks first, 32 a
-// bulk target inside the segment (near its edges), 64 wire source = 1.
+// One packet from process 1. `lie` bits: 1 the key, 2 the CRC, 4 the wire
+// length, 8 the wire source and destination, 16 the sequence number, 32 a
+// bulk address anywhere (else near the segment's edges). Clear bits make
+// that part right, so most inputs reach the checks behind it. `how` bits: 1
+// process 0 sends a request first, 2 answer one of its requests.
 void one_packet(world& w, input& in) {
-  const uint8_t flags = in.take<uint8_t>();
-  if (flags & 16) {
+  const uint8_t lie = in.take<uint8_t>();
+  const uint8_t how = in.take<uint8_t>();
+  if (how & 1) {
     w.victim_asks(in.take<uint8_t>());
     w.drain_peer();
   }
-  nic::wire_header wh{};
-  wh.src = in.take<uint16_t>();
-  wh.dst = in.take<uint16_t>();
-  const int8_t length_delta = in.take<int8_t>();
+  nic::wire_header wh = in.take<nic::wire_header>();
   am::am_header h = in.take<am::am_header>();
-  if (flags & 1) h.key = job_key;
-  if ((flags & 2) && !w.outstanding.empty()) {
+  if (!(lie & 1)) h.key = job_key;
+  am::control_word c = am::decode_control(h.control);
+  c.instance %= (lie & 16) ? 4096 : 4;
+  if ((how & 2) && !w.outstanding.empty()) {
     const asked a = w.outstanding[in.take<uint8_t>() % w.outstanding.size()];
-    am::control_word c = am::decode_control(h.control);
     c.cls = am::msg_class::reply;
     c.instance = a.instance;
     c.sequence = a.sequence;
-    h.control = am::encode_control(c);
+  } else if (!(lie & 16) && c.cls == am::msg_class::request) {
+    c.sequence = w.expected[c.instance];
   }
-  if (flags & 32) {
+  h.control = am::encode_control(c);
+  if (!(lie & 32)) {
     const uint64_t base = reinterpret_cast<uint64_t>(w.segment.data());
     h.word[am::bulk_word::target] = base - 64 + h.word[am::bulk_word::target] % (w.segment.size() + 128);
   }
-  const uint32_t hdr = am::header_bytes(am::decode_control(h.control).kind);
+  const uint32_t hdr = am::header_bytes(c.kind);
   std::byte* pkt = w.peer->tx_block(w.block);
   const uint32_t room = w.peer->block_size() - am::packet_header_size;
   size_t n = 0;
   const uint8_t* payload = in.rest(n, in.take<uint16_t>() % (room + 1));
+  if (!(lie & 32) && c.kind == am::msg_kind::store && (in.take<uint8_t>() & 1))
+    h.word[am::bulk_word::length] = n;  // a consistent store
   std::memset(pkt, 0, am::packet_header_size);
   std::memcpy(pkt + nic::wire_header_size, &h, sizeof h);
   if (n) std::memcpy(pkt + hdr, payload, n);
   const uint32_t len = static_cast<uint32_t>(hdr + n);
-  wh.length = (flags & 8) ? len : len + length_delta;
-  if (flags & 64) wh.src = 1;
-  if ((flags & 64) && !(flags & 128)) wh.dst = 0;
+  if (!(lie & 4)) wh.length = len;
+  if (!(lie & 8)) {
+    wh.src = 1;
+    wh.dst = 0;
+  }
   std::memcpy(pkt, &wh, sizeof wh);
-  if (flags & 4) {
+  if (!(lie & 2)) {
     wh.crc = nic::wire_crc(pkt, len);
     std::memcpy(pkt, &wh, sizeof wh);
   }

@@ -41,6 +41,24 @@ struct world {
   std::unique_ptr<card_t> peer;
   guarded<2048> segment;
   nic::hamlyn::am_sender_entry mine{};  // process 1's region at process 0: slot and key
+  uint16_t expected[4] = {1, 1, 1, 1};   // next sequence process 0 takes per instance
+
+  // Process 1 takes what process 0 sent; its answers say which sequence
+  // numbers it has taken.
+  void drain_peer() {
+    nic::rx_packet p;
+    peer->service();
+    while (peer->receive(p)) {
+      if (p.crc_ok) {
+        am::am_header h;
+        std::memcpy(&h, p.data + nic::wire_header_size, sizeof h);
+        const am::control_word c = am::decode_control(h.control);
+        if (c.cls == am::msg_class::reply && c.instance < 4)
+          expected[c.instance] = static_cast<uint16_t>(c.sequence + 1);
+      }
+      peer->release(p);
+    }
+  }
 
   world() {
     am::endpoint_config c;
@@ -114,6 +132,12 @@ struct world {
             std::memcpy(&h, packet.data() + nic::wire_header_size,
                         std::min<size_t>(sizeof h, n - nic::wire_header_size));
             h.key = job_key;
+            am::control_word c = am::decode_control(h.control);
+            if (c.cls == am::msg_class::request && (op & 64)) {  // the sequence it expects
+              c.instance %= 4;
+              c.sequence = expected[c.instance];
+              h.control = am::encode_control(c);
+            }
             std::memcpy(packet.data() + nic::wire_header_size, &h,
                         std::min<size_t>(sizeof h, n - nic::wire_header_size));
           }
@@ -133,13 +157,11 @@ struct world {
       default: {  // process 0 sends me something, so replies can match
         const uint64_t w[4] = {op, 0, 0, 0};
         (void)victim->request_4(1, 1, w, false);
-        nic::rx_packet p;
-        peer->service();
-        while (peer->receive(p)) peer->release(p);
         break;
       }
     }
     (void)victim->poll();
+    drain_peer();
   }
 };
 
