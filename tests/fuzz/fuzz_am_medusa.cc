@@ -91,6 +91,9 @@ struct world {
     }
   }
 
+  bool intact() const { return segment.intact() && get_buffer.intact(); }
+  void step(input& in);
+
   // Process 0 sends a request of the kind the input names.
   void victim_asks(uint8_t how) {
     const uint64_t w[4] = {how, 0, 0, 0};
@@ -103,17 +106,13 @@ struct world {
   }
 };
 
-world& the_world() {
-  static world w;
-  return w;
-}
-
 // One packet from process 1. `lie` bits: 1 the key, 2 the CRC, 4 the wire
 // length, 8 the wire source and destination, 16 the sequence number, 32 a
 // bulk address anywhere (else near the segment's edges). Clear bits make
 // that part right, so most inputs reach the checks behind it. `how` bits: 1
 // process 0 sends a request first, 2 answer one of its requests.
-void one_packet(world& w, input& in) {
+void world::step(input& in) {
+  world& w = *this;
   const uint8_t lie = in.take<uint8_t>();
   const uint8_t how = in.take<uint8_t>();
   if (how & 1) {
@@ -162,16 +161,12 @@ void one_packet(world& w, input& in) {
   w.peer->transmit_block(w.block, len);
   (void)w.victim->poll();
   w.drain_peer();
+  if (w.outstanding.size() > 32) w.outstanding.erase(w.outstanding.begin(), w.outstanding.begin() + 16);
 }
 
 }  // namespace
 }  // namespace hpam::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  hpam::fuzz::world& w = hpam::fuzz::the_world();
-  hpam::fuzz::input in(data, size);
-  for (int packets = 0; packets < 4 && !in.empty(); ++packets) hpam::fuzz::one_packet(w, in);
-  if (!w.segment.intact() || !w.get_buffer.intact()) hpam::fuzz::violated();
-  if (w.outstanding.size() > 32) w.outstanding.erase(w.outstanding.begin(), w.outstanding.begin() + 16);
-  return 0;
+  return hpam::fuzz::run<hpam::fuzz::world, 4>(data, size);
 }

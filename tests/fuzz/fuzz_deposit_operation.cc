@@ -53,6 +53,8 @@ struct world {
     if (!is_ok(e[1]->open_connection(-1, card_ticket, 0xFF, 0x0F, conn[1]))) violated();
   }
 
+  bool intact() const { return memory.intact(); }
+
   void progress() {
     for (int i = 0; i < 4; ++i) {
       e[1]->progress();
@@ -106,18 +108,9 @@ struct world {
   }
 };
 
-world& the_world() {
-  static world w;
-  return w;
-}
-
 }  // namespace
 }  // namespace hpam::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  hpam::fuzz::world& w = hpam::fuzz::the_world();
-  hpam::fuzz::input in(data, size);
-  for (int steps = 0; steps < 6 && !in.empty(); ++steps) w.step(in);
-  if (!w.memory.intact()) hpam::fuzz::violated();
-  return 0;
+  return hpam::fuzz::run<hpam::fuzz::world, 6>(data, size);
 }

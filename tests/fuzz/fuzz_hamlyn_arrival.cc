@@ -83,7 +83,7 @@ struct world {
     return true;
   }
 
-  bool guards_intact() {
+  bool intact() {
     const std::byte* a = owner->area_address(area_offset);
     for (int s = 0; s <= 4; ++s)
       for (uint64_t i = 0; i < guard; ++i)
@@ -172,18 +172,9 @@ struct world {
   }
 };
 
-world& the_world() {
-  static world w;
-  return w;
-}
-
 }  // namespace
 }  // namespace hpam::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  hpam::fuzz::world& w = hpam::fuzz::the_world();
-  hpam::fuzz::input in(data, size);
-  for (int steps = 0; steps < 8 && !in.empty(); ++steps) w.step(in);
-  if (!w.guards_intact()) hpam::fuzz::violated();
-  return 0;
+  return hpam::fuzz::run<hpam::fuzz::world, 8>(data, size);
 }

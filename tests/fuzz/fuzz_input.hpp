@@ -54,4 +54,15 @@ struct guarded {
 // A finding: stop here so libFuzzer saves the input.
 [[noreturn]] inline void violated() { __builtin_trap(); }
 
+// One input: up to max_steps steps of World (built once, at the first
+// input: its cards live for the whole run), then its invariants.
+template <class World, int max_steps>
+int run(const uint8_t* data, size_t size) {
+  static World w;
+  input in(data, size);
+  for (int steps = 0; steps < max_steps && !in.empty(); ++steps) w.step(in);
+  if (!w.intact()) violated();
+  return 0;
+}
+
 }  // namespace hpam::fuzz

@@ -86,6 +86,8 @@ struct world {
     std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine, sizeof mine);
   }
 
+  bool intact() const { return segment.intact(); }
+
   // Any bytes into block `blk` of my region, notified as the card would.
   void deposit(uint32_t blk, const uint8_t* bytes, size_t n) {
     nic::hamlyn::ticket t{};
@@ -165,18 +167,9 @@ struct world {
   }
 };
 
-world& the_world() {
-  static world w;
-  return w;
-}
-
 }  // namespace
 }  // namespace hpam::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  hpam::fuzz::world& w = hpam::fuzz::the_world();
-  hpam::fuzz::input in(data, size);
-  for (int steps = 0; steps < 8 && !in.empty(); ++steps) w.step(in);
-  if (!w.segment.intact()) hpam::fuzz::violated();
-  return 0;
+  return hpam::fuzz::run<hpam::fuzz::world, 8>(data, size);
 }

@@ -45,7 +45,10 @@ void bind_view(card_view& v) {
   v.area = v.base + v.geo.area_offset;
 }
 
-card_geometry geometry_of(const card_config& c) {
+// The geometry of a card from its counts: my configuration, or a copy of a
+// peer's header (the fields have the same names).
+template <class Counts>
+card_geometry geometry_of(const Counts& c) {
   card_geometry g;
   g.slot_count = c.slot_count;
   g.metadata_entries = c.metadata_entries;
@@ -72,15 +75,7 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
       h.packet_size > (1u << 26) || !is_power_of_two(h.rx_packets) || h.rx_packets > (1u << 20) ||
       h.area_bytes > (1ull << 40))
     return "counts out of range";
-  card_geometry g;
-  g.slot_count = h.slot_count;
-  g.metadata_entries = h.metadata_entries;
-  g.notification_queues = h.notification_queues;
-  g.packet_size = h.packet_size;
-  g.rx_packets = h.rx_packets;
-  g.notify_capacity = h.notify_capacity;
-  g.area_bytes = h.area_bytes;
-  g = card_geometry_for(g);
+  const card_geometry g = geometry_of(h);
   if (h.slots_offset != g.slots_offset || h.metadata_offset != g.metadata_offset ||
       h.queues_offset != g.queues_offset || h.rx_free_offset != g.rx_free_offset ||
       h.rx_ready_offset != g.rx_ready_offset || h.rx_buffers_offset != g.rx_buffers_offset ||
@@ -202,14 +197,7 @@ void card::attach_peer(int proc) {
   if (!problem.empty())
     throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " in job " +
                              cfg_.job + " has an incompatible layout: " + problem);
-  v.geo.slot_count = h.slot_count;
-  v.geo.metadata_entries = h.metadata_entries;
-  v.geo.notification_queues = h.notification_queues;
-  v.geo.packet_size = h.packet_size;
-  v.geo.rx_packets = h.rx_packets;
-  v.geo.notify_capacity = h.notify_capacity;
-  v.geo.area_bytes = h.area_bytes;
-  v.geo = card_geometry_for(v.geo);
+  v.geo = geometry_of(h);
   v.pid = h.owner_pid;
   v.job_key = h.job_key;
   bind_view(v);
