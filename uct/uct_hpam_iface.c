@@ -255,8 +255,9 @@ ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_wait
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp)
 {
     uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
+    /* Requests on pending queues are UCX's, not yet issued: not waited for
+     * (UCX's worker flush takes anything but UCS_OK/UCS_INPROGRESS as failure). */
     uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
-    if (!ucs_list_is_empty(&iface->pending_eps)) return UCS_ERR_NO_RESOURCE;
     return uct_hpam_flush_or_wait(iface, &w);
 }
 
