@@ -323,5 +323,8 @@ L.append("\nWhere short: per message the Medusa path crosses cores on more cache
          "instructions on one core (cost-by-feature table, callgrind). Large messages go by single-copy "
          "deposit (process_vm_readv), as vader's CMA path does, and reach parity.\n")
 L.append("Plots: results/mpi_latency.png, results/mpi_bandwidth.png, results/logp_signature.png.\n")
+import report_apps  # noqa: E402  the Split-C applications and GAM sections
+
+L += report_apps.section(out)
 with open(results_md, "w") as f:
     f.write("\n".join(L))

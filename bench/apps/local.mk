@@ -24,3 +24,6 @@ noinst_PROGRAMS += bench/apps/components
 bench_apps_components_SOURCES = bench/apps/components.c $(APP_COMMON_H)
 bench_apps_components_CFLAGS = $(APP_CFLAGS)
 bench_apps_components_LDADD = $(APP_LDADD)
+# bench/run sources bench/apps.sh; report.py imports report_apps.py.
+dist_noinst_SCRIPTS += bench/apps.sh bench/report_apps.py bench/profile_app.sh
+EXTRA_DIST += bench/apps_plots.gp

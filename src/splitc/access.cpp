@@ -13,32 +13,39 @@ namespace hpam::splitc {
 // MPI counts are int: bulk data goes in chunks below 2 GiB.
 constexpr size_t chunk = size_t{1} << 30;
 
-int rma_put(runtime& r, const void* src, size_t len, int proc, MPI_Aint disp) {
-  const auto* s = static_cast<const std::byte*>(src);
+namespace {
+
+// Issues op(offset, n) over [0, len) in chunks below 2 GiB.
+template <class Op>
+int chunked(size_t len, const char* call, Op op) {
   for (size_t done = 0; done < len;) {
     const int n = static_cast<int>(len - done < chunk ? len - done : chunk);
-    const int rc = MPI_Put(s + done, n, MPI_BYTE, proc, disp + static_cast<MPI_Aint>(done), n,
-                           MPI_BYTE, r.win);
-    if (int e = check_mpi(rc, "MPI_Put"); e) return e;
+    if (int e = check_mpi(op(done, n), call); e) return e;
     done += static_cast<size_t>(n);
   }
+  return SPLITC_OK;
+}
+
+}  // namespace
+
+int rma_put(runtime& r, const void* src, size_t len, int proc, MPI_Aint disp) {
+  const auto* s = static_cast<const std::byte*>(src);
+  const int e = chunked(len, "MPI_Put", [&](size_t at, int n) {
+    return MPI_Put(s + at, n, MPI_BYTE, proc, disp + static_cast<MPI_Aint>(at), n, MPI_BYTE, r.win);
+  });
   r.outstanding = true;
   r.stats.bytes_written += len;
-  return SPLITC_OK;
+  return e;
 }
 
 int rma_get(runtime& r, void* dst, size_t len, int proc, MPI_Aint disp) {
   auto* d = static_cast<std::byte*>(dst);
-  for (size_t done = 0; done < len;) {
-    const int n = static_cast<int>(len - done < chunk ? len - done : chunk);
-    const int rc = MPI_Get(d + done, n, MPI_BYTE, proc, disp + static_cast<MPI_Aint>(done), n,
-                           MPI_BYTE, r.win);
-    if (int e = check_mpi(rc, "MPI_Get"); e) return e;
-    done += static_cast<size_t>(n);
-  }
+  const int e = chunked(len, "MPI_Get", [&](size_t at, int n) {
+    return MPI_Get(d + at, n, MPI_BYTE, proc, disp + static_cast<MPI_Aint>(at), n, MPI_BYTE, r.win);
+  });
   r.outstanding = true;
   r.stats.bytes_read += len;
-  return SPLITC_OK;
+  return e;
 }
 
 int flush_all(runtime& r) {

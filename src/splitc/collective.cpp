@@ -36,6 +36,19 @@ runtime* enter(const char* fn, size_t count, splitc_type_t t, splitc_op_t o, MPI
   return *err ? nullptr : r;
 }
 
+using combine_fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+
+// MPI_Allreduce or MPI_Scan in place over the runtime's communicator.
+int combine(const char* fn, combine_fn mpi, const char* mpi_name, void* inout, size_t count,
+            splitc_type_t type, splitc_op_t op) {
+  MPI_Datatype dt = MPI_DATATYPE_NULL;
+  MPI_Op mop = MPI_OP_NULL;
+  int e = SPLITC_OK;
+  runtime* r = enter(fn, count, type, op, &dt, &mop, &e);
+  if (!r) return e;
+  return check_mpi(mpi(MPI_IN_PLACE, inout, static_cast<int>(count), dt, mop, r->comm), mpi_name);
+}
+
 }  // namespace
 }  // namespace hpam::splitc
 
@@ -53,29 +66,17 @@ int splitc_barrier(void) {
 }
 
 int splitc_all_reduce(void* inout, size_t count, splitc_type_t type, splitc_op_t op) {
-  MPI_Datatype dt;
-  MPI_Op mop;
-  int e = SPLITC_OK;
-  runtime* r = enter("splitc_all_reduce", count, type, op, &dt, &mop, &e);
-  if (!r) return e;
-  return check_mpi(MPI_Allreduce(MPI_IN_PLACE, inout, static_cast<int>(count), dt, mop, r->comm),
-                   "MPI_Allreduce");
+  return combine("splitc_all_reduce", MPI_Allreduce, "MPI_Allreduce", inout, count, type, op);
 }
 
 int splitc_all_scan(void* inout, size_t count, splitc_type_t type, splitc_op_t op) {
-  MPI_Datatype dt;
-  MPI_Op mop;
-  int e = SPLITC_OK;
-  runtime* r = enter("splitc_all_scan", count, type, op, &dt, &mop, &e);
-  if (!r) return e;
-  return check_mpi(MPI_Scan(MPI_IN_PLACE, inout, static_cast<int>(count), dt, mop, r->comm),
-                   "MPI_Scan");
+  return combine("splitc_all_scan", MPI_Scan, "MPI_Scan", inout, count, type, op);
 }
 
 int splitc_broadcast(void* buf, size_t len, int root) {
   int e = SPLITC_OK;
-  MPI_Datatype dt;
-  MPI_Op op;
+  MPI_Datatype dt = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
   runtime* r = enter("splitc_broadcast", len, SPLITC_INT, SPLITC_SUM, &dt, &op, &e);
   if (!r) return e;
   if (root < 0 || root >= r->procs)

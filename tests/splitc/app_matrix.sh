@@ -10,21 +10,18 @@
 # which would bypass the BTL altogether.
 . "$(dirname "$0")/../mpi/common.sh"
 
-# app_expect NAME NP "BTL ARGS" PROGRAM [ARGS...]: stdout+stderr in $out
-app_expect() {
-  local name=$1 np=$2 btl=$3 prog=$4
-  shift 4
-  local start=$SECONDS
+. "$(dirname "$0")/../common/expect.sh"
+HPAM_RUN_TIMEOUT=${HPAM_MPI_TIMEOUT:-120}
+
+# app_run WANT NAME NP "MPIRUN ARGS" PROGRAM [ARGS...]: WANT ok or fail, and
+# the program's verdict line must say so.
+app_run() {
+  local want=$1 name=$2 np=$3 args=$4 prog=$5 verdict=ok
+  shift 5
+  [ "$want" = ok ] || verdict=FAILED
   # shellcheck disable=SC2086
-  out=$(timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe --mca pml ob1 \
-        --mca mca_base_component_path "$component_path" $btl "$HPAM_BUILDDIR/bench/apps/$prog" "$@" 2>&1)
-  if [ $? -eq 0 ] && grep -q "^$prog: ok" <<<"$out"; then
-    echo "PASS: $name ($((SECONDS - start)) s)"
-  else
-    echo "FAIL: $name"
-    echo "$out" | tail -n 30
-    failures=$((failures + 1))
-  fi
+  expect_run "$want" "$name" "^$prog: $verdict" "$MPIRUN" -np "$np" --oversubscribe --mca pml ob1 \
+    --mca mca_base_component_path "$component_path" $args "$HPAM_BUILDDIR/bench/apps/$prog" "$@"
 }
 
 vader="--mca btl vader,self --mca osc pt2pt"
@@ -36,20 +33,11 @@ app_matrix() {
   local prog=$1 np nic
   shift
   for np in 2 4; do
-    app_expect "$prog np=$np vader" "$np" "$vader" "$prog" "$@"
+    app_run ok "$prog np=$np vader" "$np" "$vader" "$prog" "$@"
     for nic in medusa hamlyn; do
-      app_expect "$prog np=$np hpam nic=$nic" "$np" "$hpam --mca btl_hpam_nic $nic" "$prog" "$@"
-      app_expect "$prog np=$np hpam nic=$nic with faults" "$np" "$hpam --mca btl_hpam_nic $nic $faults" "$prog" "$@"
+      app_run ok "$prog np=$np hpam nic=$nic" "$np" "$hpam --mca btl_hpam_nic $nic" "$prog" "$@"
+      app_run ok "$prog np=$np hpam nic=$nic with faults" "$np" "$hpam --mca btl_hpam_nic $nic $faults" "$prog" "$@"
     done
   done
-  # shellcheck disable=SC2086
-  out=$(timeout -k 5 120 "$MPIRUN" -np 2 --mca pml ob1 --mca mca_base_component_path "$component_path" \
-        $hpam "$HPAM_BUILDDIR/bench/apps/$prog" "$@" --break 1 2>&1)
-  if [ $? -ne 0 ] && grep -q "^$prog: FAILED" <<<"$out"; then
-    echo "PASS: $prog --break 1 is caught by its own check"
-  else
-    echo "FAIL: $prog --break 1 was not caught"
-    echo "$out" | tail -n 10
-    failures=$((failures + 1))
-  fi
+  app_run fail "$prog --break 1 is caught by its own check" 2 "$hpam" "$prog" "$@" --break 1
 }

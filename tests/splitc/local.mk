@@ -5,6 +5,6 @@ check_PROGRAMS += tests/splitc/splitc_api
 tests_splitc_splitc_api_SOURCES = tests/splitc/splitc_api.c
 tests_splitc_splitc_api_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
 tests_splitc_splitc_api_LDADD = src/splitc/libhpam_splitc.la $(MPI_LIBS)
-dist_noinst_SCRIPTS += tests/splitc/app_matrix.sh
+dist_noinst_SCRIPTS += tests/splitc/app_matrix.sh tests/common/expect.sh
 TESTS += tests/splitc/splitc_api.sh tests/splitc/radix_sort.sh tests/splitc/sample_sort.sh \
   tests/splitc/em3d.sh tests/splitc/matmul.sh tests/splitc/components.sh

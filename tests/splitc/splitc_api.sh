@@ -3,31 +3,18 @@
 # over hpam on both NIC models, at 2, 3 and 4 ranks; then an out-of-range
 # index in the default error mode must end the job, naming processor and index.
 . "$(dirname "$0")/app_matrix.sh"
-api() {  # api NAME NP "BTL ARGS" [ARGS]
-  local name=$1 np=$2 btl=$3
-  shift 3
+api() {  # api WANT NAME NP "MPIRUN ARGS" PATTERN [ARGS]
+  local want=$1 name=$2 np=$3 args=$4 pattern=$5
+  shift 5
   # shellcheck disable=SC2086
-  out=$(timeout -k 5 120 "$MPIRUN" -np "$np" --oversubscribe --mca pml ob1 \
-        --mca mca_base_component_path "$component_path" $btl "$HPAM_BUILDDIR/tests/splitc/splitc_api" "$@" 2>&1)
+  expect_run "$want" "$name" "$pattern" "$MPIRUN" -np "$np" --oversubscribe --mca pml ob1 \
+    --mca mca_base_component_path "$component_path" $args "$HPAM_BUILDDIR/tests/splitc/splitc_api" "$@"
 }
 for np in 2 3 4; do
   for cfg in "vader|$vader" "medusa|$hpam --mca btl_hpam_nic medusa" "hamlyn|$hpam --mca btl_hpam_nic hamlyn"; do
-    api "np=$np ${cfg%%|*}" "$np" "${cfg#*|}"
-    if [ $? -eq 0 ] && grep -q "^splitc_api: ok" <<<"$out"; then
-      echo "PASS: splitc_api np=$np ${cfg%%|*}"
-    else
-      echo "FAIL: splitc_api np=$np ${cfg%%|*}"
-      echo "$out" | tail -n 30
-      failures=$((failures + 1))
-    fi
+    api ok "splitc_api np=$np ${cfg%%|*}" "$np" "${cfg#*|}" "^splitc_api: ok"
   done
 done
-api abort 3 "$hpam" --abort-test
-if [ $? -ne 0 ] && grep -q "splitc: processor 1: spread array index 10 out of range" <<<"$out"; then
-  echo "PASS: an out-of-range index ends the job, naming processor and index"
-else
-  echo "FAIL: the out-of-range index did not end the job with its message"
-  echo "$out" | tail -n 10
-  failures=$((failures + 1))
-fi
+api fail "an out-of-range index ends the job, naming processor and index" 3 "$hpam" \
+  "splitc: processor 1: spread array index 10 out of range" --abort-test
 finish
