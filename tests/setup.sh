@@ -12,7 +12,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPAM_BUILD_DIR:-$top/_build}
 jobs=${HPAM_JOBS:-$(nproc)}
 packages=(libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev ucx-utils dpkg-dev libgtest-dev
-          autoconf automake libtool pkg-config make g++ gnuplot-nox valgrind)
+          autoconf automake libtool pkg-config make g++ gnuplot-nox valgrind
+          clang-14 libclang-rt-14-dev)
 
 say() { printf '== %s\n' "$*"; }
 

@@ -1,0 +1,177 @@
+// libFuzzer harness: the HPAM endpoint's acceptance and dispatch of a packet
+// arriving on its Medusa card. Process 0 is an endpoint with handlers, a
+// segment and requests of its own outstanding; process 1 is a bare card
+// holding the job's key, which sends whatever the input says: wire header,
+// protocol header (often with the right key, often aimed at one of process
+// 0's outstanding requests), payload. Findings: a sanitizer report, or a
+// guard byte around process 0's segment or get buffer changed.
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "am/endpoint_receive.hpp"
+#include "am/endpoint_send.hpp"
+#include "fuzz_input.hpp"
+#include "nic/medusa/medusa_card.hpp"
+
+namespace hpam::fuzz {
+namespace {
+
+constexpr uint64_t job_key = 0x7a7a6b6579000001ull;
+enum : unsigned { h_reply = 1, h_bulk = 2, h_reply_store = 3 };
+
+struct asked {  // a request of process 0 that process 1 has seen
+  uint32_t instance, sequence;
+};
+void on_reply(hpam_token* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+  if (!t->is_request || (a0 & 1)) return;  // sometimes no reply: the layer acks
+  const uint64_t w[4] = {a0, a1, a2, a3};
+  (void)static_cast<am::endpoint<nic::medusa_card>*>(t->endpoint)->reply_4(*t, h_reply, w);
+}
+void on_bulk(hpam_token*, void* ctx, void* data, size_t len, uint64_t) {
+  volatile uint8_t sum = 0;  // touch every byte handed over: ASan checks the range
+  for (size_t i = 0; i < len; ++i) sum = sum + static_cast<uint8_t*>(data)[i];
+  (void)ctx;
+}
+void on_reply_store(hpam_token* t, void*, uint64_t target, uint64_t len, uint64_t, uint64_t) {
+  static const uint8_t bytes[64] = {};
+  if (t->is_request)
+    (void)static_cast<am::endpoint<nic::medusa_card>*>(t->endpoint)
+        ->reply_store(*t, h_bulk, bytes, len % 65, target, 0);
+}
+
+struct world {
+  sys::manual_time time;
+  sys::clock clk;
+  std::unique_ptr<am::endpoint<nic::medusa_card>> victim;
+  std::unique_ptr<nic::medusa_card> peer;
+  uint32_t block = 0;
+  guarded<4096> segment;
+  guarded<4096> get_buffer;
+  std::vector<asked> outstanding;
+  uint16_t expected[4] = {1, 1, 1, 1};  // next sequence process 0 takes per instance (from its acks)
+
+  world() {
+    const std::string job = "fuzz-am-" + std::to_string(getpid());
+    am::endpoint_config c;
+    c.card.job = job;
+    c.card.nprocs = 2;
+    c.card.block_size = 2048;
+    c.key = job_key;
+    c.manual_time = &time;  // time stands still: no timeouts, no give-up
+    c.defer_acks = false;
+    c.receive_budget = 8;
+    victim = std::make_unique<am::endpoint<nic::medusa_card>>(c);
+    c.card.my_proc = 1;
+    peer = std::make_unique<nic::medusa_card>(am::detail::card_setup_for(c, &clk));
+    victim->connect_all();
+    peer->attach_peer(0);
+    if (!peer->claim_tx_block(block)) violated();
+    (void)victim->set_segment(segment.data(), segment.size());
+    (void)victim->register_handler4(h_reply, on_reply, nullptr);
+    (void)victim->register_handler_bulk(h_bulk, on_bulk, nullptr);
+    (void)victim->register_handler4(h_reply_store, on_reply_store, nullptr);
+  }
+
+  // Process 1 takes what process 0 sent: requests are remembered.
+  void drain_peer() {
+    nic::rx_packet p;
+    while (peer->receive(p)) {
+      if (p.crc_ok) {
+        am::am_header h;
+        std::memcpy(&h, p.data + nic::wire_header_size, sizeof h);
+        const am::control_word c = am::decode_control(h.control);
+        if (c.cls == am::msg_class::request && outstanding.size() < 64)
+          outstanding.push_back({c.instance, c.sequence});
+        if (c.cls == am::msg_class::reply && c.instance < 4)  // process 0 took that one
+          expected[c.instance] = static_cast<uint16_t>(c.sequence + 1);
+      }
+      peer->release(p);
+    }
+  }
+
+  // Process 0 sends a request of the kind the input names.
+  void victim_asks(uint8_t how) {
+    const uint64_t w[4] = {how, 0, 0, 0};
+    switch (how % 4) {
+      case 0: (void)victim->request_4(1, h_reply, w, false); break;
+      case 1: (void)victim->request_get(1, h_bulk, 0x1000, get_buffer.data(), how % 200, 7, false); break;
+      case 2: (void)victim->request_store(1, h_bulk, segment.data(), how % 100, 0x2000, 0, false); break;
+      default: (void)victim->request_4(1, h_reply_store, w, false); break;
+    }
+  }
+};
+
+world& the_world() {
+  static world w;
+  return w;
+}
+
+// One packet from process 1. `lie` bits: 1 the key, 2 the CRC, 4 the wire
+// length, 8 the wire source and destination, 16 the sequence number, 32 a
+// bulk address anywhere (else near the segment's edges). Clear bits make
+// that part right, so most inputs reach the checks behind it. `how` bits: 1
+// process 0 sends a request first, 2 answer one of its requests.
+void one_packet(world& w, input& in) {
+  const uint8_t lie = in.take<uint8_t>();
+  const uint8_t how = in.take<uint8_t>();
+  if (how & 1) {
+    w.victim_asks(in.take<uint8_t>());
+    w.drain_peer();
+  }
+  nic::wire_header wh = in.take<nic::wire_header>();
+  am::am_header h = in.take<am::am_header>();
+  if (!(lie & 1)) h.key = job_key;
+  am::control_word c = am::decode_control(h.control);
+  c.instance %= (lie & 16) ? 4096 : 4;
+  if ((how & 2) && !w.outstanding.empty()) {
+    const asked a = w.outstanding[in.take<uint8_t>() % w.outstanding.size()];
+    c.cls = am::msg_class::reply;
+    c.instance = a.instance;
+    c.sequence = a.sequence;
+  } else if (!(lie & 16) && c.cls == am::msg_class::request) {
+    c.sequence = w.expected[c.instance];
+  }
+  h.control = am::encode_control(c);
+  if (!(lie & 32)) {
+    const uint64_t base = reinterpret_cast<uint64_t>(w.segment.data());
+    h.word[am::bulk_word::target] = base - 64 + h.word[am::bulk_word::target] % (w.segment.size() + 128);
+  }
+  const uint32_t hdr = am::header_bytes(c.kind);
+  std::byte* pkt = w.peer->tx_block(w.block);
+  const uint32_t room = w.peer->block_size() - am::packet_header_size;
+  size_t n = 0;
+  const uint8_t* payload = in.rest(n, in.take<uint16_t>() % (room + 1));
+  if (!(lie & 32) && c.kind == am::msg_kind::store && (in.take<uint8_t>() & 1))
+    h.word[am::bulk_word::length] = n;  // a consistent store
+  std::memset(pkt, 0, am::packet_header_size);
+  std::memcpy(pkt + nic::wire_header_size, &h, sizeof h);
+  if (n) std::memcpy(pkt + hdr, payload, n);
+  const uint32_t len = static_cast<uint32_t>(hdr + n);
+  if (!(lie & 4)) wh.length = len;
+  if (!(lie & 8)) {
+    wh.src = 1;
+    wh.dst = 0;
+  }
+  std::memcpy(pkt, &wh, sizeof wh);
+  if (!(lie & 2)) {
+    wh.crc = nic::wire_crc(pkt, len);
+    std::memcpy(pkt, &wh, sizeof wh);
+  }
+  w.peer->transmit_block(w.block, len);
+  (void)w.victim->poll();
+  w.drain_peer();
+}
+
+}  // namespace
+}  // namespace hpam::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  hpam::fuzz::world& w = hpam::fuzz::the_world();
+  hpam::fuzz::input in(data, size);
+  for (int packets = 0; packets < 4 && !in.empty(); ++packets) hpam::fuzz::one_packet(w, in);
+  if (!w.segment.intact() || !w.get_buffer.intact()) hpam::fuzz::violated();
+  if (w.outstanding.size() > 32) w.outstanding.erase(w.outstanding.begin(), w.outstanding.begin() + 16);
+  return 0;
+}

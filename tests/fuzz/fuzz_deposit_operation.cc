@@ -1,0 +1,123 @@
+// libFuzzer harness: deposit operations served by their owner
+// (deposit::endpoint::serve_operation through the inbound FIFO), the read
+// requests it answers, and the replies its requester takes (take_reply).
+// Endpoint 1 owns private memory and card memory under tickets and two
+// hybrid connections; endpoint 0 pushes operation, read-request and reply
+// packets built from the input (often with the right slot, key and
+// connection), and sometimes has real operations of its own outstanding.
+// Findings: a sanitizer report, or a guard byte around endpoint 1's memory
+// changed.
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "deposit/deposit.hpp"
+#include "deposit/op_record.hpp"
+#include "fuzz_input.hpp"
+
+namespace hpam::fuzz {
+namespace {
+
+using nic::hamlyn::packet_header;
+using nic::hamlyn::packet_kind;
+
+struct world {
+  std::unique_ptr<deposit::endpoint> e[2];
+  guarded<1024> memory;                 // endpoint 1's private memory
+  void* card_memory = nullptr;           // endpoint 1's card memory (1024 bytes)
+  std::vector<uint8_t> card_shadow;      // what was there before a refused operation
+  deposit::ticket private_ticket{}, card_ticket{};
+  deposit::connection_ticket conn[2];
+  uint64_t fetched = 0;
+  uint8_t out[256];
+
+  world() {
+    const std::string job = "fuzz-dep-" + std::to_string(getpid());
+    for (int p = 0; p < 2; ++p) {
+      deposit::setup s;
+      s.job = job;
+      s.nprocs = 2;
+      s.my_proc = p;
+      s.cross_memory = false;
+      s.packet_size = 1024;
+      s.card_memory = 1 << 16;
+      s.max_operations = 64;
+      e[p] = std::make_unique<deposit::endpoint>(s);
+    }
+    e[0]->attach_all();
+    e[1]->attach_all();
+    if (!is_ok(e[1]->register_memory(memory.data(), memory.size(), private_ticket))) violated();
+    if (!is_ok(e[1]->allocate_memory(1024, card_memory, card_ticket))) violated();
+    if (!is_ok(e[1]->open_connection(0, private_ticket, 0x0F, 0xF0, conn[0]))) violated();
+    if (!is_ok(e[1]->open_connection(-1, card_ticket, 0xFF, 0x0F, conn[1]))) violated();
+  }
+
+  void progress() {
+    for (int i = 0; i < 4; ++i) {
+      e[1]->progress();
+      e[0]->progress();
+    }
+    deposit::notification n;
+    while (e[1]->next_notification(n)) {
+    }
+  }
+
+  // A real operation of endpoint 0's own (no handle: its record is freed
+  // when it finishes), so that forged replies can match it.
+  void ask(uint8_t how) {
+    if (how % 3 == 0)
+      (void)e[0]->atomic(deposit::atomic_op::add, deposit::atomic_width::w64, private_ticket,
+                         (how % 16) * 8, 1, 0, &fetched, nullptr);
+    else if (how % 3 == 1)
+      (void)e[0]->get(out, how % sizeof out, private_ticket, how % 512, nullptr);
+    else {
+      deposit::hybrid_op op{};
+      op.code = deposit::hybrid_code::read_register;
+      op.reg_i = how % 8;
+      op.reg_j = deposit::use_operand;
+      op.cond_reg = deposit::use_operand;
+      (void)e[0]->hybrid(conn[0], op, nullptr, 0, nullptr, 0, &fetched, nullptr);
+    }
+  }
+
+  void step(input& in) {
+    const uint8_t flags = in.take<uint8_t>();
+    if (flags & 128) ask(in.take<uint8_t>());
+    packet_header h = in.take<packet_header>();
+    h.destination = (flags & 64) ? 0 : 1;
+    const uint8_t pick = in.take<uint8_t>();
+    const deposit::ticket& t = pick & 1 ? card_ticket : private_ticket;
+    const deposit::connection_ticket& c = conn[(pick >> 1) & 1];
+    if (flags & 1) h.slot = t.slot;
+    if (flags & 2) h.protection_key = (flags & 4) ? c.connection_key : t.protection_key;
+    if (flags & 8) h.metadata_index = (flags & 4) ? c.connection : deposit::no_connection;
+    if (flags & 16) h.source = h.destination ^ 1;
+    if (flags & 32) {
+      h.metadata_length = sizeof(deposit::hybrid_op);
+      h.flags = nic::hamlyn::encode_flags(packet_kind::operation, false);
+    }
+    size_t n = 0;
+    const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % (1024 - sizeof(packet_header) + 1));
+    iovec piece{const_cast<uint8_t*>(bytes), n};
+    const int to = static_cast<int>(h.destination);
+    (void)e[to ^ 1]->card().push_packet(to, h, &piece, 1);
+    progress();
+  }
+};
+
+world& the_world() {
+  static world w;
+  return w;
+}
+
+}  // namespace
+}  // namespace hpam::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  hpam::fuzz::world& w = hpam::fuzz::the_world();
+  hpam::fuzz::input in(data, size);
+  for (int steps = 0; steps < 6 && !in.empty(); ++steps) w.step(in);
+  if (!w.memory.intact()) hpam::fuzz::violated();
+  return 0;
+}

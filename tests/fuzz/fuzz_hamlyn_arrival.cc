@@ -1,0 +1,189 @@
+// libFuzzer harness: the Hamlyn receiving interface. Card 1 owns slots of
+// every mode (normal, paranoid, paranoid one-shot, fast; card memory and
+// private memory); card 0 is a sender that holds their keys and lies in its
+// packets. Each step of an input is one of: a direct arrival (the sender's
+// process doing the receiving interface's work: check_packet, deposit,
+// counting, notification), a packet through the owner's inbound FIFO
+// (serve_packet), a read request (answered through the sender's FIFO), or
+// the owner revoking, re-keying, re-arming a slot or changing a secondary
+// range. The owner drains its notification queue after each step.
+// Findings: a sanitizer report, or a guard byte around a slot's memory
+// changed.
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "fuzz_input.hpp"
+#include "nic/hamlyn/hamlyn_card.hpp"
+
+namespace hpam::fuzz {
+namespace {
+
+using namespace nic::hamlyn;
+
+constexpr int slots = 5;  // normal, paranoid, one-shot, fast (card memory); normal (private)
+
+struct world {
+  std::unique_ptr<card> sender, owner;
+  uint32_t slot[slots] = {};
+  uint64_t key[slots] = {};
+  uint64_t area_offset = 0;         // the owner's card memory for slots 0-3, with guards
+  static constexpr uint64_t area = 1024, guard = 256;
+  guarded<1024> private_memory;     // slot 4
+  uint64_t replies = 0;
+
+  static card_config config(const std::string& job, int me) {
+    card_config c;
+    c.job = job;
+    c.nprocs = 2;
+    c.my_proc = me;
+    c.slot_count = 8;
+    c.metadata_entries = 32;
+    c.notify_capacity = 64;
+    c.packet_size = 512;
+    c.rx_packets = 4;
+    c.area_bytes = 1 << 16;
+    c.cross_memory = false;
+    return c;
+  }
+
+  world() {
+    const std::string job = "fuzz-hamlyn-" + std::to_string(getpid());
+    sender = std::make_unique<card>(config(job, 0));
+    owner = std::make_unique<card>(config(job, 1));
+    sender->attach_all();
+    owner->attach_all();
+    if (!is_ok(owner->allocate_area(4 * (area + guard) + guard, area_offset))) violated();
+    std::memset(owner->area_address(area_offset), guarded<1>::pattern, 4 * (area + guard) + guard);
+    const slot_mode modes[4] = {slot_mode::normal, slot_mode::paranoid, slot_mode::paranoid_one_shot,
+                                slot_mode::fast};
+    for (int s = 0; s < slots; ++s) {
+      slot_spec spec;
+      spec.memory = s < 4 ? area_memory::card : area_memory::process;
+      spec.base = s < 4 ? area_offset + guard + s * (area + guard)
+                        : reinterpret_cast<uint64_t>(private_memory.data());
+      spec.bound = area;
+      spec.mode = s < 4 ? modes[s] : slot_mode::normal;
+      spec.metadata_count = spec.mode == slot_mode::fast ? 0 : 4;
+      if (!is_ok(owner->create_slot(spec, slot[s]))) violated();
+      key[s] = owner->slot_at(slot[s]).protection_key.load();
+    }
+    for (uint32_t e = 0; e < 4; ++e) {
+      (void)owner->set_paranoid(slot[1], e, 0x9A9A + e, 128, 768);
+      (void)owner->set_paranoid(slot[2], e, 0x05E5 + e, 0, area);
+    }
+    sender->set_handler(packet_kind::reply, &world::on_reply, this);
+  }
+
+  static bool on_reply(void* ctx, card&, const packet_header& h, const std::byte* payload) {
+    volatile uint8_t sum = 0;  // touch every byte: ASan checks the range
+    for (uint32_t i = 0; i < h.length; ++i) sum = sum + static_cast<uint8_t>(payload[i]);
+    static_cast<world*>(ctx)->replies++;
+    return true;
+  }
+
+  bool guards_intact() {
+    const std::byte* a = owner->area_address(area_offset);
+    for (int s = 0; s <= 4; ++s)
+      for (uint64_t i = 0; i < guard; ++i)
+        if (a[s * (area + guard) + i] != std::byte{guarded<1>::pattern}) return false;
+    return private_memory.intact();
+  }
+
+  // A header from the input: mostly naming real slots, keys and entries.
+  packet_header header_from(input& in, uint8_t choose) {
+    packet_header h = in.take<packet_header>();
+    h.destination = 1;
+    const int s = in.take<uint8_t>() % slots;
+    if (choose & 1) h.slot = slot[s];
+    if (choose & 2) h.protection_key = s == 1 ? 0x9A9A + (h.metadata_index & 3)
+                                       : s == 2 ? 0x05E5 + (h.metadata_index & 3)
+                                                : key[s];
+    if (choose & 4) h.metadata_index = s == 3 ? fast_index : h.metadata_index & 3;
+    if (choose & 8) h.offset %= area + 64;
+    if (choose & 16) h.length %= 600;
+    if (choose & 32) h.metadata_length %= 64;
+    if (choose & 64) h.source = h.source & 1;
+    return h;
+  }
+
+  void step(input& in) {
+    const uint8_t op = in.take<uint8_t>();
+    const uint8_t choose = in.take<uint8_t>();
+    switch (op % 5) {
+      case 0: {  // direct arrival, as the sender's process does it
+        packet_header h = header_from(in, choose);
+        h.flags = (h.flags & 0xFF00) | static_cast<uint32_t>(packet_kind::data);
+        size_t n = 0;
+        const uint8_t* bytes = in.rest(n, 600);
+        if (h.length > n) h.length = static_cast<uint32_t>(n);
+        std::byte meta[user_metadata_bytes] = {};
+        iovec d{const_cast<uint8_t*>(bytes), h.length};
+        const bool local = h.slot == slot[4];  // private memory: only its owner writes it directly
+        (void)sender->arrive(sender->view(1), h, &d, 1, meta, local);
+        break;
+      }
+      case 1:
+      case 2: {  // through the inbound FIFO: data, read request, or any kind
+        packet_header h = header_from(in, choose);
+        if (op % 5 == 2) h.flags = encode_flags(packet_kind::read_request, false);
+        size_t n = 0;
+        const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % (512 - sizeof(packet_header) + 1));
+        iovec piece{const_cast<uint8_t*>(bytes), n};
+        (void)sender->push_packet(1, h, &piece, 1);
+        (void)owner->poll_inbound();
+        (void)sender->poll_inbound();
+        break;
+      }
+      case 3: {  // the owner changes a slot
+        const int s = choose % slots;
+        const uint8_t what = in.take<uint8_t>();
+        if (what % 4 == 0) (void)owner->revoke(slot[s]);
+        if (what % 4 == 1) (void)owner->rekey(slot[s], key[s]);
+        if (what % 4 == 2) (void)owner->rearm(slot[s], in.take<uint8_t>() % 5);
+        if (what % 4 == 3)
+          (void)owner->set_paranoid(slot[s], in.take<uint8_t>() % 5, in.take<uint64_t>(),
+                                    in.take<uint16_t>(), in.take<uint16_t>());
+        break;
+      }
+      default: {  // the sender sends a real message by ticket (segmented, counted)
+        const int s = choose % slots;
+        const uint32_t index = s == 3 ? fast_index : in.take<uint8_t>() % 4;
+        ticket t = owner->make_ticket(slot[s], index, 0, area, true);
+        t.delta = in.take<uint32_t>();
+        size_t n = 0;
+        const uint8_t* bytes = in.rest(n, s == 3 ? 400 : 1000);
+        iovec v{const_cast<uint8_t*>(bytes), n};
+        message m;
+        m.gather = &v;
+        m.gather_count = 1;
+        m.offset = in.take<uint16_t>() % (area + 1);
+        send_handle sh;
+        (void)sender->send(t, m, sh);
+        sender->kick();
+        (void)owner->poll_inbound();
+        break;
+      }
+    }
+    notification note;
+    for (int i = 0; i < 64 && owner->receive(0, note); ++i) {
+    }
+  }
+};
+
+world& the_world() {
+  static world w;
+  return w;
+}
+
+}  // namespace
+}  // namespace hpam::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  hpam::fuzz::world& w = hpam::fuzz::the_world();
+  hpam::fuzz::input in(data, size);
+  for (int steps = 0; steps < 8 && !in.empty(); ++steps) w.step(in);
+  if (!w.guards_intact()) hpam::fuzz::violated();
+  return 0;
+}

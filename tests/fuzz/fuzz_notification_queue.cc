@@ -1,0 +1,182 @@
+// libFuzzer harness: the notification queue's consumer. Process 0 is an
+// HPAM endpoint over the Hamlyn AM card, which learns of every arrival from
+// its notification queue (notification_take, then hamlyn_am_card::receive's
+// checks, then the protocol's acceptance and dispatch). Process 1 writes
+// into that queue what the input says: notifications with any fields,
+// deposits into its own region (any bytes, wire header included), raw
+// wrap flags and cursors, as a hostile writer sharing the card could.
+// Findings: a sanitizer report, or a guard byte around process 0's segment
+// changed.
+#include <unistd.h>
+
+#include <memory>
+
+#include "am/endpoint_receive.hpp"
+#include "am/endpoint_send.hpp"
+#include "fuzz_input.hpp"
+#include "nic/hamlyn/am_inbound.hpp"
+#include "nic/hamlyn/hamlyn_am_card.hpp"
+
+namespace hpam::fuzz {
+namespace {
+
+using card_t = nic::hamlyn_am_card;
+constexpr uint64_t job_key = 0x7a7a6b6579000002ull;
+
+void on_any4(hpam_token* t, void*, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+  if (t->is_request && (a0 & 1)) {
+    const uint64_t w[4] = {a0, 0, 0, 0};
+    (void)static_cast<am::endpoint<card_t>*>(t->endpoint)->reply_4(*t, 1, w);
+  }
+}
+void on_bulk(hpam_token*, void*, void* data, size_t len, uint64_t) {
+  volatile uint8_t sum = 0;
+  for (size_t i = 0; i < len; ++i) sum = sum + static_cast<uint8_t*>(data)[i];
+}
+
+struct world {
+  sys::manual_time time;
+  sys::clock clk;
+  std::unique_ptr<am::endpoint<card_t>> victim;
+  std::unique_ptr<card_t> peer;
+  guarded<2048> segment;
+  nic::hamlyn::am_sender_entry mine{};  // process 1's region at process 0: slot and key
+  uint16_t expected[4] = {1, 1, 1, 1};   // next sequence process 0 takes per instance
+
+  // Process 1 takes what process 0 sent; its answers say which sequence
+  // numbers it has taken.
+  void drain_peer() {
+    nic::rx_packet p;
+    peer->service();
+    while (peer->receive(p)) {
+      if (p.crc_ok) {
+        am::am_header h;
+        std::memcpy(&h, p.data + nic::wire_header_size, sizeof h);
+        const am::control_word c = am::decode_control(h.control);
+        if (c.cls == am::msg_class::reply && c.instance < 4)
+          expected[c.instance] = static_cast<uint16_t>(c.sequence + 1);
+      }
+      peer->release(p);
+    }
+  }
+
+  world() {
+    am::endpoint_config c;
+    c.card.job = "fuzz-nq-" + std::to_string(getpid());
+    c.card.nprocs = 2;
+    c.card.block_size = 1024;
+    c.key = job_key;
+    c.manual_time = &time;
+    c.defer_acks = false;
+    c.receive_budget = 16;
+    victim = std::make_unique<am::endpoint<card_t>>(c);
+    c.card.my_proc = 1;
+    peer = std::make_unique<card_t>(am::detail::card_setup_for(c, &clk));
+    victim->connect_all();
+    peer->attach_peer(0);
+    (void)victim->set_segment(segment.data(), segment.size());
+    (void)victim->register_handler4(1, on_any4, nullptr);
+    (void)victim->register_handler_bulk(2, on_bulk, nullptr);
+    const nic::hamlyn::card_view& v = peer->hamlyn().view(0);
+    nic::hamlyn::am_inbound_header in{};
+    uint64_t at = 0;
+    if (nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic, nic::hamlyn::am_inbound_version,
+                                 in, at) != nic::hamlyn::client_lookup::found)
+      violated();
+    std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine, sizeof mine);
+  }
+
+  // Any bytes into block `blk` of my region, notified as the card would.
+  void deposit(uint32_t blk, const uint8_t* bytes, size_t n) {
+    nic::hamlyn::ticket t{};
+    t.node = 0;
+    t.slot = mine.slot;
+    t.metadata_index = nic::hamlyn::fast_index;
+    t.protection_key = mine.key;
+    t.offset = uint64_t{blk} * 1024;
+    t.range = 1024;
+    t.flags = nic::hamlyn::ticket_flags::notify;
+    iovec piece{const_cast<uint8_t*>(bytes), n};
+    nic::hamlyn::message m;
+    m.gather = &piece;
+    m.gather_count = 1;
+    m.fast_word = blk;
+    nic::hamlyn::send_handle h;
+    (void)peer->hamlyn().send(t, m, h);
+  }
+
+  void step(input& in) {
+    const nic::hamlyn::card_view& v = peer->hamlyn().view(0);
+    nic::hamlyn::notification_queue_control& q = *v.queue(0);
+    const uint8_t op = in.take<uint8_t>();
+    switch (op % 4) {
+      case 0: {  // a notification with any fields (often naming my real slot)
+        nic::hamlyn::notification n = in.take<nic::hamlyn::notification>();
+        if (op & 16) n.slot = mine.slot;
+        if (op & 32) n.metadata_index = nic::hamlyn::fast_index;
+        if (op & 64) n.source = 1;
+        if (op & 128) n.metadata %= 16;
+        (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n);
+        break;
+      }
+      case 1: {  // a deposit into my region: a packet of any bytes
+        const uint32_t blk = in.take<uint8_t>() % 8;
+        size_t n = 0;
+        const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % 1025);
+        std::vector<uint8_t> packet(bytes, bytes + n);
+        if ((op & 16) && n >= nic::wire_header_size) {  // a wire header that checks out
+          nic::wire_header w{0, static_cast<uint32_t>(n), 1, 0, 0};
+          std::memcpy(packet.data(), &w, sizeof w);
+          if (n >= am::min_packet_size && (op & 32)) {
+            am::am_header h{};
+            std::memcpy(&h, packet.data() + nic::wire_header_size,
+                        std::min<size_t>(sizeof h, n - nic::wire_header_size));
+            h.key = job_key;
+            am::control_word c = am::decode_control(h.control);
+            if (c.cls == am::msg_class::request && (op & 64)) {  // the sequence it expects
+              c.instance %= 4;
+              c.sequence = expected[c.instance];
+              h.control = am::encode_control(c);
+            }
+            std::memcpy(packet.data() + nic::wire_header_size, &h,
+                        std::min<size_t>(sizeof h, n - nic::wire_header_size));
+          }
+          w.crc = nic::wire_crc(reinterpret_cast<const std::byte*>(packet.data()), static_cast<uint32_t>(n));
+          std::memcpy(packet.data(), &w, sizeof w);
+        }
+        deposit(blk, packet.data(), n);
+        break;
+      }
+      case 2: {  // raw writes to the queue, as any process mapping it could
+        const uint64_t i = in.take<uint8_t>() % v.geo.notify_capacity;
+        v.entries(0)[i].wrap_flag.store(in.take<uint32_t>() & 1, std::memory_order_release);
+        if (op & 16) q.tail.store(q.tail.load() + in.take<uint8_t>() % 4);
+        if (op & 32) q.head.store(q.head.load() + in.take<uint8_t>() % 4);
+        break;
+      }
+      default: {  // process 0 sends me something, so replies can match
+        const uint64_t w[4] = {op, 0, 0, 0};
+        (void)victim->request_4(1, 1, w, false);
+        break;
+      }
+    }
+    (void)victim->poll();
+    drain_peer();
+  }
+};
+
+world& the_world() {
+  static world w;
+  return w;
+}
+
+}  // namespace
+}  // namespace hpam::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  hpam::fuzz::world& w = hpam::fuzz::the_world();
+  hpam::fuzz::input in(data, size);
+  for (int steps = 0; steps < 8 && !in.empty(); ++steps) w.step(in);
+  if (!w.segment.intact()) hpam::fuzz::violated();
+  return 0;
+}
