@@ -41,6 +41,7 @@ iters() {  # iterations for a case: fewer for large messages and in quick mode
   echo "$n"
 }
 port=$((13500 + RANDOM % 400))
+export UCX_HPAM_JOB=bench$$  # a job of its own, whatever else runs UCX on the node
 # one_case TRANSPORT TEST LAYOUT BYTES: prints the client's CSV result line
 one_case() {
   local t=$1 test=$2 layout=$3 bytes=$4

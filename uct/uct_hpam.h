@@ -173,6 +173,8 @@ typedef struct uct_hpam_iface {
     uint16_t op_free[UCT_HPAM_MAX_OPS], op_nfree;
     uint16_t op_inflight[UCT_HPAM_MAX_OPS], op_ninflight;
     uint64_t ops_issued;
+    unsigned unmarked_eps;          /* endpoints with ep->unmarked set */
+    uint64_t mark_sink;             /* where marks' bytes land */
     uint8_t *bounce;                /* [UCT_HPAM_BOUNCE_BUFS][UCT_HPAM_BOUNCE_SIZE] */
     int16_t bounce_free[UCT_HPAM_BOUNCE_BUFS], bounce_nfree;
     uct_hpam_flush_waiter_t waiters[UCT_HPAM_MAX_FLUSH_WAITERS];
@@ -196,6 +198,12 @@ typedef struct uct_hpam_ep {
     uint32_t fence_seq;             /* its peer's next_seq at the fence */
     unsigned rma_inflight;          /* deposit operations in flight */
     int failed;                     /* its peer was lost */
+    /* Puts that went as packets are "sent" once in the owner's inbound FIFO,
+     * deposited only when the owner polls: a flush or fence then asks for one
+     * byte of the same registration (the mark), answered after them. */
+    int unmarked;                   /* a put went by packets since the last mark */
+    hpam_ticket_t mark_ticket;      /* where the last such put went */
+    uint64_t mark_offset;
 } uct_hpam_ep_t;
 
 static inline uct_hpam_iface_t *uct_hpam_iface_of(uct_ep_h tl_ep)
@@ -235,10 +243,12 @@ ucs_status_t uct_hpam_iface_connect_peer(uct_hpam_iface_t *iface, int peer, uint
 void uct_hpam_iface_note_lost(uct_hpam_iface_t *iface, int peer);
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp);
 ucs_status_t uct_hpam_iface_fence(uct_iface_h tl_iface, unsigned flags);
-int uct_hpam_flush_done(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w);
+/* Whether everything issued before w's flush has completed remotely. May
+ * issue marks (then w->ops_before moves past them: the flush waits for them). */
+int uct_hpam_flush_done(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w);
 /* UCS_OK when w's flush is done; else UCS_INPROGRESS (w waits if it has a
  * completion) or UCS_ERR_NO_RESOURCE (no room to wait: ask again). */
-ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w);
+ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w);
 
 /* uct_hpam_iface_open.c */
 ucs_status_t uct_hpam_iface_open(uct_md_h md, uct_worker_h worker, const uct_iface_params_t *params,
@@ -273,6 +283,9 @@ void uct_hpam_send_hellos(uct_hpam_iface_t *iface);
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface);
 unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface);
 void uct_hpam_rma_orphan(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_t status);
+/* Issues ep's mark if its puts by packets are all sent: 1 when ep needs no
+ * mark any more (issued now, or none was needed), 0 when it must wait. */
+int uct_hpam_rma_mark(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep);
 ucs_status_t uct_hpam_ep_put_short(uct_ep_h ep, const void *buffer, unsigned length,
                                    uint64_t remote_addr, uct_rkey_t rkey);
 ssize_t uct_hpam_ep_put_bcopy(uct_ep_h ep, uct_pack_callback_t pack_cb, void *arg,

@@ -52,6 +52,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_hpam_ep_t)
         ucs_warn("hpam: endpoint to process %d destroyed with requests pending", self->peer);
     }
     if (self->on_pending_list) ucs_list_del(&self->pending_link);
+    if (self->unmarked) iface->unmarked_eps--;
     uct_hpam_rma_orphan(iface, self, UCS_ERR_CANCELED);
     drop_flush_waiters(iface, self, UCS_ERR_CANCELED);
     ucs_list_del(&self->list);
@@ -72,7 +73,9 @@ void uct_hpam_ep_destroy(uct_ep_h tl_ep) { UCS_CLASS_DELETE_FUNC_NAME(uct_hpam_e
 static int iface_fence_passed(uct_hpam_iface_t *iface)
 {
     uct_hpam_flush_waiter_t w = {.ep = NULL, .ops_before = iface->fence_ops};
-    return uct_hpam_flush_done(iface, &w);
+    const int done = uct_hpam_flush_done(iface, &w);
+    iface->fence_ops = w.ops_before; /* marks issued for it count as before it */
+    return done;
 }
 
 ucs_status_t uct_hpam_ep_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
@@ -83,7 +86,8 @@ ucs_status_t uct_hpam_ep_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
     }
     if (ucs_unlikely(ep->fenced)) {
         const uct_hpam_peer_t *p = &iface->peers[ep->peer];
-        if (ep->rma_inflight != 0 || (int32_t)(p->unacked - ep->fence_seq) < 0) {
+        (void)uct_hpam_rma_mark(iface, ep); /* puts by packets: their mark goes first */
+        if (ep->unmarked || ep->rma_inflight != 0 || (int32_t)(p->unacked - ep->fence_seq) < 0) {
             return UCS_ERR_NO_RESOURCE;
         }
         ep->fenced = 0;
@@ -178,8 +182,8 @@ ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t 
         return UCS_OK;
     }
     if (!ucs_queue_is_empty(&ep->pending)) return UCS_ERR_NO_RESOURCE;
-    const uct_hpam_flush_waiter_t w = {.ep = ep, .comp = comp, .ops_before = iface->ops_issued,
-                                       .seq_before = iface->peers[ep->peer].next_seq};
+    uct_hpam_flush_waiter_t w = {.ep = ep, .comp = comp, .ops_before = iface->ops_issued,
+                                 .seq_before = iface->peers[ep->peer].next_seq};
     UCT_TL_EP_STAT_FLUSH(&ep->super);
     return uct_hpam_flush_or_wait(iface, &w);
 }

@@ -194,11 +194,11 @@ unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
     if (!ucs_list_is_empty(&iface->pending_eps)) count += uct_hpam_dispatch_pending(iface);
     if (ucs_unlikely(iface->nwaiters != 0)) {
         for (unsigned i = 0; i < iface->nwaiters;) {
-            uct_hpam_flush_waiter_t w = iface->waiters[i];
-            if (!uct_hpam_flush_done(iface, &w)) {
+            if (!uct_hpam_flush_done(iface, &iface->waiters[i])) {
                 ++i;
                 continue;
             }
+            const uct_hpam_flush_waiter_t w = iface->waiters[i];
             iface->waiters[i] = iface->waiters[--iface->nwaiters];
             uct_invoke_completion(w.comp, (w.ep && w.ep->failed) ? UCS_ERR_ENDPOINT_TIMEOUT : UCS_OK);
             ++count;
@@ -207,9 +207,27 @@ unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
     return count;
 }
 
-/* Everything issued before the waiter's flush has completed. */
-int uct_hpam_flush_done(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w)
+/* Marks for the waiter's endpoint (all endpoints for an interface flush):
+ * 1 when none is still to be issued. Issued marks extend w->ops_before. */
+static int marked(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
 {
+    int all = 1;
+    if (w->ep != NULL) {
+        all = uct_hpam_rma_mark(iface, w->ep);
+    } else if (iface->unmarked_eps != 0) {
+        uct_hpam_ep_t *ep;
+        ucs_list_for_each(ep, &iface->eps, list) all &= uct_hpam_rma_mark(iface, ep);
+    } else {
+        return 1;
+    }
+    w->ops_before = iface->ops_issued;
+    return all;
+}
+
+/* Everything issued before the waiter's flush has completed remotely. */
+int uct_hpam_flush_done(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
+{
+    if (!marked(iface, w)) return 0;
     for (unsigned i = 0; i < iface->op_ninflight; ++i) {
         const uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
         if (op->issued < w->ops_before && (w->ep == NULL || op->ep == w->ep)) return 0;
@@ -225,7 +243,7 @@ int uct_hpam_flush_done(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *
     return 1;
 }
 
-ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, const uct_hpam_flush_waiter_t *w)
+ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
 {
     if (uct_hpam_flush_done(iface, w)) return UCS_OK;
     if (w->comp == NULL) return UCS_INPROGRESS;
@@ -237,8 +255,9 @@ ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, const uct_hpam_flus
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp)
 {
     uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    const uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
-    if (!ucs_list_is_empty(&iface->pending_eps)) return UCS_ERR_NO_RESOURCE;
+    /* Requests on pending queues are UCX's, not yet issued: not waited for
+     * (UCX's worker flush takes anything but UCS_OK/UCS_INPROGRESS as failure). */
+    uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
     return uct_hpam_flush_or_wait(iface, &w);
 }
 

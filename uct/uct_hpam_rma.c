@@ -169,13 +169,45 @@ void uct_hpam_rma_orphan(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_
 
 #define RKEY(_rkey) ((const uct_hpam_rkey_t *)(uintptr_t)(_rkey))
 
+/* A put has started: if it travels as packets, ep needs a mark before a
+ * flush or fence may call it done (cross-memory puts are deposited when sent). */
+static ucs_status_t put_started(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep,
+                                const uct_hpam_rkey_t *rkey, uint64_t offset, ucs_status_t status)
+{
+    if (UCS_STATUS_IS_ERR(status) || hpam_dep_cross_memory_to(iface->dep, (int)rkey->owner)) {
+        return status;
+    }
+    if (!ep->unmarked) iface->unmarked_eps++;
+    ep->unmarked = 1;
+    ep->mark_ticket = rkey->ticket;
+    ep->mark_offset = offset;
+    return status;
+}
+
+int uct_hpam_rma_mark(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
+{
+    if (!ep->unmarked) return 1;
+    if (ep->rma_inflight != 0 || iface->op_nfree == 0) return 0; /* its puts first */
+    ep->unmarked = 0;
+    iface->unmarked_eps--;
+    uct_hpam_op_t *op = op_new(iface, ep, NULL);
+    const ucs_status_t status = op_started(iface, op, hpam_dep_get(iface->dep, &iface->mark_sink, 1,
+                                                                   &ep->mark_ticket,
+                                                                   ep->mark_offset, &op->handle));
+    if (UCS_STATUS_IS_ERR(status)) {
+        ucs_debug("hpam: mark to process %d: %s", ep->peer, ucs_status_string(status));
+    }
+    return 1;
+}
+
 static ucs_status_t put_from_bounce(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, size_t length,
                                     uint64_t offset, const uct_hpam_rkey_t *rkey, int16_t b)
 {
     uct_hpam_op_t *op = op_new(iface, ep, NULL);
     op->bounce = b;
-    return op_started(iface, op, hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
-                                              &rkey->ticket, offset, &op->handle));
+    return put_started(iface, ep, rkey, offset,
+                       op_started(iface, op, hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
+                                                          &rkey->ticket, offset, &op->handle)));
 }
 
 ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
@@ -234,8 +266,9 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
     const hpam_ticket_t *t = &RKEY(rkey)->ticket;
     if (is_put) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
-        return op_started(iface, op, hpam_dep_put(iface->dep, iov[0].buffer, length, t, offset,
-                                                  &op->handle));
+        return put_started(iface, ep, RKEY(rkey), offset,
+                           op_started(iface, op, hpam_dep_put(iface->dep, iov[0].buffer, length,
+                                                              t, offset, &op->handle)));
     }
     UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
     return op_started(iface, op, hpam_dep_get(iface->dep, iov[0].buffer, length, t, offset,

@@ -1,7 +1,8 @@
 # tests/uct: the UCX transport. GoogleTest for its own logic (rkeys,
 # capabilities, parameters, pending/resource behaviour, order over a faulty
 # wire) through UCT's public API in one process, and the project's MPI
-# programs over pml ucx / osc ucx with UCX_TLS=hpam,self.
+# programs over pml ucx / osc ucx with UCX_TLS=hpam,self; UCX's own tools
+# (ucx_info, ucx_perftest) over the preloaded transport.
 check_PROGRAMS += tests/uct/test_uct
 TESTS += tests/uct/test_uct
 tests_uct_test_uct_SOURCES = \
@@ -10,5 +11,5 @@ tests_uct_test_uct_SOURCES = \
 tests_uct_test_uct_CPPFLAGS = -I$(top_srcdir)/uct -I$(top_srcdir)/src/include $(UCX_CFLAGS)
 tests_uct_test_uct_CXXFLAGS = $(TEST_CXXFLAGS)
 tests_uct_test_uct_LDADD = uct/libuct_hpam.la $(UCX_LIBS) $(GTEST_LIBS) -lgtest_main
-dist_noinst_SCRIPTS += tests/uct/mpi_ucx.sh
-TESTS += tests/uct/mpi_ucx.sh
+dist_noinst_SCRIPTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh
+TESTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh

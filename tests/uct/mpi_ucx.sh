@@ -38,6 +38,13 @@ for prog in mpi_p2p mpi_coll mpi_rma; do
   done
 done
 
+# Deposits by packets (as where the kernel forbids cross-memory attach): a
+# flush must still mean the bytes are in the target's memory.
+for prog in mpi_p2p mpi_rma; do
+  expect_ok "$prog over pml/osc ucx np=3 nic=medusa, deposits by packets" 3 medusa "$prog" \
+    -x UCX_HPAM_CROSS_MEMORY=n
+done
+
 # A rank frozen mid-run (SIGSTOP, unseen by the launcher): the survivors give
 # up on it after UCX_HPAM_GIVE_UP_MS and the job ends naming the lost peer.
 for nic in medusa hamlyn; do

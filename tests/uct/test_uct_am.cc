@@ -104,6 +104,11 @@ TEST_P(UctAm, BusyReturnsNoResourceAndPendingKeepsOrder) {
   }
   // Anything sent directly now would overtake the queue: it must wait too.
   EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_am_short(ab, kAm, 99, nullptr, 0));
+  // An endpoint flush waits behind the queue (UCX queues it too); an
+  // interface flush is in progress (UCX's worker flush takes anything else
+  // for a failure).
+  EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_flush(ab, 0, nullptr));
+  EXPECT_EQ(UCS_INPROGRESS, uct_iface_flush(a.iface, 0, nullptr));
   ASSERT_TRUE(progress_until({&a, &b}, [&] { return box.got.size() == 5; }));
   EXPECT_EQ((std::vector<uint64_t>{0, 1, 2, 3, 4}), box.got);
   for (auto& e : q) EXPECT_TRUE(e.sent);
