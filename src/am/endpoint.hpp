@@ -20,7 +20,7 @@
 // request descriptor says, never where the reply says). Each poll checks K
 // request descriptors for timeout in a circular walk over [peer][instance]:
 // resend with doubled timeout; after give_up_ns, give up on a peer whose
-// process exited or is stopped, or that polls without ever answering, but
+// process exited or is stopped, that has finished, or that polls without ever answering, but
 // keep retransmitting (every recheck_ns at most) to one that lives and does
 // not poll: a peer that computes is not a dead peer.
 // Ordered (endpoint_config::ordered): requests to a peer take its instances
@@ -71,6 +71,7 @@ constexpr uint64_t liveness_recheck_ns = 500'000'000;
 enum class silence : uint8_t {
   busy,      // its process lives and does not poll (computes, sleeps): keep waiting
   gone,      // its process has exited
+  finished,  // it announced it has finished (drained and closed its card): it will not answer
   stopped,   // its process is stopped (SIGSTOP, a debugger)
   ignoring,  // it lives and polls, yet never answered: it rejects or never gets my packets
 };

@@ -347,11 +347,13 @@ void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
   counters_[peer].retransmissions++;
 }
 
-// The kernel's view of the peer's process first; a live one is ignoring me
+// A peer that announced it has finished will not answer again; then the
+// kernel's view of the peer's process; a live one is ignoring me
 // when its card heartbeat shows it polled often enough since this request
 // first timed out to have handled everything in its inbound queue.
 template <class Card>
 silence endpoint<Card>::observe(int peer, const request_desc& d) const {
+  if (card_.peer_done(peer)) return silence::finished;
   switch (card_.peer_process(peer)) {
     case sys::process_state::gone: return silence::gone;
     case sys::process_state::stopped: return silence::stopped;
@@ -371,6 +373,7 @@ void endpoint<Card>::give_up(int peer, uint64_t silent_ns, silence why, uint32_t
                                            : "its card heartbeat advanced " +
                                                  std::to_string(beats) + " times meanwhile";
   const char* what = why == silence::gone    ? "its process has exited"
+                     : why == silence::finished ? "it has finished (closed its card)"
                      : why == silence::stopped ? "its process is stopped (SIGSTOP or a debugger)"
                                                : "it is alive and polling but never answered: it "
                                                  "rejects or never receives my packets (wrong "

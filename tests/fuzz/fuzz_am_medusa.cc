@@ -50,7 +50,7 @@ struct world {
   guarded<4096> segment;
   guarded<4096> get_buffer;
   std::vector<asked> outstanding;
-  uint16_t expected[4] = {1, 1, 1, 1};  // next sequence process 0 takes per instance (from its acks)
+  uint32_t expected[4] = {1, 1, 1, 1};  // next sequence process 0 takes per instance (from its acks)
 
   world() {
     const std::string job = "fuzz-am-" + std::to_string(getpid());
@@ -81,11 +81,11 @@ struct world {
       if (p.crc_ok) {
         am::am_header h;
         std::memcpy(&h, p.data + nic::wire_header_size, sizeof h);
-        const am::control_word c = am::decode_control(h.control);
+        const am::control_word c = am::decode_control(h.control, h.sequence_high);
         if (c.cls == am::msg_class::request && outstanding.size() < 64)
           outstanding.push_back({c.instance, c.sequence});
         if (c.cls == am::msg_class::reply && c.instance < 4)  // process 0 took that one
-          expected[c.instance] = static_cast<uint16_t>(c.sequence + 1);
+          expected[c.instance] = am::next_sequence(c.sequence);
       }
       peer->release(p);
     }
@@ -122,7 +122,7 @@ void world::step(input& in) {
   nic::wire_header wh = in.take<nic::wire_header>();
   am::am_header h = in.take<am::am_header>();
   if (!(lie & 1)) h.key = job_key;
-  am::control_word c = am::decode_control(h.control);
+  am::control_word c = am::decode_control(h.control, h.sequence_high);
   c.instance %= (lie & 16) ? 4096 : 4;
   if ((how & 2) && !w.outstanding.empty()) {
     const asked a = w.outstanding[in.take<uint8_t>() % w.outstanding.size()];
@@ -133,6 +133,7 @@ void world::step(input& in) {
     c.sequence = w.expected[c.instance];
   }
   h.control = am::encode_control(c);
+  h.sequence_high = am::encode_sequence_high(c);
   if (!(lie & 32)) {
     const uint64_t base = reinterpret_cast<uint64_t>(w.segment.data());
     h.word[am::bulk_word::target] = base - 64 + h.word[am::bulk_word::target] % (w.segment.size() + 128);

@@ -41,7 +41,7 @@ struct world {
   std::unique_ptr<card_t> peer;
   guarded<2048> segment;
   nic::hamlyn::am_sender_entry mine{};  // process 1's region at process 0: slot and key
-  uint16_t expected[4] = {1, 1, 1, 1};   // next sequence process 0 takes per instance
+  uint32_t expected[4] = {1, 1, 1, 1};   // next sequence process 0 takes per instance
 
   // Process 1 takes what process 0 sent; its answers say which sequence
   // numbers it has taken.
@@ -52,9 +52,9 @@ struct world {
       if (p.crc_ok) {
         am::am_header h;
         std::memcpy(&h, p.data + nic::wire_header_size, sizeof h);
-        const am::control_word c = am::decode_control(h.control);
+        const am::control_word c = am::decode_control(h.control, h.sequence_high);
         if (c.cls == am::msg_class::reply && c.instance < 4)
-          expected[c.instance] = static_cast<uint16_t>(c.sequence + 1);
+          expected[c.instance] = am::next_sequence(c.sequence);
       }
       peer->release(p);
     }
@@ -134,11 +134,12 @@ struct world {
             std::memcpy(&h, packet.data() + nic::wire_header_size,
                         std::min<size_t>(sizeof h, n - nic::wire_header_size));
             h.key = job_key;
-            am::control_word c = am::decode_control(h.control);
+            am::control_word c = am::decode_control(h.control, h.sequence_high);
             if (c.cls == am::msg_class::request && (op & 64)) {  // the sequence it expects
               c.instance %= 4;
               c.sequence = expected[c.instance];
               h.control = am::encode_control(c);
+              h.sequence_high = am::encode_sequence_high(c);
             }
             std::memcpy(packet.data() + nic::wire_header_size, &h,
                         std::min<size_t>(sizeof h, n - nic::wire_header_size));

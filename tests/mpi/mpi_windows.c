@@ -74,7 +74,7 @@ static MPI_Win make_window(size_t bytes, long **mem)
 {
     *mem = bytes ? malloc(bytes) : NULL;
     MPI_Win win;
-    CHECK(MPI_Win_create(*mem, (MPI_Aint) bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win) == MPI_SUCCESS,
+    CHECK(MPI_Win_create(*mem, (MPI_Aint) bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win) == MPI_SUCCESS,
           "MPI_Win_create of %zu bytes", bytes);
     return win;
 }
