@@ -21,6 +21,8 @@ struct request_desc {
   uint64_t first_sent = 0;  // when first sent, ns; the give-up time runs from here
   uint64_t timeout = 0;     // current timeout, ns; doubles on each retransmission
   uint32_t peer_beat = 0;   // the peer's card heartbeat at this request's first timeout
+  uint32_t own_polls = 0;   // my polls when the peer had polled enough to answer (endpoint::polls_)
+  bool peer_drained = false;  // the peer has polled enough since peer_beat to have answered
   msg_kind kind = msg_kind::short4;  // what was asked: a reply is checked against it
   uint16_t handler = 0;     // the handler index the request named
   // A get: where its reply's bytes go and what runs there. Recorded when the

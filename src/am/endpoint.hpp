@@ -178,7 +178,7 @@ class endpoint {
 
   void check_timeouts();
   [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
-  [[gnu::cold]] silence observe(int peer, const request_desc& d) const;
+  [[gnu::cold]] silence observe(int peer, request_desc& d);
   [[gnu::cold]] void give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats);
   [[gnu::cold]] void connect_on_arrival(int src);
 
@@ -203,6 +203,7 @@ class endpoint {
   uint64_t give_up_ns_;
   uint64_t recheck_ns_;                  // a busy peer is looked at again this often
   uint32_t polls_to_drain_;              // polls in which a live peer handles all it was sent
+  uint32_t polls_ = 0;                   // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;
   bool defer_acks_;

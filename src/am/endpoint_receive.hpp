@@ -13,6 +13,7 @@ status endpoint<Card>::poll(int* handled, bool report) {
   if (state_ != handler_state::none) return rule_broken("poll called from a handler");
   if (!pending_acks_.empty()) flush_acks();
   card_.service();
+  ++polls_;
   nic::rx_packet p;
   uint32_t n = 0;
   while (n < receive_budget_ && card_.receive(p)) {
@@ -329,7 +330,10 @@ void endpoint<Card>::check_timeouts() {
 template <class Card>
 void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
   counters_[peer].timeouts++;
-  if (d.retries == 0) d.peer_beat = card_.peer_heartbeat(peer);
+  if (d.retries == 0) {  // the first timeout: count the peer's polls from here
+    d.peer_beat = card_.peer_heartbeat(peer);
+    d.peer_drained = false;
+  }
   const uint64_t silent = now - d.first_sent;
   if (silent >= give_up_ns_) {
     const silence why = observe(peer, d);
@@ -348,19 +352,27 @@ void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
 }
 
 // A peer that announced it has finished will not answer again; then the
-// kernel's view of the peer's process; a live one is ignoring me
-// when its card heartbeat shows it polled often enough since this request
-// first timed out to have handled everything in its inbound queue.
+// kernel's view of the peer's process. A live one is ignoring me only when
+// its card heartbeat shows it polled often enough since this request first
+// timed out to have handled everything in its inbound queue, and I then
+// polled often enough to have read its answer from mine (I may myself have
+// been computing while the answer waited).
 template <class Card>
-silence endpoint<Card>::observe(int peer, const request_desc& d) const {
+silence endpoint<Card>::observe(int peer, request_desc& d) {
   if (card_.peer_done(peer)) return silence::finished;
   switch (card_.peer_process(peer)) {
     case sys::process_state::gone: return silence::gone;
     case sys::process_state::stopped: return silence::stopped;
     case sys::process_state::running: break;
   }
-  const uint32_t polls = card_.peer_heartbeat(peer) - d.peer_beat;  // modulo 2^32
-  return polls >= polls_to_drain_ ? silence::ignoring : silence::busy;
+  const uint32_t peer_polls = card_.peer_heartbeat(peer) - d.peer_beat;  // modulo 2^32
+  if (peer_polls < polls_to_drain_) return silence::busy;
+  if (!d.peer_drained) {
+    d.peer_drained = true;
+    d.own_polls = polls_;
+    return silence::busy;
+  }
+  return polls_ - d.own_polls >= polls_to_drain_ ? silence::ignoring : silence::busy;
 }
 
 template <class Card>
