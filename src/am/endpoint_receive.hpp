@@ -126,7 +126,7 @@ void endpoint<Card>::on_request(const arrival& a) {
   reply_desc& r = replies_.at(src, c.instance);
   if (c.sequence != r.expected) {
     if (c.sequence == previous_sequence(r.expected) && r.length != 0) {
-      card_.launch(src, r.block, r.length);  // reflect the stored reply
+      card_.relaunch(src, r.block, r.length);  // reflect the stored reply
       counters_[src].duplicates_reflected++;
     } else {
       counters_[src].malformed++;
@@ -343,7 +343,7 @@ void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
     }
     counters_[peer].busy_peer_waits++;
   }
-  card_.launch(peer, d.block, d.length);
+  card_.relaunch(peer, d.block, d.length);
   d.timestamp = now;
   if (d.retries < backoff_limit_) d.timeout *= 2;  // exponential backoff
   if (d.retries < 255) d.retries++;

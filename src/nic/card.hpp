@@ -12,6 +12,10 @@
 //   void         C::launch(int dest, uint32_t b, uint32_t len);
 //                                                   // push <b,len> on TX_READY; the card
 //                                                   // sends it (wire header added by card)
+//   void         C::relaunch(int dest, uint32_t b, uint32_t len);
+//                                                   // a copy sent again (retransmission,
+//                                                   // reflected reply): sent now or dropped,
+//                                                   // never held back for room at dest
 //   bool         C::receive(rx_packet& p);          // pop RX_READY (CRC verified here)
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
 //   void         C::service();                      // card housekeeping: TX_FREE status,

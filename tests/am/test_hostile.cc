@@ -321,9 +321,10 @@ TYPED_TEST(hostile, a_refused_header_is_malformed_not_a_crc_failure) {
 // is given up on: the stall must leave that report for the caller's next
 // poll. Process 1's answer is already waiting when the stall starts, so its
 // first poll frees the instance and, checking every descriptor, gives up on
-// process 2 (silent for 25 ms, give-up time 20 ms, while its card heartbeat
-// shows it polling: a live peer that polls yet never answers is given up on,
-// one that only computes would be waited for).
+// process 2 (silent for 45 ms, give-up time 20 ms, while its card heartbeat
+// shows it polling and process 0 has read its own queue since: a live peer
+// that polls yet never answers is given up on, one that only computes would
+// be waited for).
 TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_poll) {
   job_options o;
   o.nprocs = 3;
@@ -338,10 +339,12 @@ TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_pol
   j.time().advance(1'000'000);
   (void)j[0].poll();                                           // the request's first timeout
   for (int i = 0; i < 16; ++i) j[2].card().service();          // 2 polls its card, takes nothing
-  j.time().advance(14'000'000);
+  j.time().advance(20'000'000);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].poll(), hpam::status::ok);  // 0 reads its own queue
+  j.time().advance(4'000'000);
   ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);  // 1's one instance busy
   ASSERT_EQ(j[1].poll(), hpam::status::ok);                           // its answer waits at 0
-  j.time().advance(10'000'000);
+  j.time().advance(20'000'000);
   EXPECT_EQ(j[0].request_4(1, h_count, w, true), hpam::status::ok);  // stalls, then sends
   EXPECT_TRUE(j[0].peer_lost(2));
   EXPECT_EQ(j[0].poll(), hpam::status::peer_unreachable);

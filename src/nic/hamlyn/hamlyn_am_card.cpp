@@ -14,10 +14,14 @@ uint64_t next_pow2(uint64_t n) {
   return p;
 }
 
+// A sender's share of rx_blocks, plus two: the protocol may launch a new
+// request (or reply) as soon as the answer to the old one arrives, which can
+// be before the receiver has given back the block the old one came in (one
+// per direction). Without them a first launch could wait in the backlog
+// for the receiver, and only the sender's next poll would send it.
 uint32_t per_sender_for(const card_setup& s) {
   const uint32_t senders = s.nprocs > 1 ? static_cast<uint32_t>(s.nprocs - 1) : 1;
-  const uint32_t per = (s.rx_blocks + senders - 1) / senders;
-  return per ? per : 1;
+  return (s.rx_blocks + senders - 1) / senders + 2;
 }
 
 hamlyn::am_inbound_layout inbound_layout_for(const card_setup& s, uint32_t per_sender,
@@ -172,7 +176,11 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
   return true;
 }
 
-void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
+void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, true); }
+
+void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, false); }
+
+void hamlyn_am_card::transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait) {
   if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
       !peers_[dest].free_ring) {
     malformed_++;
@@ -180,16 +188,17 @@ void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
   }
   std::byte* pkt = tx_block(b);
   stamp_wire_header(pkt, len, my_proc_, dest, crc_);
-  wire_sink sink{this};
+  wire_sink sink{this, may_wait};
   wire_.transmit(sink, dest, pkt, len);
 }
 
-// A packet straight from one of my outbound blocks may wait for a free
-// block at dest; a copy the wire held back or corrupted cannot (dropped and
-// counted at dest when there is no room).
-void hamlyn_am_card::deliver(int dest, const std::byte* packet, uint32_t len) {
+// A packet straight from one of my outbound blocks, launched for the first
+// time, may wait for a free block at dest; a copy sent again, or one the
+// wire held back or corrupted, cannot (dropped and counted at dest when
+// there is no room).
+void hamlyn_am_card::deliver(int dest, const std::byte* packet, uint32_t len, bool may_wait) {
   const std::byte* tx = tx_memory_.get();
-  if (packet >= tx && packet < tx + size_t{tx_blocks_} * block_size_ &&
+  if (may_wait && packet >= tx && packet < tx + size_t{tx_blocks_} * block_size_ &&
       (packet - tx) % block_size_ == 0) {
     send_or_wait(dest, static_cast<uint32_t>((packet - tx) / block_size_), len);
     return;

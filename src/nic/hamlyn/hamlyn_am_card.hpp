@@ -50,6 +50,11 @@ class hamlyn_am_card {
   std::byte* tx_block(uint32_t b) { return tx_memory_.get() + size_t{b} * block_size_; }
   bool claim_tx_block(uint32_t& b);
   void launch(int dest, uint32_t b, uint32_t len);  // the packet's first 16 bytes are the wire header
+  // A copy sent again (retransmission, reflected reply): now if my region at
+  // dest has a free block, else dropped and counted (the protocol sends it
+  // again if it is still needed). It never waits in the backlog, so copies
+  // cannot take the blocks a first launch needs.
+  void relaunch(int dest, uint32_t b, uint32_t len);
   bool receive(rx_packet& p);
   void release(const rx_packet& p);
   void service();
@@ -72,8 +77,9 @@ class hamlyn_am_card {
   // Where the wire delivers: into the destination's inbound slot.
   struct wire_sink {
     hamlyn_am_card* card;  // this card
+    bool may_wait = true;  // a packet from my outbound block may wait in the backlog
     void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
-      card->deliver(dest, packet, length);
+      card->deliver(dest, packet, length, may_wait);
     }
   };
   struct waiting {
@@ -90,7 +96,8 @@ class hamlyn_am_card {
     uint64_t key = 0;                   // its protection key
   };
 
-  void deliver(int dest, const std::byte* packet, uint32_t len);
+  void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
+  void deliver(int dest, const std::byte* packet, uint32_t len, bool may_wait);
   bool transmit(int dest, const std::byte* data, uint32_t len);
   void send_or_wait(int dest, uint32_t block, uint32_t len);
   bool flush_backlog(int dest);

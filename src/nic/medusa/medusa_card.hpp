@@ -60,6 +60,8 @@ class medusa_card {
   // transmits it and returns b on TX_FREE, which is drained here: when launch
   // returns, b belongs to the processor again.
   void launch(int dest, uint32_t b, uint32_t len) noexcept;
+  // A copy sent again: the same as launch (a full RX_FREE drops it anyway).
+  void relaunch(int dest, uint32_t b, uint32_t len) noexcept { launch(dest, b, len); }
   // The processor's half of a send as the paper has it: push <b, len> on
   // TX_READY and let the engine transmit the block as written, wire header
   // included (launch writes that header first). Whatever the header says,
