@@ -16,7 +16,7 @@ namespace hpam::am {
 struct endpoint_config {
   nic::card_setup card;                 // job, nprocs, my_proc, block size, CRC, faults
   uint32_t depth = 4;                   // D, request instances per peer (Medusa: 4)
-  uint32_t rx_blocks = 0;               // inbound blocks; 0 = worst case 2*(P-1)*D
+  uint32_t rx_blocks = 0;               // inbound blocks; 0 = default_rx_blocks: 2*(P-1)*(D+1)
   uint64_t timeout_ns = 1'000'000;      // first retransmission timeout
   uint32_t backoff_limit = 10;          // the timeout doubles at most this many times
   uint64_t give_up_ns = 30'000'000'000; // HPAM gives up on a peer after 30 s
@@ -40,6 +40,16 @@ std::string setup_problem(const endpoint_config& cfg);
 // own D requests to each of them (HPAM 5.2.1).
 constexpr uint32_t worst_case_rx_blocks(int nprocs, uint32_t depth) {
   return 2u * static_cast<uint32_t>(nprocs > 1 ? nprocs - 1 : 1) * depth;
+}
+
+// The pool an endpoint takes when rx_blocks is 0: the worst case plus two
+// blocks per peer. The protocol may launch a new request (or reply) as soon
+// as the answer to an old one arrives, which can be before the receiver has
+// given back the block the old one came in (one per direction); without the
+// two, a Hamlyn sender's first launch could wait in its backlog for room at
+// the receiver, and only the sender's next poll would send it.
+constexpr uint32_t default_rx_blocks(int nprocs, uint32_t depth) {
+  return worst_case_rx_blocks(nprocs, depth) + 2u * static_cast<uint32_t>(nprocs > 1 ? nprocs - 1 : 1);
 }
 
 }  // namespace hpam::am

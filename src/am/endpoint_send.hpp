@@ -26,7 +26,7 @@ inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* cl
   s.job_key = publish;
   const uint32_t per_direction = static_cast<uint32_t>(s.nprocs - 1) * cfg.depth;
   s.tx_blocks = 2 * per_direction;  // D request + D reply buffers per peer
-  s.rx_blocks = cfg.rx_blocks ? cfg.rx_blocks : worst_case_rx_blocks(s.nprocs, cfg.depth);
+  s.rx_blocks = cfg.rx_blocks ? cfg.rx_blocks : default_rx_blocks(s.nprocs, cfg.depth);
   s.clock = clk;
   return s;
 }
@@ -52,7 +52,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       // A live peer's inbound queue holds at most its whole pool: polling
       // that many times it has handled everything sent to it.
       polls_to_drain_((cfg.rx_blocks ? cfg.rx_blocks
-                                     : worst_case_rx_blocks(cfg.card.nprocs, cfg.depth)) + 1),
+                                     : default_rx_blocks(cfg.card.nprocs, cfg.depth)) + 1),
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),

@@ -186,7 +186,7 @@ constexpr knob table[] = {
     {power2("block_size", "block_size", 4, 256, 65536, "Card block size = largest packet"), 1,
      bind<field<&am_cfg::block_size>, field<&core::card, &card::block_size>>(), nullptr},
     {whole("rx_blocks", "rx_blocks", "", 6, 0, 1 << 20,
-           "Inbound card blocks; 0 = worst case 2*(P-1)*D (fewer for experiments)"),
+           "Inbound card blocks; 0 = 2*(P-1)*(D+1): the worst case 2*(P-1)*D and two per peer for answers that outrun the release of a block (fewer for experiments)"),
      1, bind<field<&am_cfg::rx_blocks>, field<&core::rx_blocks>>(), nullptr},
     {whole("give_up_ms", "give_up_ns", "ms", 4, 1, 3'600'000,
            "A peer silent this long is declared unreachable if its process exited or is "

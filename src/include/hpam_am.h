@@ -63,7 +63,7 @@ typedef struct hpam_config {
   const char* nic;            /* "medusa" or "hamlyn"                                     */
   uint32_t depth;             /* D, request instances per peer                            */
   uint32_t block_size;        /* card block = max packet, bytes (power of two)            */
-  uint32_t rx_blocks;         /* inbound blocks; 0 = worst case 2*(P-1)*D                 */
+  uint32_t rx_blocks;         /* inbound blocks; 0 = 2*(P-1)*(D+1), worst case + 2 a peer */
   uint64_t timeout_ns;        /* first retransmission timeout                             */
   uint32_t backoff_limit;     /* max doublings of the timeout                             */
   uint64_t give_up_ns;        /* peer declared unreachable after this                     */

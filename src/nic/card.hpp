@@ -108,7 +108,7 @@ struct fault_config {
 
 // What every card is built from. The protocol computes tx_blocks (its
 // outbound descriptors need 2*(P-1)*D blocks) and rx_blocks (worst case
-// 2*(P-1)*D unless the user asks for fewer).
+// 2*(P-1)*D, plus two a peer by default: am/config.hpp default_rx_blocks).
 struct card_setup {
   std::string job;                   // job id, same in every process
   int nprocs = 1;                    // processes in the job

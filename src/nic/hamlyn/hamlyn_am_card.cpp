@@ -14,14 +14,10 @@ uint64_t next_pow2(uint64_t n) {
   return p;
 }
 
-// A sender's share of rx_blocks, plus two: the protocol may launch a new
-// request (or reply) as soon as the answer to the old one arrives, which can
-// be before the receiver has given back the block the old one came in (one
-// per direction). Without them a first launch could wait in the backlog
-// for the receiver, and only the sender's next poll would send it.
 uint32_t per_sender_for(const card_setup& s) {
   const uint32_t senders = s.nprocs > 1 ? static_cast<uint32_t>(s.nprocs - 1) : 1;
-  return (s.rx_blocks + senders - 1) / senders + 2;
+  const uint32_t per = (s.rx_blocks + senders - 1) / senders;
+  return per ? per : 1;
 }
 
 hamlyn::am_inbound_layout inbound_layout_for(const card_setup& s, uint32_t per_sender,
