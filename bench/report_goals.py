@@ -99,7 +99,8 @@ def coll_medians(out):
 
 COLL_OPS = [("barrier", "barrier"), ("allreduce_8", "allreduce 8 B"), ("alltoall_8", "alltoall 8 B")]
 COUNTS = [("packets", "packets"), ("requests_sent", "requests"), ("replies_sent", "replies"),
-          ("acks_sent", "acks"), ("stalls", "stalls"), ("busy_returns", "busy (queued)"),
+          ("acks_sent", "acks"), ("acks_piggybacked", "acks riding on requests"),
+          ("stalls", "stalls"), ("busy_returns", "busy (queued)"),
           ("retransmissions", "retransmissions")]
 
 
@@ -122,7 +123,8 @@ def coll_section(coll):
             L.append(f"| {name} | {n} | " + " | ".join(_fmt(x, 3) for x in v) + " | " +
                      " | ".join(r) + " |")
     L.append("\nPackets per operation summed over all ranks (MPI_T pvars btl_hpam_*: requests, "
-             "replies, acknowledgements, retransmissions and reflected duplicates; stalls and "
+             "replies, acknowledgements but those that rode on a request, retransmissions and "
+             "reflected duplicates; stalls and "
              "busy returns are sends that found every request instance to a peer in use). "
              "Counts of one operation inside a loop of them, divided by the loop length.\n")
     L.append("| operation | ranks | card | " + " | ".join(n for _, n in COUNTS) + " |")

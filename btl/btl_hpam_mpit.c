@@ -39,6 +39,7 @@ static const struct {
     C(wire_reordered, "Packets the fault model reordered"),
     C(wire_delayed, "Packets the fault model delayed"),
     C(busy_peer_waits, "Give-up time passed on a peer that lives but does not poll (computes): kept waiting"),
+    C(acks_piggybacked, "Acknowledgements (counted in acks_sent) that rode on a request instead of their own packet"),
 #undef C
 };
 

@@ -25,6 +25,8 @@ struct endpoint_config {
                                         // after each, keeping acks off the critical path)
   bool key_check = true;                // check the job key on every arrival
   bool defer_acks = true;               // launch empty acks after the next send or poll, not at once
+  bool piggyback_acks = true;           // a deferred ack rides on the next request to its peer
+                                        // (an 8-byte trailer) instead of a packet of its own
   bool ordered = false;                 // requests to a peer take its D instances in turn (see endpoint.hpp)
   uint64_t key = 0;                     // job protection key; 0 = process 0 draws a random one and
                                         // publishes it in its card for the others to read

@@ -26,6 +26,8 @@ struct protocol_counters {
   uint64_t refusals_received = 0;     // my requests the peer refused (negative acknowledgements)
   uint64_t busy_peer_waits = 0;       // give-up time passed, but the peer lives and does not
                                       // poll (computes, sleeps): kept retransmitting
+  uint64_t acks_piggybacked = 0;      // acks (counted in acks_sent) that rode on a request to
+                                      // their peer instead of a packet of their own
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;
@@ -34,6 +36,6 @@ struct protocol_counters {
     return *this;
   }
 };
-static_assert(sizeof(protocol_counters) == 19 * sizeof(uint64_t));
+static_assert(sizeof(protocol_counters) == 20 * sizeof(uint64_t));
 
 }  // namespace hpam::am

@@ -59,7 +59,9 @@ struct arrival {
   control_word c;           // decoded control word
   am_header h;              // the header (words beyond header_bytes(c.kind) unused)
   const std::byte* payload; // bytes after the header, in the card block
-  uint32_t payload_len;     // their number
+  uint32_t payload_len;     // their number (an ack trailer not included)
+  bool has_ack;             // a request carrying an ack_trailer (piggyback_acks)
+  ack_trailer ack;          // its copy
 };
 
 // Once a peer has been silent for the give-up time and is only busy, its
@@ -172,6 +174,10 @@ class endpoint {
   void serve_get(hpam_token& t, const am_header& h);
   void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
   void flush_acks();
+  void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
+  void on_riding_ack(const arrival& a);
+  void on_ack(int src, request_desc& d, uint16_t why, bool well_formed);
+  void answered(int src, request_desc& d, uint32_t instance);
   refusal check_request(const arrival& a) const;
   bool reply_ok(const request_desc& d, const arrival& a) const;
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
@@ -207,6 +213,7 @@ class endpoint {
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;
   bool defer_acks_;
+  bool piggyback_acks_;
   bool ordered_;                         // instances strictly in turn per peer (no search)
   sys::clock clock_;
   Card card_;

@@ -66,15 +66,24 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
     return false;
   }
   a.c = read_control(a.h);
+  a.has_ack = a.c.cls == msg_class::request && (a.h.refusal & carries_ack) != 0;
+  const uint32_t trailer = a.has_ack ? sizeof(ack_trailer) : 0;
   if (a.c.instance >= depth_ || static_cast<uint32_t>(a.c.kind) >= msg_kind_count ||
-      a.h.handler >= max_handlers || p.length < header_bytes(a.c.kind)) {
+      a.h.handler >= max_handlers || p.length < header_bytes(a.c.kind) + trailer) {
     counters_[src].malformed++;
     return false;
+  }
+  if (trailer) {
+    std::memcpy(&a.ack, p.data + p.length - trailer, sizeof a.ack);
+    if (a.ack.instance >= depth_) {  // names no instance: the whole packet is malformed
+      counters_[src].malformed++;
+      return false;
+    }
   }
   if (__builtin_expect(!connected_[src], 0)) connect_on_arrival(src);
   a.src = src;
   a.payload = p.data + header_bytes(a.c.kind);
-  a.payload_len = p.length - header_bytes(a.c.kind);
+  a.payload_len = p.length - header_bytes(a.c.kind) - trailer;
   return connected_[src] != 0;
 }
 
@@ -82,10 +91,12 @@ template <class Card>
 void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   arrival a;
   if (!accept(p, a)) return;
-  if (a.c.cls == msg_class::request)
+  if (a.c.cls == msg_class::request) {
+    if (a.has_ack) on_riding_ack(a);  // first: it may free the instance the handler's send needs
     on_request(a);
-  else
+  } else {
     on_reply(a);
+  }
 }
 
 // Whether a request is malformed (dropped), refused (negatively
@@ -190,9 +201,35 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
     card_.launch(src, r.block, r.length);
     return;
   }
+  r.ack_may_ride = why == refusal::none;  // a refusal keeps a packet of its own
+  r.ack_sequence = sequence;
   if (!r.ack_pending) {
     r.ack_pending = true;
     pending_acks_.push_back(static_cast<uint32_t>(src) * depth_ + instance);  // capacity P*D
+  }
+}
+
+// A plain ack waiting for dest rides on the request (or is left for
+// flush_acks when there is no room after the payload): an ack_trailer at
+// the end of the packet instead of a packet of its own. The stored ack in
+// the reply block stays, for a duplicate of the request it answers.
+template <class Card>
+void endpoint<Card>::ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
+  if (length + sizeof(ack_trailer) > card_.block_size()) return;
+  for (size_t i = 0; i < pending_acks_.size(); ++i) {
+    const uint32_t idx = pending_acks_[i];
+    if (idx / depth_ != static_cast<uint32_t>(dest)) continue;
+    reply_desc& r = replies_.at(dest, idx % depth_);
+    if (!r.ack_may_ride) continue;
+    const ack_trailer t{r.ack_sequence, idx % depth_};
+    std::memcpy(pkt + length, &t, sizeof t);
+    length += sizeof t;
+    h.refusal = carries_ack;
+    r.ack_pending = false;
+    pending_acks_[i] = pending_acks_.back();
+    pending_acks_.pop_back();
+    counters_[dest].acks_piggybacked++;
+    return;
   }
 }
 
@@ -241,19 +278,7 @@ void endpoint<Card>::on_reply(const arrival& a) {
     return;
   }
   if (c.kind == msg_kind::ack) {
-    if (a.payload_len != 0 || a.h.refusal >= refusal_count) {
-      counters_[src].malformed++;
-      refused(src, d, "its acknowledgement was malformed");
-    } else if (a.h.refusal != static_cast<uint16_t>(refusal::none)) {
-      counters_[src].refusals_received++;
-      refused(src, d, a.h.refusal == static_cast<uint16_t>(refusal::no_handler)
-                          ? "the peer refused it: no handler of that kind at that index"
-                          : "the peer refused it: the address range is not inside its segment "
-                            "(hpam_set_segment)");
-    } else if (d.kind == msg_kind::get) {
-      counters_[src].malformed++;
-      refused(src, d, "the peer answered with an empty acknowledgement instead of the bytes");
-    }
+    on_ack(src, d, a.h.refusal, a.payload_len == 0);
   } else if (!reply_ok(d, a)) {
     counters_[src].malformed++;
     if (a.c.kind == msg_kind::store && d.kind != msg_kind::get) counters_[src].segment_rejections++;
@@ -271,9 +296,50 @@ void endpoint<Card>::on_reply(const arrival& a) {
     state_ = handler_state::none;
     current_token_ = nullptr;
   }
+  answered(src, d, c.instance);
+}
+
+// An acknowledgement (a packet of its own or riding on a request) of my
+// request d: a refusal or an ack where bytes were due is reported.
+template <class Card>
+void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why, bool well_formed) {
+  if (!well_formed || why >= refusal_count) {
+    counters_[src].malformed++;
+    refused(src, d, "its acknowledgement was malformed");
+  } else if (why != static_cast<uint16_t>(refusal::none)) {
+    counters_[src].refusals_received++;
+    refused(src, d, why == static_cast<uint16_t>(refusal::no_handler)
+                        ? "the peer refused it: no handler of that kind at that index"
+                        : "the peer refused it: the address range is not inside its segment "
+                          "(hpam_set_segment)");
+  } else if (d.kind == msg_kind::get) {
+    counters_[src].malformed++;
+    refused(src, d, "the peer answered with an empty acknowledgement instead of the bytes");
+  }
+}
+
+// The request on this instance has its answer: the instance is free.
+template <class Card>
+void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance) {
   d.busy = false;
-  if (!ordered_) instance_hint_[src] = c.instance;  // hpam_free[src] = buf (ordered: keep the turn)
+  if (!ordered_) instance_hint_[src] = instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;
+}
+
+// The ack_trailer of a request from src (its instance checked by accept): a
+// plain acknowledgement of my request [instance], matched like an ack
+// packet (a stale one, e.g. on a retransmitted copy of that request, is
+// dropped and counted).
+template <class Card>
+void endpoint<Card>::on_riding_ack(const arrival& a) {
+  const int src = a.src;
+  request_desc& d = requests_.at(src, a.ack.instance);
+  if (!d.busy || a.ack.sequence != d.sequence) {
+    counters_[src].stale_replies++;
+    return;
+  }
+  on_ack(src, d, static_cast<uint16_t>(refusal::none), true);
+  answered(src, d, a.ack.instance);
 }
 
 template <class Card>

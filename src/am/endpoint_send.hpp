@@ -56,6 +56,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),
+      piggyback_acks_(cfg.piggyback_acks),
       ordered_(cfg.ordered),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
       card_(detail::card_setup_for(cfg, &clock_, cfg.key ? 0 : key_)) {
@@ -203,6 +204,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   h->refusal = 0;
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
+  if (!pending_acks_.empty() && piggyback_acks_) ride_ack(dest, *h, pkt, d.length);
   card_.launch(dest, d.block, d.length);
   d.busy = true;
   d.retries = 0;

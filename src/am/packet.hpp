@@ -82,7 +82,8 @@ struct am_header {
   uint64_t key;        // the job's protection key (HPAM 5.3)
   uint32_t control;    // encode_control(...)
   uint16_t handler;    // handler index at the receiver
-  uint8_t refusal;     // ack: why the request was refused (a refusal value); 0 otherwise
+  uint8_t refusal;     // ack: why the request was refused (a refusal value). request:
+                       // carries_ack or 0. other replies: 0
   uint8_t sequence_high;  // encode_sequence_high(...): the sequence's high 8 bits
   uint64_t word[4];    // short4: the four arguments. store/medium/get: see bulk_word
 };
@@ -110,6 +111,18 @@ enum class refusal : uint16_t {
   malformed = 0xFFFF,   // internal verdict only, never sent: drop the packet
 };
 constexpr uint16_t refusal_count = 3;  // values that may travel in an ack (in 8 bits)
+
+// An acknowledgement riding on a request the other way
+// (endpoint_config::piggyback_acks): the packet's last 8 bytes, present when
+// the request's am_header::refusal is carries_ack. It answers the receiver's
+// own request [instance] of that sequence exactly as a plain (not refusing)
+// ack packet would; the stored ack packet still answers a duplicate request.
+struct ack_trailer {
+  uint32_t sequence;  // of the request it acknowledges (30 bits)
+  uint32_t instance;  // that request's instance, 0..D-1
+};
+static_assert(std::is_standard_layout_v<ack_trailer> && sizeof(ack_trailer) == 8);
+constexpr uint8_t carries_ack = 0x80;
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
 static_assert(packet_header_size == 64);

@@ -41,6 +41,7 @@ struct c_ops_for {
     out->segment_rejections = c.segment_rejections;
     out->refusals_received = c.refusals_received;
     out->busy_peer_waits = c.busy_peer_waits;
+    out->acks_piggybacked = c.acks_piggybacked;
     if (peer < 0) {
       const nic::wire_counters& w = e.card().wire_stats();
       out->overflow_drops = e.card().overflow_drops();

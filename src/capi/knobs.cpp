@@ -207,6 +207,10 @@ constexpr knob table[] = {
     {flag("defer_acks", "defer_acks", 5,
           "Launch empty acknowledgements after the next send or poll instead of at once"),
      1, bind<field<&am_cfg::defer_acks>, field<&core::defer_acks>>(), nullptr},
+    {flag("piggyback_acks", "piggyback_acks", 5,
+          "A deferred acknowledgement rides on the next request to its peer (an 8-byte "
+          "trailer) instead of a packet of its own"),
+     1, bind<field<&am_cfg::piggyback_acks>, field<&core::piggyback_acks>>(), nullptr},
     {flag("key_check", "key_check", 5, "Check the job's protection key on every arriving packet"),
      1, bind<field<&am_cfg::key_check>, field<&core::key_check>>(), nullptr},
     {flag("crc_check", "crc_check", 5, "Compute and check a CRC32C on every packet"), 1,

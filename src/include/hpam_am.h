@@ -82,6 +82,8 @@ typedef struct hpam_config {
   uint64_t fault_seed;        /* generator seed; mixed with my_proc                       */
   int poll_on_send;           /* poll once after each send, as HPAM_4 does (default 1)    */
   int defer_acks;             /* launch empty acks after the next send or poll            */
+  int piggyback_acks;         /* a deferred ack rides on the next request to its peer (an */
+                              /* 8-byte trailer) instead of its own packet (default 1)    */
   uint32_t receive_budget;    /* most packets one poll handles                            */
   int ordered;                /* requests to a peer take its D instances in turn, never  */
                               /* searching, so request n goes out only once request n-D */
@@ -193,6 +195,7 @@ typedef struct hpam_counters {
   uint64_t refusals_received;   /* requests of this process a peer refused      */
   uint64_t busy_peer_waits;     /* give-up time passed on a peer that lives but */
                                 /* does not poll (computes): kept waiting        */
+  uint64_t acks_piggybacked;    /* acks (in acks_sent) that rode on a request   */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

@@ -28,6 +28,7 @@ struct job_options {
   nic::fault_config faults;          // applied to every card
   bool manual_clock = true;
   bool defer_acks = false;
+  bool piggyback_acks = true;
   bool ordered = false;
 };
 
@@ -54,6 +55,7 @@ class local_job {
     c.receive_budget = o.receive_budget;
     c.checks_per_poll = o.checks_per_poll;
     c.defer_acks = o.defer_acks;
+    c.piggyback_acks = o.piggyback_acks;
     c.ordered = o.ordered;
     if (o.manual_clock) c.manual_time = &time_;
     return c;

@@ -165,6 +165,40 @@ TYPED_TEST(protocol, deferred_ack_goes_out_after_next_send_or_poll) {
   EXPECT_EQ(j[1].peer_counters(0).acks_sent, 2u);
 }
 
+// piggyback_acks: the deferred ack rides on the receiver's next request to
+// the requester (one packet arrives, not two) and frees the instance just
+// as its own packet would; switched off, the ack is a packet of its own.
+TYPED_TEST(protocol, deferred_ack_rides_on_the_next_request_to_its_peer) {
+  for (bool ride : {true, false}) {
+    job_options o;
+    o.defer_acks = true;
+    o.piggyback_acks = ride;
+    this->start(o);
+    auto& j = *this->job_;
+    const uint64_t w[4] = {};
+    for (int i = 0; i < 3; ++i) {
+      int handled = 0;
+      ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // + j[0]'s waiting ack
+      (void)j[1].poll(&handled);  // runs the handler; its ack waits
+      EXPECT_EQ(handled, i == 0 || ride ? 1 : 2) << ride;
+      EXPECT_FALSE(j[1].request_outstanding(0)) << ride;
+      ASSERT_EQ(j[1].request_4(0, h_silent, w, false), hpam::status::ok);  // + j[1]'s waiting ack
+      (void)j[0].poll(&handled);
+      EXPECT_EQ(handled, ride ? 1 : 2) << ride;
+      EXPECT_FALSE(j[0].request_outstanding(1)) << ride;
+    }
+    ASSERT_TRUE(this->settle());
+    EXPECT_EQ(j[1].peer_counters(0).acks_sent, 3u);
+    EXPECT_EQ(j[1].peer_counters(0).acks_piggybacked, ride ? 3u : 0u);
+    EXPECT_EQ(j[0].peer_counters(1).acks_piggybacked, ride ? 2u : 0u);  // the last went alone
+    EXPECT_EQ(j[0].peer_counters(1).replies_received, 3u);
+    EXPECT_EQ(j[1].peer_counters(0).replies_received, 3u);
+    EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
+    EXPECT_EQ(this->seen_[0].silent_runs, 3);
+    EXPECT_EQ(this->seen_[1].silent_runs, 3);
+  }
+}
+
 TYPED_TEST(protocol, deferred_acks_survive_faults) {
   job_options o;
   o.defer_acks = true;
@@ -189,6 +223,9 @@ TYPED_TEST(protocol, deferred_acks_survive_faults) {
   EXPECT_EQ(this->seen_[1].counter, 300u);
   EXPECT_EQ(this->seen_[0].silent_runs, 300);
   EXPECT_EQ(this->seen_[0].results.size(), 300u);
+  // acks rode on requests, and some of those requests were lost or doubled
+  EXPECT_GT(j[0].peer_counters(1).acks_piggybacked, 0u);
+  EXPECT_GT(j[0].card().wire_stats().dropped, 0u);
 }
 
 TYPED_TEST(protocol, store_copies_bytes_then_runs_handler) {
