@@ -286,6 +286,12 @@ if os.path.exists(prof):
             L.append(f"| {r[0]} | {r[1]}% |")
     L.append("")
 
+# Hand-written: what changed for issue 11, with its before/after counts.
+changes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "issue11_changes.md")
+if os.path.exists(changes):
+    with open(changes) as f:
+        L.append(f.read())
+
 # The UCX transport beside UCX's own shared-memory transports (bench/ucx_report.py).
 import ucx_report  # noqa: E402
 
