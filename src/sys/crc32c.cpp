@@ -88,7 +88,21 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_hw(const uint8_t* p, size_t le
   c = raw_update_hw(c, p, len / 8);
   len %= 8;
   uint32_t c32 = static_cast<uint32_t>(c);
-  while (len--) c32 = _mm_crc32_u8(c32, *p++);
+  // The last 0-7 bytes in at most three steps (a packet's CRC covers
+  // length - 4 bytes, so there is nearly always a tail).
+  if (len & 4) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    c32 = _mm_crc32_u32(c32, w);
+    p += 4;
+  }
+  if (len & 2) {
+    uint16_t w;
+    std::memcpy(&w, p, 2);
+    c32 = _mm_crc32_u16(c32, w);
+    p += 2;
+  }
+  if (len & 1) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
 }
 
