@@ -387,13 +387,6 @@ static bool selected(const char *list, const char *name)
     return false;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
