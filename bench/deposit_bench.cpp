@@ -91,10 +91,10 @@ void make_side(side& s, const std::string& job, int me, const std::string& path,
   spec.metadata_count = 1;
   if (path == "card") {
     uint64_t off = 0;
-    (void)s.c->allocate_area(max_message, off);
+    (void)s.c->slots().allocate_area(max_message, off);
     spec.memory = area_memory::card;
     spec.base = off;
-    s.memory = reinterpret_cast<uint8_t*>(s.c->area_address(off));
+    s.memory = reinterpret_cast<uint8_t*>(s.c->slots().area_address(off));
   } else {
     s.private_memory.assign(max_message, 0);
     spec.memory = area_memory::process;
@@ -102,11 +102,11 @@ void make_side(side& s, const std::string& job, int me, const std::string& path,
     s.memory = s.private_memory.data();
   }
   uint32_t slot = 0;
-  if (!is_ok(s.c->create_slot(spec, slot))) {
+  if (!is_ok(s.c->slots().create_slot(spec, slot))) {
     std::fprintf(stderr, "deposit_bench: cannot create a slot\n");
     std::exit(1);
   }
-  s.mine = s.c->make_ticket(slot, 0, 0, max_message, true);
+  s.mine = s.c->slots().make_ticket(slot, 0, 0, max_message, true);
 }
 
 // Posts without waiting for the send to finish (streams); returns its handle.

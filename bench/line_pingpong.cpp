@@ -7,7 +7,9 @@
 // half of it plus its instructions.
 //
 //   line_pingpong [--quick] [--reps R]
-// CSV: metric,value (rtt_ns: median over the repetitions)
+// CSV: metric,value (rtt_ns: median over the repetitions; rtt_best_ns: the
+// fastest of 64 short bursts of 2000 round trips, the floor when both
+// processes had a core to themselves on a loaded machine)
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@ struct shared_area {
   line ping;  // written by process 0
   line pong;  // written by process 1
   double rtt_ns[64];
+  double burst_ns[64];
 };
 static_assert(sizeof(line) == 64, "one cache line each");
 
@@ -43,9 +46,21 @@ void serve(shared_area* a, uint64_t total) {
   }
 }
 
+constexpr int bursts = 64;
+constexpr uint64_t burst_iters = 2000;
+
 void measure(shared_area* a, int reps, uint64_t iters) {
   hpam::sys::clock clk;
   uint64_t next = 1;
+  for (int r = 0; r < bursts; ++r) {
+    const uint64_t t0 = clk.now_ns();
+    for (uint64_t i = 0; i < burst_iters; ++i, ++next) {
+      a->ping.value.store(next, std::memory_order_release);
+      while (a->pong.value.load(std::memory_order_acquire) != next) {
+      }
+    }
+    a->burst_ns[r] = static_cast<double>(clk.now_ns() - t0) / static_cast<double>(burst_iters);
+  }
   for (int r = 0; r < reps; ++r) {
     const uint64_t t0 = clk.now_ns();
     for (uint64_t i = 0; i < iters; ++i, ++next) {
@@ -78,7 +93,7 @@ int main(int argc, char** argv) {
   if (kid < 0) return 1;
   if (kid == 0) {
     alarm(120);
-    serve(a, iters * static_cast<uint64_t>(reps));
+    serve(a, iters * static_cast<uint64_t>(reps) + bursts * burst_iters);
     _exit(0);
   }
   alarm(120);
@@ -89,5 +104,6 @@ int main(int argc, char** argv) {
   std::vector<double> v(a->rtt_ns, a->rtt_ns + reps);
   std::sort(v.begin(), v.end());
   std::printf("metric,value\nrtt_ns,%.1f\n", v[v.size() / 2]);
+  std::printf("rtt_best_ns,%.1f\n", *std::min_element(a->burst_ns, a->burst_ns + bursts));
   return 0;
 }

@@ -16,3 +16,7 @@ noinst_PROGRAMS += bench/mpi_logp
 bench_mpi_logp_SOURCES = bench/mpi_logp.c
 bench_mpi_logp_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
 bench_mpi_logp_LDADD = $(MPI_LIBS)
+noinst_PROGRAMS += bench/mpi_coll
+bench_mpi_coll_SOURCES = bench/mpi_coll.c
+bench_mpi_coll_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+bench_mpi_coll_LDADD = $(MPI_LIBS)

@@ -20,6 +20,7 @@ bench_line_pingpong_SOURCES = bench/line_pingpong.cpp
 bench_line_pingpong_LDADD = src/libhpam_core.la
 
 dist_noinst_SCRIPTS += bench/run bench/report.py
+EXTRA_DIST += bench/report_goals.py
 EXTRA_DIST += bench/plots.gp
 bench: all
 	$(top_srcdir)/bench/run --build $(abs_top_builddir)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 out, results_md, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 quick = len(sys.argv) > 4
 T = ["vader", "tcp", "hpam-medusa", "hpam-hamlyn"]
@@ -39,12 +40,14 @@ for t in T:
         for r in rows(p)[1:]:
             acc.setdefault((r[0], int(r[1])), []).append(float(r[2]))
     mpi[t] = {k: statistics.median(v) for k, v in acc.items()}
-    # small sizes: the same 64-in-flight stream from mpi_msgrate --sizes
-    sp = os.path.join(out, f"stream_{t}.csv")
-    if os.path.exists(sp):
+    # small sizes: the same 64-in-flight stream from mpi_msgrate --sizes (median of its runs)
+    small = {}
+    for sp in glob.glob(os.path.join(out, f"stream_{t}_*.csv")):
         for r in rows(sp)[1:]:
-            if r[0] == "bandwidth_MBps" and ("bandwidth_MBps", int(r[1])) not in mpi[t]:
-                mpi[t][("bandwidth_MBps", int(r[1]))] = float(r[2])
+            if r[0] == "bandwidth_MBps":
+                small.setdefault(int(r[1]), []).append(float(r[2]))
+    for n, v in small.items():
+        mpi[t].setdefault(("bandwidth_MBps", n), statistics.median(v))
 
 
 def rinf_nhalf(bw):
@@ -64,6 +67,8 @@ for nic in ["medusa", "hamlyn"]:
         for r in rows(p)[1:]:
             if r[0] == "rtt_ns":
                 d["rtt"] = float(r[2])
+            elif r[0] == "rtt_best_ns":  # the fastest short burst (both processes on a core)
+                d["rtt_best"] = float(r[2])
             else:
                 d["bw"][int(r[1])] = float(r[2])
         native[nic] = d
@@ -95,13 +100,17 @@ hyper = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'") or "no hypervisor"
 ompi = sh("ompi_info --version | head -1 | sed 's/.*v//'")
 L.append(f"* CPU: {cpu}, {os.cpu_count()} cores ({hyper})")
 L.append(f"* Kernel: {platform.release()}; Open MPI {ompi}")
-floor = None
+floor = floor_best = None
 fp = os.path.join(out, "line_pingpong.csv")
 if os.path.exists(fp):
-    floor = {r[0]: float(r[1]) for r in rows(fp)[1:]}.get("rtt_ns")
+    lp = {r[0]: float(r[1]) for r in rows(fp)[1:]}
+    floor, floor_best = lp.get("rtt_ns"), lp.get("rtt_best_ns")
     L.append(f"* Cache-line round trip between two processes (bench/line_pingpong: one line "
-             f"each way, nothing else): **{fmt(floor, 1)} ns**, the floor under any shared-memory "
-             "request/reply on this machine.")
+             f"each way, nothing else): **{fmt(floor, 1)} ns** median, {fmt(floor_best, 1)} ns in "
+             "the fastest burst, the floor under any shared-memory request/reply on this machine.")
+import report_goals  # noqa: E402  load, collectives and the issue-11 goals
+
+L.append(report_goals.load_line(out))
 L.append("* The machine is shared and noisy; ratios were measured in the same run.\n")
 
 L.append("## Native active messages (HPAM Figures 7 and 8)\n")
@@ -220,15 +229,19 @@ L.append("\nBandwidth is a stream of 64 nonblocking sends in flight, then an ack
          "N½ grows with R∞: today's memory-copy bandwidth is three orders of magnitude above "
          "FDDI's, so half of it needs kilobytes, not 176 B.\n")
 
-mr = rows(os.path.join(out, "msgrate.csv"))[1:]
+mr = {}
+for r in rows(os.path.join(out, "msgrate.csv"))[1:]:
+    if r[2]:
+        mr.setdefault(r[0], []).append(float(r[2]))
+mr = {t: statistics.median(v) for t, v in mr.items()}
 L.append("## Message rate, 64 messages in flight (8 bytes, one pair)\n")
 L.append("One sender and one receiver: on this 2-core machine more pairs would oversubscribe "
          "the cores with busy-polling ranks (bench/mpi_msgrate pairs ranks 0-1, 2-3, ... and "
-         "sums the rates when run with more ranks, e.g. -np 4 --oversubscribe).\n")
-L.append("| transport | million messages/s |")
-L.append("|---|---|")
-for r in mr:
-    L.append(f"| {r[0]} | {r[2]} |")
+         f"sums the rates when run with more ranks, e.g. -np 4 --oversubscribe). Median of {runs} run(s).\n")
+L.append("| transport | million messages/s | ratio to vader |")
+L.append("|---|---|---|")
+for t, v in mr.items():
+    L.append(f"| {t} | {v:.3f} | {fmt(v / mr['vader']) if mr.get('vader') else 'n/a'} |")
 L.append("")
 
 fl = rows(os.path.join(out, "faults.csv"))[1:]
@@ -245,17 +258,10 @@ for p, d in byloss.items():
              f"{fmt(d.get(('bandwidth_MBps', 4096)), 0)} |")
 L.append("")
 
-L.append("## MPI RMA latency on MPI_Win_create windows (µs per operation + flush)\n")
-rma = {t: {(r[0], int(r[1])): float(r[2]) for r in rows(os.path.join(out, f"rma_{t}.csv"))[1:]}
-       for t in ["vader", "hpam-medusa", "hpam-hamlyn"] if os.path.exists(os.path.join(out, f"rma_{t}.csv"))}
-ops = sorted({k for t in rma for k in rma[t]}, key=lambda k: (k[0], k[1]))
-L.append("| operation | bytes | " + " | ".join(rma) + " | hpam-medusa/vader |")
-L.append("|---|---|" + "---|" * (len(rma) + 1))
-for k in ops:
-    v = [rma[t].get(k) for t in rma]
-    ratio = fmt(rma.get("hpam-medusa", {}).get(k, 0) / rma["vader"][k]) if "vader" in rma and rma["vader"].get(k) else "n/a"
-    L.append(f"| {k[0]} | {k[1]} | " + " | ".join(fmt(x, 3) for x in v) + f" | {ratio} |")
-L.append("")
+rma = report_goals.rma_medians(out)
+L += report_goals.rma_section(out, rma)
+coll = report_goals.coll_medians(out)
+L += report_goals.coll_section(coll)
 
 prof = os.path.join(out, "profile_send.csv")
 groups = os.path.join(out, "profile_send_groups.csv")
@@ -281,7 +287,6 @@ if os.path.exists(prof):
     L.append("")
 
 # The UCX transport beside UCX's own shared-memory transports (bench/ucx_report.py).
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ucx_report  # noqa: E402
 
 ucx_lines = ucx_report.section(out)
@@ -289,18 +294,7 @@ if ucx_lines:
     L.extend(ucx_lines)
     L.append("")
 
-L.append("## Targets\n")
-small = [mpi["hpam-medusa"].get(("latency_us", s), 0) / mpi["vader"].get(("latency_us", s), 1) for s in (0, 8)
-         if ("latency_us", s) in mpi["vader"]]
-bw1m = [mpi[t].get(("bandwidth_MBps", 1048576), 0) / mpi["vader"].get(("bandwidth_MBps", 1048576), 1)
-        for t in ("hpam-medusa", "hpam-hamlyn") if ("bandwidth_MBps", 1048576) in mpi["vader"]]
-rtt = native.get("medusa", {}).get("rtt", 0) / 1000
-L.append(f"* MPI small-message latency over hpam ≤ 1.25× vader: **{fmt(max(small) if small else None)}×** "
-         f"({'met' if small and max(small) <= 1.25 else 'not met'}).")
-L.append(f"* 1 MiB bandwidth ≥ 0.9× vader: **{fmt(min(bw1m) if bw1m else None)}×** "
-         f"({'met' if bw1m and min(bw1m) >= 0.9 else 'not met'}).")
-L.append(f"* Native 4-word round trip under 0.5 µs: **{fmt(rtt, 3)} µs** "
-         f"({'met' if rtt and rtt < 0.5 else 'not met'}).")
+L += report_goals.goals_section(mpi, mr, rma, coll, sends, native, floor, floor_best)
 if sends.get("vader") and sends.get("hpam-medusa"):
     L.append(f"\nProfile (above): an 8-byte MPI_Send executes {sends['hpam-medusa']} instructions over "
              f"hpam-medusa against {sends['vader']} over vader; the extra work is the emulated card "

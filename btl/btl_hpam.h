@@ -9,7 +9,9 @@
  * btl_hpam_module.c (module table, procs, finalize), btl_hpam_frag.c (send
  * fragments: bounded free list, alloc, free, prepare_src),
  * btl_hpam_send.c (send, sendi, the pending queue), btl_hpam_order.c (the
- * receive handler: in-order delivery per peer),
+ * receive handler: in-order delivery per peer), btl_hpam_rdma.c (put, get,
+ * atomics and memory registration as Hamlyn deposits and hybrid deposit
+ * operations), btl_hpam_error.c (HPAM errors as OPAL errors, a lost peer),
  * btl_hpam_mpit.c (MPI_T performance variables, statistics at finalize).
  */
 #ifndef MCA_BTL_HPAM_H
@@ -141,8 +143,9 @@ int mca_btl_hpam_params_check(void);
  * user set too large are errors naming the parameter and range. */
 int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
 
-/* btl_hpam_module.c */
+/* btl_hpam_error.c: the one HPAM -> OPAL error mapping; a lost peer, named */
 int mca_btl_hpam_to_opal_error(int hpam_err);
+void mca_btl_hpam_report_lost_peer(void);
 
 /* btl_hpam_frag.c: send fragments from a free list of at most max_frags */
 int mca_btl_hpam_frags_setup(size_t max_send_size);
@@ -165,7 +168,6 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                        mca_btl_base_descriptor_t **descriptor);
 int mca_btl_hpam_drain_pending(void);
-void mca_btl_hpam_report_lost_peer(void);
 
 /* btl_hpam_order.c: each peer's messages are delivered in the order sent */
 int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload);

@@ -1,8 +1,7 @@
 /*
  * The btl/hpam module: its function table, processes (add_procs one peer at
  * a time is fine: each local peer's card is attached once, on first sight),
- * finalize, and the one mapping of HPAM errors to OPAL errors (fragments:
- * btl_hpam_frag.c).
+ * finalize (fragments: btl_hpam_frag.c; errors: btl_hpam_error.c).
  */
 #include "btl_hpam.h"
 
@@ -21,22 +20,6 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 }
 static void endpoint_destruct(mca_btl_base_endpoint_t *ep) { OBJ_DESTRUCT(&ep->pending); }
 OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct, endpoint_destruct);
-
-/* The one place an HPAM error becomes an OPAL error. */
-int mca_btl_hpam_to_opal_error(int err)
-{
-    switch (err) {
-    case HPAM_OK: return OPAL_SUCCESS;
-    case HPAM_ERR_BUSY:
-    case HPAM_ERR_AGAIN:
-    case HPAM_ERR_NO_RESOURCE: return OPAL_ERR_OUT_OF_RESOURCE;
-    case HPAM_ERR_UNREACHABLE: return OPAL_ERR_UNREACH;
-    case HPAM_ERR_INVALID: return OPAL_ERR_BAD_PARAM;
-    case HPAM_ERR_REJECTED: return OPAL_ERR_PERM;
-    case HPAM_ERR_NOT_SUPPORTED: return OPAL_ERR_NOT_SUPPORTED;
-    default: return OPAL_ERROR;
-    }
-}
 
 /* The peer's process index on the AM layer: its local rank on this node. */
 static int local_rank_of(opal_proc_t *proc)

@@ -153,7 +153,7 @@ static int op_started(mca_btl_hpam_rdma_op_t *op, int rc)
 {
     if (HPAM_OK != rc) {
         op_release(op);
-        return HPAM_ERR_UNREACHABLE == rc ? OPAL_ERR_UNREACH : mca_btl_hpam_to_opal_error(rc);
+        return mca_btl_hpam_to_opal_error(rc);
     }
     const int state = hpam_dep_test(C->dep, op->handle);
     if (0 == state) {

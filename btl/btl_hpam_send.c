@@ -20,12 +20,13 @@
 #include "opal/datatype/opal_convertor.h"
 #include "opal/util/output.h"
 
-static inline hpam_ep_t *ep_of(void) { return mca_btl_hpam_component.ep; }
+/* The active-message endpoint (an Open MPI endpoint is a peer, `endpoint`). */
+static inline hpam_ep_t *am_endpoint(void) { return mca_btl_hpam_component.ep; }
 
 /* One message to the peer, numbered in its stream (btl_hpam_order.c). */
 static inline int launch(int peer, const struct iovec *iov, int iovcnt, mca_btl_base_tag_t tag)
 {
-    const int rc = hpam_try_request_medium(ep_of(), peer, MCA_BTL_HPAM_HANDLER, iov, iovcnt,
+    const int rc = hpam_try_request_medium(am_endpoint(), peer, MCA_BTL_HPAM_HANDLER, iov, iovcnt,
                                            mca_btl_hpam_order_arg(peer, tag));
     if (OPAL_LIKELY(HPAM_OK == rc)) mca_btl_hpam_order_sent(peer);
     return rc;
@@ -50,11 +51,11 @@ static void complete(mca_btl_hpam_frag_t *frag, int status)
 
 static void enqueue(mca_btl_hpam_frag_t *frag)
 {
-    mca_btl_base_endpoint_t *ep = frag->endpoint;
-    opal_list_append(&ep->pending, (opal_list_item_t *) frag);
-    if (!ep->queued) {
-        ep->queued = true;
-        opal_list_append(&mca_btl_hpam_component.pending_endpoints, &ep->super);
+    mca_btl_base_endpoint_t *endpoint = frag->endpoint;
+    opal_list_append(&endpoint->pending, (opal_list_item_t *) frag);
+    if (!endpoint->queued) {
+        endpoint->queued = true;
+        opal_list_append(&mca_btl_hpam_component.pending_endpoints, &endpoint->super);
     }
 }
 
@@ -65,7 +66,7 @@ static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AG
 /* The packet can go now: not from a handler, nothing queued before it. */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
-    return !hpam_in_handler(ep_of()) && opal_list_is_empty(&endpoint->pending);
+    return !hpam_in_handler(am_endpoint()) && opal_list_is_empty(&endpoint->pending);
 }
 
 int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -151,43 +152,21 @@ int mca_btl_hpam_drain_pending(void)
     int sent = 0;
     opal_list_item_t *item = opal_list_get_first(&c->pending_endpoints);
     while (item != opal_list_get_end(&c->pending_endpoints)) {
-        mca_btl_base_endpoint_t *ep = (mca_btl_base_endpoint_t *) item;
+        mca_btl_base_endpoint_t *endpoint = (mca_btl_base_endpoint_t *) item;
         item = opal_list_get_next(item);
-        while (!opal_list_is_empty(&ep->pending)) {
-            mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) opal_list_get_first(&ep->pending);
+        while (!opal_list_is_empty(&endpoint->pending)) {
+            mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) opal_list_get_first(&endpoint->pending);
             const int rc = try_send(frag);
             if (must_wait(rc)) break;
-            opal_list_remove_first(&ep->pending);
+            opal_list_remove_first(&endpoint->pending);
             if (HPAM_ERR_UNREACHABLE == rc) mca_btl_hpam_report_lost_peer();
             complete(frag, mca_btl_hpam_to_opal_error(rc));
             ++sent;
         }
-        if (opal_list_is_empty(&ep->pending)) {
-            opal_list_remove_item(&c->pending_endpoints, &ep->super);
-            ep->queued = false;
+        if (opal_list_is_empty(&endpoint->pending)) {
+            opal_list_remove_item(&c->pending_endpoints, &endpoint->super);
+            endpoint->queued = false;
         }
     }
     return sent;
-}
-
-/* A peer was given up on: say which, and end the job through ob1. */
-void mca_btl_hpam_report_lost_peer(void)
-{
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    if (c->lost_peer_reported) return;
-    c->lost_peer_reported = true;
-    const int lrank = hpam_unreachable_peer(c->ep);
-    mca_btl_base_endpoint_t *ep = (lrank >= 0 && lrank < c->nlocal) ? c->peers[lrank] : NULL;
-    char msg[512];
-    snprintf(msg, sizeof msg,
-             "btl/hpam: lost peer %s (local rank %d on %s): %s. (A peer that only "
-             "computes or sleeps is never given up on: this one exited, was stopped, or "
-             "polled without answering for btl_hpam_give_up_ms.)",
-             ep ? OPAL_NAME_PRINT(ep->proc->proc_name) : "(unknown)", lrank,
-             opal_process_info.nodename, hpam_last_error());
-    opal_output(0, "%s", msg);
-    if (NULL != mca_btl_hpam_module.error_cb) {
-        mca_btl_hpam_module.error_cb(&mca_btl_hpam_module.super, MCA_BTL_ERROR_FLAGS_FATAL,
-                                     ep ? ep->proc : NULL, msg);
-    }
 }

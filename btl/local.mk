@@ -8,6 +8,7 @@ btl_mca_btl_hpam_la_SOURCES = \
   btl/btl_hpam_module.c \
   btl/btl_hpam_frag.c \
   btl/btl_hpam_send.c \
+  btl/btl_hpam_error.c \
   btl/btl_hpam_order.c \
   btl/btl_hpam_rdma.c \
   btl/btl_hpam_mpit.c

@@ -189,7 +189,8 @@ class endpoint {
   void dispatch(hpam_token& t, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
                 const std::byte* payload, size_t len);
 
-  static uint64_t gather(std::byte* dst, const iovec* iov, int iovcnt, size_t limit, bool& fits);
+  // Copies the pieces to dst in order; the caller has checked that they fit.
+  static uint64_t gather(std::byte* dst, const iovec* iov, int iovcnt);
 
   // Configuration, fixed at setup.
   std::string job_;

@@ -178,12 +178,8 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
 template <class Card>
 void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why) {
   reply_desc& r = replies_.at(src, instance);
-  std::byte* pkt = card_.tx_block(r.block);
-  am_header* h = header_of(pkt);
-  h->key = key_;
-  write_control(*h, {msg_class::reply, msg_kind::ack, instance, sequence});
-  h->handler = 0;
-  h->refusal = static_cast<uint8_t>(why);
+  (void)stamp_header(card_.tx_block(r.block), key_, {msg_class::reply, msg_kind::ack, instance, sequence},
+                     0, why);
   r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
   counters_[src].acks_sent++;
   if (!defer_acks_) {
@@ -466,6 +462,8 @@ status endpoint<Card>::drain() {
   };
   while (mine_outstanding()) (void)poll();
   card_.announce_done();
+  // Real time on purpose, not clock_: finalize must end even in a test that
+  // drives the protocol by a manual clock and never advances it.
   const uint64_t deadline = sys::clock::monotonic_ns() + give_up_ns_;
   auto peers_finished = [this] {
     for (int p = 0; p < nprocs_; ++p)

@@ -195,12 +195,8 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   }
   request_desc& d = requests_.at(dest, inst);
   std::byte* pkt = card_.tx_block(d.block);
-  am_header* h = header_of(pkt);
   d.sequence = next_sequence(d.sequence);
-  h->key = key_;
-  write_control(*h, {msg_class::request, kind, inst, d.sequence});
-  h->handler = static_cast<uint16_t>(handler);
-  h->refusal = 0;
+  am_header* h = stamp_header(pkt, key_, {msg_class::request, kind, inst, d.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
   card_.launch(dest, d.block, d.length);
@@ -244,15 +240,9 @@ status endpoint<Card>::request_store(int dest, unsigned handler, const void* src
 }
 
 template <class Card>
-uint64_t endpoint<Card>::gather(std::byte* dst, const iovec* iov, int iovcnt, size_t limit,
-                                bool& fits) {
+uint64_t endpoint<Card>::gather(std::byte* dst, const iovec* iov, int iovcnt) {
   uint64_t total = 0;
-  fits = true;
   for (int i = 0; i < iovcnt; ++i) {
-    if (iov[i].iov_len > limit - total) {
-      fits = false;
-      return total;
-    }
     if (iov[i].iov_len) std::memcpy(dst + total, iov[i].iov_base, iov[i].iov_len);
     total += iov[i].iov_len;
   }
@@ -268,14 +258,13 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
   for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
   if (total > max_bulk()) return status::invalid_argument;
   const uint64_t w[4] = {arg, 0, 0, 0};  // medium_word::arg; the length is the packet's
-  bool fits;
   if (dest == my_proc_) {
-    gather(self_buffer_.data(), iov, iovcnt, max_bulk(), fits);
+    gather(self_buffer_.data(), iov, iovcnt);
     return self_request(msg_kind::medium, handler, w, self_buffer_.data(), total);
   }
   return send_request(dest, msg_kind::medium, handler, block, [&](am_header& h, std::byte* payload) {
     h.word[medium_word::arg] = arg;
-    return static_cast<uint32_t>(gather(payload, iov, iovcnt, max_bulk(), fits));
+    return static_cast<uint32_t>(gather(payload, iov, iovcnt));
   });
 }
 
@@ -308,11 +297,7 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
   if (handler >= max_handlers) return status::invalid_argument;
   reply_desc& r = replies_.at(t.src, t.instance);
   std::byte* pkt = card_.tx_block(r.block);
-  am_header* h = header_of(pkt);
-  h->key = key_;
-  write_control(*h, {msg_class::reply, kind, t.instance, t.sequence});
-  h->handler = static_cast<uint16_t>(handler);
-  h->refusal = 0;
+  am_header* h = stamp_header(pkt, key_, {msg_class::reply, kind, t.instance, t.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
   r.length = hdr + build(*h, pkt + hdr);
   card_.launch(t.src, r.block, r.length);

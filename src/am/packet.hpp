@@ -121,12 +121,13 @@ namespace medium_word {
 constexpr int arg = 0;  // the sender's argument word for the handler
 }
 constexpr uint32_t header_bytes(msg_kind k) {
-  return k == msg_kind::medium ? nic::wire_header_size + 16 + 8
-         : k == msg_kind::ack  ? nic::wire_header_size + 16
+  constexpr uint32_t words_at = nic::wire_header_size + offsetof(am_header, word);
+  return k == msg_kind::medium ? words_at + sizeof(uint64_t) * (medium_word::arg + 1)
+         : k == msg_kind::ack  ? words_at
                                : packet_header_size;
 }
 constexpr uint32_t min_packet_size = header_bytes(msg_kind::ack);
-static_assert(offsetof(am_header, word) == 16 && header_bytes(msg_kind::medium) == 40);
+static_assert(header_bytes(msg_kind::medium) == 40 && min_packet_size == 32);
 
 // The control word and the sequence's high bits, written or read together.
 inline void write_control(am_header& h, const control_word& c) {
@@ -142,6 +143,17 @@ inline am_header* header_of(std::byte* packet) {
 }
 inline const am_header* header_of(const std::byte* packet) {
   return reinterpret_cast<const am_header*>(packet + nic::wire_header_size);
+}
+// Writes the protocol header of the packet being built in an outbound block
+// (requests, replies and acknowledgements alike) and returns it.
+inline am_header* stamp_header(std::byte* packet, uint64_t key, const control_word& c,
+                               unsigned handler, refusal why = refusal::none) {
+  am_header* h = header_of(packet);
+  h->key = key;
+  write_control(*h, c);
+  h->handler = static_cast<uint16_t>(handler);
+  h->refusal = static_cast<uint8_t>(why);
+  return h;
 }
 inline const nic::wire_header* wire_of(const std::byte* packet) {
   return reinterpret_cast<const nic::wire_header*>(packet);

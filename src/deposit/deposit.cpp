@@ -68,16 +68,16 @@ endpoint::~endpoint() = default;
 void endpoint::publish_connection_table() {
   const uint64_t bytes = sizeof(connection_table_header) + uint64_t{max_connections_} * sizeof(connection_record);
   uint64_t at = 0;
-  if (!is_ok(card_.allocate_area(bytes, at)))
+  if (!is_ok(card_.slots().allocate_area(bytes, at)))
     throw std::runtime_error("hpam deposit: card memory too small for the connection table");
   connection_table_header h{};
   h.prefix = {connection_table_magic, connection_table_version, sizeof h};
   h.count = max_connections_;
   h.record_size = sizeof(connection_record);
   h.records_offset = at + sizeof h;
-  std::memcpy(card_.area_address(at), &h, sizeof h);
+  std::memcpy(card_.slots().area_address(at), &h, sizeof h);
   tables_.assign(static_cast<size_t>(nprocs_), connection_table{});
-  tables_[my_proc_] = {reinterpret_cast<connection_record*>(card_.area_address(h.records_offset)),
+  tables_[my_proc_] = {reinterpret_cast<connection_record*>(card_.slots().area_address(h.records_offset)),
                        max_connections_};
   card_.publish_client(at, connection_table_magic);
 }
@@ -95,17 +95,17 @@ status endpoint::register_memory(void* base, size_t len, ticket& out) {
   s.bound = len;
   s.metadata_count = 1;
   uint32_t slot;
-  const status st = card_.create_slot(s, slot);
+  const status st = card_.slots().create_slot(s, slot);
   if (!is_ok(st)) return st;
   registrations_[slot] = registration{true, false, 0};
   live_registrations_++;
-  out = card_.make_ticket(slot, 0, 0, len, false);
+  out = card_.slots().make_ticket(slot, 0, 0, len, false);
   return status::ok;
 }
 
 status endpoint::allocate_memory(size_t len, void*& addr, ticket& out) {
   uint64_t offset;
-  status st = card_.allocate_area(len, offset);
+  status st = card_.slots().allocate_area(len, offset);
   if (!is_ok(st)) return st;
   nic::hamlyn::slot_spec s;
   s.memory = nic::hamlyn::area_memory::card;
@@ -113,15 +113,15 @@ status endpoint::allocate_memory(size_t len, void*& addr, ticket& out) {
   s.bound = len;
   s.metadata_count = 1;
   uint32_t slot;
-  st = card_.create_slot(s, slot);
+  st = card_.slots().create_slot(s, slot);
   if (!is_ok(st)) {
-    card_.free_area(offset);
+    card_.slots().free_area(offset);
     return st;
   }
   registrations_[slot] = registration{true, true, offset};
   live_registrations_++;
-  addr = card_.area_address(offset);
-  out = card_.make_ticket(slot, 0, 0, len, false);
+  addr = card_.slots().area_address(offset);
+  out = card_.slots().make_ticket(slot, 0, 0, len, false);
   return status::ok;
 }
 
@@ -129,16 +129,16 @@ status endpoint::revoke(const ticket& t) {
   if (t.node != static_cast<uint32_t>(my_proc_) || t.slot >= registrations_.size() ||
       !registrations_[t.slot].in_use)
     return status::invalid_argument;
-  return card_.revoke(t.slot);
+  return card_.slots().revoke(t.slot);
 }
 
 status endpoint::deregister(const ticket& t) {
   if (t.node != static_cast<uint32_t>(my_proc_) || t.slot >= registrations_.size() ||
       !registrations_[t.slot].in_use)
     return status::invalid_argument;
-  const status st = card_.release_slot(t.slot);
+  const status st = card_.slots().release_slot(t.slot);
   if (!is_ok(st)) return st;
-  if (registrations_[t.slot].card_memory) card_.free_area(registrations_[t.slot].area_offset);
+  if (registrations_[t.slot].card_memory) card_.slots().free_area(registrations_[t.slot].area_offset);
   registrations_[t.slot] = registration{};
   live_registrations_--;
   return status::ok;

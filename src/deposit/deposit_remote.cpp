@@ -220,7 +220,7 @@ status endpoint::open_connection(int source, const ticket& et, uint32_t readable
     if (c->connection_key.load(std::memory_order_relaxed) != 0) continue;
     c->source = source < 0 ? any_source : static_cast<uint32_t>(source);
     c->endpoint_slot = et.slot;
-    c->endpoint_key = card_.slot_at(et.slot).protection_key.load(std::memory_order_relaxed);
+    c->endpoint_key = card_.slots().slot_at(et.slot).protection_key.load(std::memory_order_relaxed);
     c->readable = readable;
     c->writable = writable;
     c->generation++;

@@ -54,10 +54,10 @@ struct guarded_area {
   uint64_t bytes = 0;
   guarded_area(nic::hamlyn::card& c, uint64_t n) : bytes(n) {
     uint64_t at = 0;
-    EXPECT_EQ(c.allocate_area(n + 2 * guard, at), status::ok);
-    std::memset(c.area_address(at), static_cast<int>(pattern), n + 2 * guard);
+    EXPECT_EQ(c.slots().allocate_area(n + 2 * guard, at), status::ok);
+    std::memset(c.slots().area_address(at), static_cast<int>(pattern), n + 2 * guard);
     offset = at + guard;
-    memory = c.area_address(offset);
+    memory = c.slots().area_address(offset);
   }
   bool guards_intact() const {
     for (uint64_t i = 0; i < guard; ++i)

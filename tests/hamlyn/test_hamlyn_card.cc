@@ -55,7 +55,7 @@ uint32_t make_slot(card& c, const guarded_area& a, slot_mode mode = slot_mode::n
   s.mode = mode;
   s.metadata_count = mode == slot_mode::fast ? 0 : metadata;
   uint32_t index = ~0u;
-  EXPECT_EQ(c.create_slot(s, index), status::ok);
+  EXPECT_EQ(c.slots().create_slot(s, index), status::ok);
   return index;
 }
 
@@ -99,7 +99,7 @@ TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified)
   hamlyn_job j(2);
   guarded_area a(j[1], 4096);
   const uint32_t s = make_slot(j[1], a);
-  const ticket t = j[1].make_ticket(s, 2, 0, 4096, true);
+  const ticket t = j[1].slots().make_ticket(s, 2, 0, 4096, true);
   const auto data = pattern(100, 3);
   const char meta[] = "reply-seed";
   const sent r = send_bytes(j[0], t, data.data(), data.size(), 64, meta, sizeof meta);
@@ -113,7 +113,7 @@ TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified)
   EXPECT_EQ(n.source, 0u);
   EXPECT_EQ(std::memcmp(a.memory + 64, data.data(), data.size()), 0);
   const auto* e = reinterpret_cast<const metadata_entry*>(j[1].view(1).base + n.metadata);
-  EXPECT_EQ(e, j[1].metadata(s, 2));
+  EXPECT_EQ(e, j[1].slots().metadata(s, 2));
   EXPECT_EQ(e->metadata_length, sizeof meta);
   EXPECT_EQ(std::memcmp(e->user_metadata, meta, sizeof meta), 0);
   EXPECT_EQ(e->packet_accumulator.load(), 0u);
@@ -125,7 +125,7 @@ TEST(hamlyn_card, multi_packet_message_notifies_once_with_every_byte) {
   hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
   guarded_area a(j[1], 1 << 16);
   const uint32_t s = make_slot(j[1], a);
-  const ticket t = j[1].make_ticket(s, 0, 0, 1 << 16, true);
+  const ticket t = j[1].slots().make_ticket(s, 0, 0, 1 << 16, true);
   for (size_t len : {size_t{192}, size_t{193}, size_t{5000}, size_t{60000}}) {
     const auto data = pattern(len, static_cast<uint8_t>(len));
     ASSERT_EQ(send_bytes(j[0], t, data.data(), len, 8, "m", 1).state, send_state::sent);
@@ -133,7 +133,7 @@ TEST(hamlyn_card, multi_packet_message_notifies_once_with_every_byte) {
     ASSERT_TRUE(j[1].receive(0, n)) << len;
     EXPECT_FALSE(j[1].receive(0, n)) << len;
     EXPECT_EQ(std::memcmp(a.memory + 8, data.data(), len), 0) << len;
-    EXPECT_EQ(j[1].metadata(s, 0)->packet_accumulator.load(), 0u);
+    EXPECT_EQ(j[1].slots().metadata(s, 0)->packet_accumulator.load(), 0u);
   }
   EXPECT_TRUE(a.guards_intact());
 }
@@ -144,7 +144,7 @@ TEST(hamlyn_card, out_of_order_packets_are_reassembled) {
   hamlyn_job j(2);
   guarded_area a(j[1], 8192);
   const uint32_t s = make_slot(j[1], a);
-  const ticket t = j[1].make_ticket(s, 1, 0, 8192, true);
+  const ticket t = j[1].slots().make_ticket(s, 1, 0, 8192, true);
   const auto data = pattern(8000, 9);
   constexpr uint32_t per = 1000;
   std::mt19937 rng(42);
@@ -187,7 +187,7 @@ TEST(hamlyn_card, counter_start_equal_to_packets_minus_one_still_counts) {
   hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
   guarded_area a(j[1], 4096);
   const uint32_t s = make_slot(j[1], a);
-  ticket whole = j[1].make_ticket(s, 0, 0, 4096, true);
+  ticket whole = j[1].slots().make_ticket(s, 0, 0, 4096, true);
   ticket part{};
   ASSERT_EQ(split_ticket(whole, 2048, part), status::ok);
   whole.delta = 2;  // 3 packets: 1 + 1 + 0 would notify too early
@@ -204,7 +204,7 @@ TEST(hamlyn_card, group_receive_notifies_exactly_once_after_every_sender) {
   hamlyn_job j(4, [](card_config& c) { c.packet_size = 512; });
   guarded_area a(j[3], 3 * 4096);
   const uint32_t s = make_slot(j[3], a);
-  ticket t0 = j[3].make_ticket(s, 3, 0, 3 * 4096, true);
+  ticket t0 = j[3].slots().make_ticket(s, 3, 0, 3 * 4096, true);
   ticket t1{}, t2{};
   ASSERT_EQ(split_ticket(t0, 4096, t1), status::ok);
   ASSERT_EQ(split_ticket(t0, 4096, t2), status::ok);
@@ -232,8 +232,8 @@ TEST(hamlyn_card, notification_queue_wraps_many_times_and_refuses_overrun) {
   spec.bound = a.bytes;
   spec.mode = slot_mode::fast;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
-  const ticket t = j[1].make_ticket(s, fast_index, 0, 1024, true);
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, 1024, true);
   uint64_t expect = 0;
   for (uint64_t i = 0; i < 1000; ++i) {
     const uint64_t word = i * 0x9E3779B97F4A7C15ull;
@@ -265,14 +265,14 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
   guarded_area a(j[1], 1024);
   const uint32_t s = make_slot(j[1], a);
   const auto data = pattern(200, 5);
-  ticket bad = j[1].make_ticket(s, 0, 0, 1 << 20, true);
+  ticket bad = j[1].slots().make_ticket(s, 0, 0, 1 << 20, true);
   bad.protection_key ^= 1;
   sent r = send_bytes(j[0], bad, data.data(), data.size());
   EXPECT_EQ(r.state, send_state::error);
   EXPECT_EQ(r.error, status::rejected);
   EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
   // A forged ticket wider than the slot: the receiving side's bounds check.
-  const ticket wide = j[1].make_ticket(s, 0, 0, 1 << 20, true);
+  const ticket wide = j[1].slots().make_ticket(s, 0, 0, 1 << 20, true);
   for (uint64_t off : {uint64_t{1024 - 199}, uint64_t{1024}, uint64_t{5000}, uint64_t{~0ull - 100}}) {
     ticket w = wide;
     w.offset = off;
@@ -284,17 +284,17 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
   EXPECT_TRUE(a.untouched());
   // Revoked: the old key no longer works; a new one does.
   ASSERT_EQ(send_bytes(j[0], wide, data.data(), 8).state, send_state::sent);
-  ASSERT_EQ(j[1].revoke(s), status::ok);
+  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
   r = send_bytes(j[0], wide, data.data(), data.size());
   EXPECT_EQ(r.error, status::rejected);
   EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
-  ASSERT_EQ(j[1].rekey(s, 0x1234), status::ok);
+  ASSERT_EQ(j[1].slots().rekey(s, 0x1234), status::ok);
   r = send_bytes(j[0], wide, data.data(), data.size());
   EXPECT_EQ(r.error, status::rejected);
   EXPECT_EQ(j[1].counters().key_rejections.load(), 2u);
   EXPECT_TRUE(a.untouched());
-  const ticket fresh = j[1].make_ticket(s, 0, 0, 1024, true);
+  const ticket fresh = j[1].slots().make_ticket(s, 0, 0, 1024, true);
   EXPECT_EQ(send_bytes(j[0], fresh, data.data(), data.size()).state, send_state::sent);
   EXPECT_TRUE(a.guards_intact());
   // A bad slot number and a bad metadata index are malformed.
@@ -311,13 +311,13 @@ TEST(hamlyn_card, paranoid_mode_checks_the_secondary_key_and_range) {
   hamlyn_job j(2);
   guarded_area a(j[1], 4096);
   const uint32_t s = make_slot(j[1], a, slot_mode::paranoid);
-  ASSERT_EQ(j[1].set_paranoid(s, 0, 0xABCDEF, 1024, 2048), status::ok);
-  const ticket t = j[1].make_ticket(s, 0, 1024, 1024, true);
+  ASSERT_EQ(j[1].slots().set_paranoid(s, 0, 0xABCDEF, 1024, 2048), status::ok);
+  const ticket t = j[1].slots().make_ticket(s, 0, 1024, 1024, true);
   EXPECT_EQ(t.protection_key, 0xABCDEFu);
   const auto data = pattern(512, 1);
   EXPECT_EQ(send_bytes(j[0], t, data.data(), 512, 512).state, send_state::sent);
   ticket slot_key = t;
-  slot_key.protection_key = j[1].slot_at(s).protection_key.load();
+  slot_key.protection_key = j[1].slots().slot_at(s).protection_key.load();
   EXPECT_EQ(send_bytes(j[0], slot_key, data.data(), 512).error, status::rejected);
   EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
   ticket outside = t;
@@ -334,8 +334,8 @@ TEST(hamlyn_card, one_shot_refuses_a_second_message_until_rearmed) {
   hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
   guarded_area a(j[1], 4096);
   const uint32_t s = make_slot(j[1], a, slot_mode::paranoid_one_shot);
-  ASSERT_EQ(j[1].set_paranoid(s, 1, 77, 0, 4096), status::ok);
-  const ticket t = j[1].make_ticket(s, 1, 0, 4096, true);
+  ASSERT_EQ(j[1].slots().set_paranoid(s, 1, 77, 0, 4096), status::ok);
+  const ticket t = j[1].slots().make_ticket(s, 1, 0, 4096, true);
   const auto first = pattern(1000, 1), second = pattern(1000, 2);
   ASSERT_EQ(send_bytes(j[0], t, first.data(), first.size()).state, send_state::sent);  // 6 packets
   EXPECT_EQ(send_bytes(j[0], t, second.data(), second.size()).error, status::rejected);
@@ -344,7 +344,7 @@ TEST(hamlyn_card, one_shot_refuses_a_second_message_until_rearmed) {
   notification n;
   ASSERT_TRUE(j[1].receive(0, n));
   EXPECT_FALSE(j[1].receive(0, n));
-  ASSERT_EQ(j[1].rearm(s, 1), status::ok);
+  ASSERT_EQ(j[1].slots().rearm(s, 1), status::ok);
   ASSERT_EQ(send_bytes(j[0], t, second.data(), second.size()).state, send_state::sent);
   EXPECT_EQ(std::memcmp(a.memory, second.data(), second.size()), 0);
   EXPECT_TRUE(j[1].receive(0, n));
@@ -354,7 +354,7 @@ TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
   hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
   guarded_area a(j[1], 4096);
   const uint32_t s = make_slot(j[1], a, slot_mode::fast);
-  const ticket t = j[1].make_ticket(s, fast_index, 0, 4096, true);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, 4096, true);
   const auto data = pattern(150, 4);
   ASSERT_EQ(send_bytes(j[0], t, data.data(), 150, 300, nullptr, 0, 0xFEEDull).state, send_state::sent);
   notification n;
@@ -380,7 +380,7 @@ TEST(hamlyn_card, work_queue_fills_then_the_completion_word_catches_up) {
   });
   guarded_area a(j[1], 1 << 16);
   const uint32_t s = make_slot(j[1], a);
-  const ticket t = j[1].make_ticket(s, 0, 0, 1 << 16, false);
+  const ticket t = j[1].slots().make_ticket(s, 0, 0, 1 << 16, false);
   const auto data = pattern(192 * 3, 1);  // 3 packets each
   iovec v{const_cast<uint8_t*>(data.data()), data.size()};
   message m;
@@ -406,7 +406,7 @@ TEST(hamlyn_card, gather_list_and_direct_io_deliver_the_same_bytes) {
   hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
   guarded_area a(j[1], 8192);
   const uint32_t s = make_slot(j[1], a);
-  const ticket t = j[1].make_ticket(s, 0, 0, 8192, true);
+  const ticket t = j[1].slots().make_ticket(s, 0, 0, 8192, true);
   const auto data = pattern(3000, 8);
   iovec parts[3] = {{const_cast<uint8_t*>(data.data()), 1000},
                     {const_cast<uint8_t*>(data.data()) + 1000, 1},
@@ -444,8 +444,8 @@ TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
   spec.bound = a.bytes;
   spec.metadata_count = 2;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
-  const uint64_t key = j[1].slot_at(s).protection_key.load();
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  const uint64_t key = j[1].slots().slot_at(s).protection_key.load();
   std::mt19937_64 rng(7);
   std::vector<std::byte> junk(448);
   uint64_t pushed = 0;
@@ -498,11 +498,11 @@ TEST(hamlyn_card, a_ticket_travels_in_a_message_and_is_used_to_reply) {
   spec.base = server_area.offset;
   spec.bound = 1024;
   uint32_t server_slot, client_slot;
-  ASSERT_EQ(j[1].create_slot(spec, server_slot), status::ok);
+  ASSERT_EQ(j[1].slots().create_slot(spec, server_slot), status::ok);
   spec.base = client_area.offset;
-  ASSERT_EQ(j[0].create_slot(spec, client_slot), status::ok);
-  const ticket to_server = j[1].make_ticket(server_slot, 0, 0, 1024, true);
-  const ticket reply = j[0].make_ticket(client_slot, 0, 0, 1024, true);
+  ASSERT_EQ(j[0].slots().create_slot(spec, client_slot), status::ok);
+  const ticket to_server = j[1].slots().make_ticket(server_slot, 0, 0, 1024, true);
+  const ticket reply = j[0].slots().make_ticket(client_slot, 0, 0, 1024, true);
   const char question[] = "ping";
   iovec v{const_cast<char*>(question), sizeof question};
   message m;
@@ -542,8 +542,8 @@ TEST(hamlyn_card, nothing_lands_after_revoke_returns) {
   spec.bound = a.bytes;
   spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
-  const ticket t = j[1].make_ticket(s, 0, 0, a.bytes, false);
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  const ticket t = j[1].slots().make_ticket(s, 0, 0, a.bytes, false);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> sent_ok{0};
   std::thread sender([&] {
@@ -560,7 +560,7 @@ TEST(hamlyn_card, nothing_lands_after_revoke_returns) {
     }
   });
   while (sent_ok.load() < 3) std::this_thread::yield();
-  ASSERT_EQ(j[1].revoke(s), status::ok);
+  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
   // The sender's next packet meets the revoked slot (and the sender stops).
   EXPECT_TRUE(spin_until([&] { return j[1].counters().revoked_rejections.load() >= 1; }, 20'000));

@@ -48,8 +48,8 @@ int receiver(const std::string& job, bool cross, size_t bytes, pipe_pair& to_par
   s.bound = bytes;
   s.metadata_count = 1;
   uint32_t index;
-  if (!is_ok(me.create_slot(s, index))) return 2;
-  const ticket t = me.make_ticket(index, 0, 0, bytes, true);
+  if (!is_ok(me.slots().create_slot(s, index))) return 2;
+  const ticket t = me.slots().make_ticket(index, 0, 0, bytes, true);
   if (!to_parent.put(t)) return 3;
   char posted;
   if (!from_parent.get(posted)) return 4;
@@ -128,11 +128,11 @@ TEST(hamlyn_fork_reject, fallback_packets_are_checked_by_the_receiver) {
   s.bound = 1024;
   s.metadata_count = 1;
   uint32_t index;
-  ASSERT_EQ(j[1].create_slot(s, index), status::ok);
+  ASSERT_EQ(j[1].slots().create_slot(s, index), status::ok);
   ASSERT_FALSE(j[0].cross_memory_to(1));
-  ticket bad_key = j[1].make_ticket(index, 0, 0, 1 << 20, true);
+  ticket bad_key = j[1].slots().make_ticket(index, 0, 0, 1 << 20, true);
   bad_key.protection_key++;
-  ticket bad_bounds = j[1].make_ticket(index, 0, 0, 1 << 20, true);
+  ticket bad_bounds = j[1].slots().make_ticket(index, 0, 0, 1 << 20, true);
   std::vector<uint8_t> data(2000, 1);
   for (const ticket& t : {bad_key, bad_bounds}) {
     iovec v{data.data(), 2000};

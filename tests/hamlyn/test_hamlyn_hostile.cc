@@ -45,7 +45,7 @@ TEST(hamlyn_hostile, a_read_request_reads_nothing_outside_its_range) {
   spec.bound = 16;
   spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
   replies got;
   j[0].set_handler(packet_kind::reply, on_reply, &got);
   for (uint64_t claimed : {uint64_t{32}, uint64_t{17}, ~uint64_t{0} - 100}) {
@@ -54,7 +54,7 @@ TEST(hamlyn_hostile, a_read_request_reads_nothing_outside_its_range) {
     h.destination = 1;
     h.source = 0;
     h.slot = s;
-    h.protection_key = j[1].slot_at(s).protection_key.load();  // the right key
+    h.protection_key = j[1].slots().slot_at(s).protection_key.load();  // the right key
     h.offset = 0;
     h.length = 16;
     h.flags = encode_flags(packet_kind::read_request, false);
@@ -80,8 +80,8 @@ TEST(hamlyn_hostile, one_shot_admits_one_sender_even_while_its_message_is_incomp
   spec.mode = slot_mode::paranoid_one_shot;
   spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
-  ASSERT_EQ(j[1].set_paranoid(s, 0, 0x0E5407, 0, 4096), status::ok);
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  ASSERT_EQ(j[1].slots().set_paranoid(s, 0, 0x0E5407, 0, 4096), status::ok);
   auto packet = [&](uint32_t source, uint64_t offset, uint32_t delta, uint32_t flags) {
     packet_header h{};
     h.destination = 1;
@@ -112,7 +112,7 @@ TEST(hamlyn_hostile, one_shot_admits_one_sender_even_while_its_message_is_incomp
   EXPECT_EQ(n.source, 0u);
   EXPECT_FALSE(j[1].receive(0, n));
   for (int i = 0; i < 200; ++i) ASSERT_EQ(a.memory[i], std::byte{0}) << i;  // sender 2 wrote nothing
-  EXPECT_EQ(j[1].metadata(s, 0)->packet_accumulator.load(), 0u);
+  EXPECT_EQ(j[1].slots().metadata(s, 0)->packet_accumulator.load(), 0u);
 }
 
 // A sender keeps completing single-packet messages while the owner revokes
@@ -127,8 +127,8 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
   spec.bound = a.bytes;
   spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
-  const uint64_t key = j[1].slot_at(s).protection_key.load();
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  const uint64_t key = j[1].slots().slot_at(s).protection_key.load();
   std::atomic<bool> stop{false};
   std::thread sender([&] {
     std::vector<std::byte> data(8, std::byte{1});
@@ -144,14 +144,14 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
   const notification_queue_control& q = *j[1].view(1).queue(0);
   int late = 0;
   for (int round = 0; round < 2000 && late == 0; ++round) {
-    ASSERT_EQ(j[1].revoke(s), status::ok);
+    ASSERT_EQ(j[1].slots().revoke(s), status::ok);
     const uint64_t after = q.tail.load();
     for (int spin = 0; spin < 20; ++spin) std::this_thread::yield();  // the sender tries meanwhile
     if (q.tail.load() != after) ++late;
     notification n;
     while (j[1].receive(0, n)) {
     }
-    ASSERT_EQ(j[1].rekey(s, key), status::ok);
+    ASSERT_EQ(j[1].slots().rekey(s, key), status::ok);
   }
   stop = true;
   sender.join();

@@ -64,22 +64,22 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       card_(inner_config(s, per_sender_, ring_capacity_)),
       wire_(s.faults, s.my_proc, s.block_size, *clock_) {
   uint64_t at = 0;
-  if (!is_ok(card_.allocate_area(layout_.total, at)))
+  if (!is_ok(card_.slots().allocate_area(layout_.total, at)))
     throw std::runtime_error("hpam hamlyn: card memory too small for the inbound area");
-  my_area_ = card_.area_address(at);
+  my_area_ = card_.slots().area_address(at);
   inbound_ = my_area_ + layout_.regions;
-  auto* senders = reinterpret_cast<hamlyn::am_sender_entry*>(card_.area_address(at + layout_.senders));
+  auto* senders = reinterpret_cast<hamlyn::am_sender_entry*>(card_.slots().area_address(at + layout_.senders));
   sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
   slot_sender_.assign(static_cast<size_t>(nprocs_) + 1, ~0u);
   for (int p = 0; p < nprocs_; ++p) {
     if (p == my_proc_) continue;
     sender_slot_[p] = create_sender_slot(at + layout_.regions + region_bytes() * static_cast<uint64_t>(p));
     slot_sender_.at(sender_slot_[p]) = static_cast<uint32_t>(p);
-    senders[p] = {sender_slot_[p], 0, card_.slot_at(sender_slot_[p]).protection_key.load()};
+    senders[p] = {sender_slot_[p], 0, card_.slots().slot_at(sender_slot_[p]).protection_key.load()};
   }
   for (int p = 0; p < nprocs_; ++p) my_free_ring(p)->init(ring_capacity_);
-  my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(card_.area_address(at + layout_.overflow));
-  auto* h = reinterpret_cast<hamlyn::am_inbound_header*>(card_.area_address(at));
+  my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(card_.slots().area_address(at + layout_.overflow));
+  auto* h = reinterpret_cast<hamlyn::am_inbound_header*>(card_.slots().area_address(at));
   *h = expected_header(at);
   card_.publish_client(at, hamlyn::am_inbound_magic);  // peers wait for it
   tx_blocks_ = s.tx_blocks;
@@ -97,7 +97,7 @@ uint32_t hamlyn_am_card::create_sender_slot(uint64_t region) {
   spec.bound = region_bytes();
   spec.mode = hamlyn::slot_mode::fast;
   uint32_t slot = 0;
-  if (!is_ok(card_.create_slot(spec, slot)))
+  if (!is_ok(card_.slots().create_slot(spec, slot)))
     throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
   return slot;
 }

@@ -1,5 +1,6 @@
-// The Hamlyn card: segment layout, attach, and the setup code ("the OS")
-// that writes slots. Send terminus: send_terminus.cpp; arrival: arrival.cpp.
+// The Hamlyn card: segment layout, attach, liveness of peers. Setup code
+// ("the OS"): slot_table.cpp; send terminus: send_terminus.cpp; arrival:
+// arrival.cpp; cross-memory attach: cross_memory.cpp.
 #include "nic/hamlyn/hamlyn_card.hpp"
 
 #include <signal.h>
@@ -164,8 +165,9 @@ card::card(const card_config& cfg) : cfg_(cfg), my_proc_(cfg.my_proc), nprocs_(c
   v.segment.publish();
   v.attached = true;
   v.cross_memory = false;  // my own memory is written locally
-  free_area_[0] = cfg_.area_bytes;
-  if (cfg_.metadata_entries) free_metadata_[0] = cfg_.metadata_entries;
+  slots_.bind(v.slots, v.metadata, v.area,
+              {cfg_.slot_count, cfg_.metadata_entries, cfg_.notification_queues, cfg_.area_bytes,
+               static_cast<uint32_t>(my_proc_)});
   terminus_ = std::make_unique<terminus>(cfg_.work_queue_entries, cfg_.direct_io_limit);
   deferred_.reserve(cfg_.rx_packets);
 }
@@ -248,176 +250,6 @@ sys::process_state card::peer_process(int proc) const {
   if (proc == my_proc_) return sys::process_state::running;
   const card_view& v = views_[proc];
   return v.attached ? sys::observe_process(v.pid) : sys::process_state::gone;
-}
-
-// --- setup code: areas, slots, keys ---------------------------------------
-
-status card::allocate_area(uint64_t bytes, uint64_t& offset) {
-  if (bytes == 0) return status::invalid_argument;
-  const uint64_t need = align_up(bytes, 64);
-  for (auto it = free_area_.begin(); it != free_area_.end(); ++it) {
-    if (it->second < need) continue;
-    offset = it->first;
-    const uint64_t rest = it->second - need;
-    free_area_.erase(it);
-    if (rest) free_area_[offset + need] = rest;
-    used_area_[offset] = need;
-    std::memset(area_address(offset), 0, need);
-    return status::ok;
-  }
-  return status::no_resource;
-}
-
-void card::free_area(uint64_t offset) {
-  auto it = used_area_.find(offset);
-  if (it == used_area_.end()) return;
-  uint64_t start = offset, len = it->second;
-  used_area_.erase(it);
-  auto next = free_area_.lower_bound(start);
-  if (next != free_area_.end() && start + len == next->first) {
-    len += next->second;
-    free_area_.erase(next);
-  }
-  auto prev = free_area_.lower_bound(start);
-  if (prev != free_area_.begin()) {
-    --prev;
-    if (prev->first + prev->second == start) {
-      start = prev->first;
-      len += prev->second;
-      free_area_.erase(prev);
-    }
-  }
-  free_area_[start] = len;
-}
-
-status card::create_slot(const slot_spec& spec, uint32_t& index) {
-  const bool fast = spec.mode == slot_mode::fast;
-  if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
-      spec.notification_queue >= cfg_.notification_queues || (!fast && spec.metadata_count == 0))
-    return status::invalid_argument;
-  if (spec.memory == area_memory::card &&
-      (spec.base > cfg_.area_bytes || spec.bound > cfg_.area_bytes - spec.base))
-    return status::invalid_argument;
-  card_view& v = views_[my_proc_];
-  uint32_t s = 0;
-  while (s < cfg_.slot_count && v.slots[s].state.load(std::memory_order_relaxed) != 0) ++s;
-  if (s == cfg_.slot_count) return status::no_resource;
-  const uint32_t count = fast ? 0 : spec.metadata_count;
-  uint32_t meta_base = 0;
-  if (count) {
-    auto it = free_metadata_.begin();
-    while (it != free_metadata_.end() && it->second < count) ++it;
-    if (it == free_metadata_.end()) return status::no_resource;
-    meta_base = it->first;
-    const uint32_t rest = it->second - count;
-    free_metadata_.erase(it);
-    if (rest) free_metadata_[meta_base + count] = rest;
-    for (uint32_t i = 0; i < count; ++i) {
-      metadata_entry& e = v.metadata[meta_base + i];
-      e.packet_accumulator.store(0, std::memory_order_relaxed);
-      e.paranoid_key.store(0, std::memory_order_relaxed);
-      e.paranoid_low = e.paranoid_high = 0;
-      e.one_shot_used.store(0, std::memory_order_relaxed);
-      e.metadata_length = 0;
-      e.messages = 0;
-    }
-  }
-  slot& sl = v.slots[s];
-  sl.base = spec.base;
-  sl.bound = spec.bound;
-  sl.mode = static_cast<uint32_t>(spec.mode);
-  sl.memory = static_cast<uint32_t>(spec.memory);
-  sl.metadata_base = meta_base;
-  sl.metadata_count = count;
-  sl.notification_queue = spec.notification_queue;
-  sl.generation++;
-  sl.protection_key.store(spec.key ? spec.key : sys::random_protection_key(), std::memory_order_relaxed);
-  // Publish: a sender that sees the slot active sees every field above.
-  sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
-  index = s;
-  return status::ok;
-}
-
-status card::revoke(uint32_t index) {
-  if (index >= cfg_.slot_count) return status::invalid_argument;
-  slot& sl = views_[my_proc_].slots[index];
-  if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
-    return status::invalid_argument;
-  sl.state.store(static_cast<uint32_t>(slot_state::revoked), std::memory_order_seq_cst);
-  sl.protection_key.store(0, std::memory_order_seq_cst);
-  // Wait (bounded) for arrivals that passed the checks before the revoke, so
-  // no byte lands in the area after this returns.
-  const uint64_t deadline = sys::clock::monotonic_ns() + 2'000'000'000ull;
-  while (sl.users.load(std::memory_order_seq_cst) != 0) {
-    if (sys::clock::monotonic_ns() > deadline) return status::would_block;  // a sender died inside
-    std::this_thread::yield();
-  }
-  return status::ok;
-}
-
-status card::rekey(uint32_t index, uint64_t key) {
-  if (index >= cfg_.slot_count || key == 0) return status::invalid_argument;
-  slot& sl = views_[my_proc_].slots[index];
-  if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
-    return status::invalid_argument;
-  sl.protection_key.store(key, std::memory_order_relaxed);
-  sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
-  return status::ok;
-}
-
-status card::release_slot(uint32_t index) {
-  const status r = revoke(index);
-  if (!is_ok(r)) return r;
-  slot& sl = views_[my_proc_].slots[index];
-  if (sl.metadata_count) free_metadata_[sl.metadata_base] = sl.metadata_count;
-  sl.metadata_count = 0;
-  sl.state.store(static_cast<uint32_t>(slot_state::free), std::memory_order_release);
-  return status::ok;
-}
-
-metadata_entry* card::metadata(uint32_t slot_index, uint32_t metadata_index) {
-  if (slot_index >= cfg_.slot_count) return nullptr;
-  const slot& sl = views_[my_proc_].slots[slot_index];
-  if (metadata_index >= sl.metadata_count) return nullptr;
-  return &views_[my_proc_].metadata[sl.metadata_base + metadata_index];
-}
-
-status card::set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key, uint64_t low,
-                          uint64_t high) {
-  metadata_entry* e = metadata(slot_index, metadata_index);
-  if (!e || low > high) return status::invalid_argument;
-  e->paranoid_low = low;
-  e->paranoid_high = high;
-  e->paranoid_key.store(key, std::memory_order_release);
-  return status::ok;
-}
-
-status card::rearm(uint32_t slot_index, uint32_t metadata_index) {
-  metadata_entry* e = metadata(slot_index, metadata_index);
-  if (!e) return status::invalid_argument;
-  e->one_shot_used.store(0, std::memory_order_release);
-  return status::ok;
-}
-
-ticket card::make_ticket(uint32_t slot_index, uint32_t metadata_index, uint64_t offset,
-                         uint64_t range, bool notify) const {
-  const slot& sl = views_[my_proc_].slots[slot_index];
-  ticket t{};
-  t.node = static_cast<uint32_t>(my_proc_);
-  t.slot = slot_index;
-  t.metadata_index = metadata_index;
-  t.delta = 0;
-  const bool paranoid = sl.mode == static_cast<uint32_t>(slot_mode::paranoid) ||
-                        sl.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
-  t.protection_key = sl.protection_key.load(std::memory_order_relaxed);
-  if (paranoid && metadata_index < sl.metadata_count)
-    t.protection_key = views_[my_proc_].metadata[sl.metadata_base + metadata_index]
-                           .paranoid_key.load(std::memory_order_relaxed);
-  t.offset = offset;
-  t.range = range;
-  t.flags = notify ? ticket_flags::notify : 0;
-  t.generation = sl.generation;
-  return t;
 }
 
 void card::set_handler(packet_kind kind, packet_handler fn, void* ctx) {

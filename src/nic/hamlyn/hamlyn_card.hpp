@@ -1,8 +1,9 @@
 // The emulated Hamlyn interface of one process (OSDI'96 sections 2-3,
 // HotInterconnects'95 sections 2-3).
 //
-// Setup code (the "OS" of the emulation: create_slot, revoke, release_slot,
-// allocate_area) writes the slot table; everything else is user level.
+// Setup code (the "OS" of the emulation, slot_table.hpp: create_slot,
+// revoke, release_slot, allocate_area) writes the slot table; everything
+// else is user level.
 //
 // Sending: a send terminus per process, a work queue of work_queue_entries
 // transmission requests and a completion word the card advances as entries
@@ -32,7 +33,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <type_traits>
 #include <memory>
 #include <string>
@@ -40,6 +40,7 @@
 
 #include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/notification_queue.hpp"
+#include "nic/hamlyn/slot_table.hpp"
 #include "nic/hamlyn/ticket.hpp"
 #include "sys/process_state.hpp"
 #include "sys/ring.hpp"
@@ -66,17 +67,6 @@ struct card_config {
   bool cross_memory = true;           // use/accept process_vm_writev/readv; false forces packets
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for the peer's card
   uint64_t job_key = 0;               // published in the card header for the job (0: none)
-};
-
-// What setup code puts in a slot.
-struct slot_spec {
-  area_memory memory = area_memory::card;  // where the message area lives
-  uint64_t base = 0;                       // card: offset from allocate_area; process: address
-  uint64_t bound = 0;                      // bytes
-  slot_mode mode = slot_mode::normal;      // protection mode
-  uint32_t metadata_count = 0;             // metadata entries for this slot (0 only in fast mode)
-  uint32_t notification_queue = 0;         // queue receiving this slot's notifications
-  uint64_t key = 0;                        // protection key; 0 = a fresh random one
 };
 
 // A posted message: its sequence number in the send terminus.
@@ -184,24 +174,9 @@ class card {
   uint32_t packet_size() const { return cfg_.packet_size; }
   uint32_t packet_data_bytes() const { return cfg_.packet_size - sizeof(packet_header); }
 
-  // --- setup code (the "OS"): slots, areas, keys -------------------------
-  status allocate_area(uint64_t bytes, uint64_t& offset);   // card memory for message areas
-  void free_area(uint64_t offset);
-  std::byte* area_address(uint64_t offset) const { return views_[my_proc_].area + offset; }
-  status create_slot(const slot_spec& spec, uint32_t& index);
-  // No further deposit with the old key. Waits for deposits that passed the
-  // checks before it to finish (would_block after 2 s: a sender died inside).
-  status revoke(uint32_t index);
-  status rekey(uint32_t index, uint64_t key);  // re-activate a slot with a new key
-  status release_slot(uint32_t index);  // revoke and free the slot and its metadata area
-  const slot& slot_at(uint32_t index) const { return views_[my_proc_].slots[index]; }
-  metadata_entry* metadata(uint32_t slot_index, uint32_t metadata_index);  // null if out of range
-  // Paranoid modes: the entry's secondary key and range [low, high) (user level, 2.7).
-  status set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key, uint64_t low,
-                      uint64_t high);
-  status rearm(uint32_t slot_index, uint32_t metadata_index);  // one-shot: accept the next message
-  ticket make_ticket(uint32_t slot_index, uint32_t metadata_index, uint64_t offset, uint64_t range,
-                     bool notify) const;
+  // --- setup code (the "OS"): areas, slots, keys, tickets -----------------
+  slot_table& slots() { return slots_; }
+  const slot_table& slots() const { return slots_; }
 
   // --- send terminus ----------------------------------------------------
   // Posts a message to t (h_send_msg) and kicks the card. would_block when
@@ -265,8 +240,10 @@ class card {
   struct work_entry;
   struct terminus;
   bool run_entry(work_entry& w, uint32_t& budget);
-  status deliver(const packet_header& h, const iovec* data, int n, const std::byte* meta,
-                 bool& retry);
+  // One packet of a message to its destination card: arrival done here (card
+  // memory, cross-memory attach) or a packet in the destination's inbound FIFO.
+  status send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
+                     bool& retry);
   // What an arrival uses of a slot, read once while the arrival holds it
   // (users): the owner cannot change it before the arrival is done.
   struct slot_copy {
@@ -303,9 +280,7 @@ class card {
   std::string segment_name_;
   std::vector<card_view> views_;                  // [proc]; views_[my_proc_] is my own card
   uint64_t probe_word_ = 0;                       // read by peers to probe cross-memory attach
-  std::map<uint64_t, uint64_t> free_area_;        // setup: free ranges of area memory
-  std::map<uint64_t, uint64_t> used_area_;        // setup: allocated ranges
-  std::map<uint32_t, uint32_t> free_metadata_;    // setup: free ranges of the metadata pool
+  slot_table slots_;                              // the setup code's part of my card
   std::unique_ptr<terminus> terminus_;
   std::atomic<uint64_t> completion_{0};           // entries sent (the completion word)
   struct handler_entry {

@@ -6,6 +6,7 @@ src_libhpam_core_la_SOURCES += \
   src/nic/hamlyn/notification_queue.hpp \
   src/nic/hamlyn/cross_memory.hpp src/nic/hamlyn/cross_memory.cpp \
   src/nic/hamlyn/hamlyn_card.hpp src/nic/hamlyn/hamlyn_card.cpp \
+  src/nic/hamlyn/slot_table.hpp src/nic/hamlyn/slot_table.cpp \
   src/nic/hamlyn/terminus.hpp src/nic/hamlyn/send_terminus.cpp \
   src/nic/hamlyn/arrival.cpp
 src_libhpam_core_la_SOURCES += \

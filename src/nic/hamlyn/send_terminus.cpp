@@ -131,7 +131,7 @@ bool card::run_entry(work_entry& w, uint32_t& budget) {
     iovec data[max_gather];
     const int n = slice(w.gather, w.gather_count, w.sent, len, data);
     bool retry = false;
-    const status st = deliver(h, data, n, first ? w.metadata : nullptr, retry);
+    const status st = send_packet(h, data, n, first ? w.metadata : nullptr, retry);
     if (retry) return false;
     if (!is_ok(st)) {
       rejected_sends_++;
@@ -147,8 +147,8 @@ bool card::run_entry(work_entry& w, uint32_t& budget) {
   return true;
 }
 
-status card::deliver(const packet_header& h, const iovec* data, int n, const std::byte* meta,
-                     bool& retry) {
+status card::send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
+                         bool& retry) {
   card_view& v = views_[h.destination];
   if (!v.attached) return status::invalid_argument;
   const bool local = static_cast<int>(h.destination) == my_proc_;

@@ -1,0 +1,195 @@
+// The setup code of a Hamlyn card: card memory for message areas, the
+// slot table, the metadata pool, tickets (Hamlyn OSDI'96 section 2.3).
+#include "nic/hamlyn/slot_table.hpp"
+
+#include <cstring>
+#include <thread>
+
+#include "sys/clock.hpp"
+#include "sys/protection_key.hpp"
+
+namespace hpam::nic::hamlyn {
+namespace {
+uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+}  // namespace
+
+void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area, const slot_limits& l) {
+  slots_ = slots;
+  metadata_ = metadata;
+  area_ = area;
+  limits_ = l;
+  free_area_.clear();
+  used_area_.clear();
+  free_metadata_.clear();
+  free_area_[0] = l.area_bytes;
+  if (l.metadata_entries) free_metadata_[0] = l.metadata_entries;
+}
+
+status slot_table::allocate_area(uint64_t bytes, uint64_t& offset) {
+  if (bytes == 0) return status::invalid_argument;
+  const uint64_t need = align_up(bytes, 64);
+  for (auto it = free_area_.begin(); it != free_area_.end(); ++it) {
+    if (it->second < need) continue;
+    offset = it->first;
+    const uint64_t rest = it->second - need;
+    free_area_.erase(it);
+    if (rest) free_area_[offset + need] = rest;
+    used_area_[offset] = need;
+    std::memset(area_address(offset), 0, need);
+    return status::ok;
+  }
+  return status::no_resource;
+}
+
+void slot_table::free_area(uint64_t offset) {
+  auto it = used_area_.find(offset);
+  if (it == used_area_.end()) return;
+  uint64_t start = offset, len = it->second;
+  used_area_.erase(it);
+  auto next = free_area_.lower_bound(start);
+  if (next != free_area_.end() && start + len == next->first) {
+    len += next->second;
+    free_area_.erase(next);
+  }
+  auto prev = free_area_.lower_bound(start);
+  if (prev != free_area_.begin()) {
+    --prev;
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      len += prev->second;
+      free_area_.erase(prev);
+    }
+  }
+  free_area_[start] = len;
+}
+
+status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
+  const bool fast = spec.mode == slot_mode::fast;
+  if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
+      spec.notification_queue >= limits_.notification_queues || (!fast && spec.metadata_count == 0))
+    return status::invalid_argument;
+  if (spec.memory == area_memory::card &&
+      (spec.base > limits_.area_bytes || spec.bound > limits_.area_bytes - spec.base))
+    return status::invalid_argument;
+  uint32_t s = 0;
+  while (s < limits_.slot_count && slots_[s].state.load(std::memory_order_relaxed) != 0) ++s;
+  if (s == limits_.slot_count) return status::no_resource;
+  const uint32_t count = fast ? 0 : spec.metadata_count;
+  uint32_t meta_base = 0;
+  if (count) {
+    auto it = free_metadata_.begin();
+    while (it != free_metadata_.end() && it->second < count) ++it;
+    if (it == free_metadata_.end()) return status::no_resource;
+    meta_base = it->first;
+    const uint32_t rest = it->second - count;
+    free_metadata_.erase(it);
+    if (rest) free_metadata_[meta_base + count] = rest;
+    for (uint32_t i = 0; i < count; ++i) {
+      metadata_entry& e = metadata_[meta_base + i];
+      e.packet_accumulator.store(0, std::memory_order_relaxed);
+      e.paranoid_key.store(0, std::memory_order_relaxed);
+      e.paranoid_low = e.paranoid_high = 0;
+      e.one_shot_used.store(0, std::memory_order_relaxed);
+      e.metadata_length = 0;
+      e.messages = 0;
+    }
+  }
+  slot& sl = slots_[s];
+  sl.base = spec.base;
+  sl.bound = spec.bound;
+  sl.mode = static_cast<uint32_t>(spec.mode);
+  sl.memory = static_cast<uint32_t>(spec.memory);
+  sl.metadata_base = meta_base;
+  sl.metadata_count = count;
+  sl.notification_queue = spec.notification_queue;
+  sl.generation++;
+  sl.protection_key.store(spec.key ? spec.key : sys::random_protection_key(), std::memory_order_relaxed);
+  // Publish: a sender that sees the slot active sees every field above.
+  sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
+  index = s;
+  return status::ok;
+}
+
+status slot_table::revoke(uint32_t index) {
+  if (index >= limits_.slot_count) return status::invalid_argument;
+  slot& sl = slots_[index];
+  if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
+    return status::invalid_argument;
+  sl.state.store(static_cast<uint32_t>(slot_state::revoked), std::memory_order_seq_cst);
+  sl.protection_key.store(0, std::memory_order_seq_cst);
+  // Wait (bounded) for arrivals that passed the checks before the revoke, so
+  // no byte lands in the area after this returns.
+  const uint64_t deadline = sys::clock::monotonic_ns() + 2'000'000'000ull;
+  while (sl.users.load(std::memory_order_seq_cst) != 0) {
+    if (sys::clock::monotonic_ns() > deadline) return status::would_block;  // a sender died inside
+    std::this_thread::yield();
+  }
+  return status::ok;
+}
+
+status slot_table::rekey(uint32_t index, uint64_t key) {
+  if (index >= limits_.slot_count || key == 0) return status::invalid_argument;
+  slot& sl = slots_[index];
+  if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
+    return status::invalid_argument;
+  sl.protection_key.store(key, std::memory_order_relaxed);
+  sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
+  return status::ok;
+}
+
+status slot_table::release_slot(uint32_t index) {
+  const status r = revoke(index);
+  if (!is_ok(r)) return r;
+  slot& sl = slots_[index];
+  if (sl.metadata_count) free_metadata_[sl.metadata_base] = sl.metadata_count;
+  sl.metadata_count = 0;
+  sl.state.store(static_cast<uint32_t>(slot_state::free), std::memory_order_release);
+  return status::ok;
+}
+
+metadata_entry* slot_table::metadata(uint32_t slot_index, uint32_t metadata_index) {
+  if (slot_index >= limits_.slot_count) return nullptr;
+  const slot& sl = slots_[slot_index];
+  if (metadata_index >= sl.metadata_count) return nullptr;
+  return &metadata_[sl.metadata_base + metadata_index];
+}
+
+status slot_table::set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key, uint64_t low,
+                          uint64_t high) {
+  metadata_entry* e = metadata(slot_index, metadata_index);
+  if (!e || low > high) return status::invalid_argument;
+  e->paranoid_low = low;
+  e->paranoid_high = high;
+  e->paranoid_key.store(key, std::memory_order_release);
+  return status::ok;
+}
+
+status slot_table::rearm(uint32_t slot_index, uint32_t metadata_index) {
+  metadata_entry* e = metadata(slot_index, metadata_index);
+  if (!e) return status::invalid_argument;
+  e->one_shot_used.store(0, std::memory_order_release);
+  return status::ok;
+}
+
+ticket slot_table::make_ticket(uint32_t slot_index, uint32_t metadata_index, uint64_t offset,
+                         uint64_t range, bool notify) const {
+  const slot& sl = slots_[slot_index];
+  ticket t{};
+  t.node = limits_.my_proc;
+  t.slot = slot_index;
+  t.metadata_index = metadata_index;
+  t.delta = 0;
+  const bool paranoid = sl.mode == static_cast<uint32_t>(slot_mode::paranoid) ||
+                        sl.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
+  t.protection_key = sl.protection_key.load(std::memory_order_relaxed);
+  if (paranoid && metadata_index < sl.metadata_count)
+    t.protection_key = metadata_[sl.metadata_base + metadata_index]
+                           .paranoid_key.load(std::memory_order_relaxed);
+  t.offset = offset;
+  t.range = range;
+  t.flags = notify ? ticket_flags::notify : 0;
+  t.generation = sl.generation;
+  return t;
+}
+
+}  // namespace hpam::nic::hamlyn

@@ -1,0 +1,72 @@
+// The setup code of a Hamlyn card, the "OS" of the emulation (Hamlyn
+// OSDI'96 section 2.3): it alone writes my card's slot table, hands out card
+// memory for message areas and entries of the metadata pool, and makes the
+// tickets senders present. Everything else on the card is user level. Not on
+// any hot path: it allocates (std::map free lists) and may wait (revoke).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+#include "nic/hamlyn/layout.hpp"
+#include "nic/hamlyn/ticket.hpp"
+#include "sys/status.hpp"
+
+namespace hpam::nic::hamlyn {
+
+// What setup code puts in a slot.
+struct slot_spec {
+  area_memory memory = area_memory::card;  // where the message area lives
+  uint64_t base = 0;                       // card: offset from allocate_area; process: address
+  uint64_t bound = 0;                      // bytes
+  slot_mode mode = slot_mode::normal;      // protection mode
+  uint32_t metadata_count = 0;             // metadata entries for this slot (0 only in fast mode)
+  uint32_t notification_queue = 0;         // queue receiving this slot's notifications
+  uint64_t key = 0;                        // protection key; 0 = a fresh random one
+};
+
+// The counts of my card the table works within.
+struct slot_limits {
+  uint32_t slot_count = 0;          // slots in the table
+  uint32_t metadata_entries = 0;    // entries in the metadata pool
+  uint32_t notification_queues = 0; // queues a slot may name
+  uint64_t area_bytes = 0;          // message-area memory
+  uint32_t my_proc = 0;             // the node tickets name
+};
+
+class slot_table {
+ public:
+  // Binds the table to my card's slots, metadata pool and area memory (all
+  // free), once the card's segment is laid out.
+  void bind(slot* slots, metadata_entry* metadata, std::byte* area, const slot_limits& limits);
+
+  status allocate_area(uint64_t bytes, uint64_t& offset);  // card memory for message areas
+  void free_area(uint64_t offset);
+  std::byte* area_address(uint64_t offset) const { return area_ + offset; }
+  status create_slot(const slot_spec& spec, uint32_t& index);
+  // No further deposit with the old key. Waits for deposits that passed the
+  // checks before it to finish (would_block after 2 s: a sender died inside).
+  status revoke(uint32_t index);
+  status rekey(uint32_t index, uint64_t key);  // re-activate a slot with a new key
+  status release_slot(uint32_t index);  // revoke and free the slot and its metadata area
+  const slot& slot_at(uint32_t index) const { return slots_[index]; }
+  metadata_entry* metadata(uint32_t slot_index, uint32_t metadata_index);  // null if out of range
+  // Paranoid modes: the entry's secondary key and range [low, high) (user level, 2.7).
+  status set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key, uint64_t low,
+                      uint64_t high);
+  status rearm(uint32_t slot_index, uint32_t metadata_index);  // one-shot: accept the next message
+  ticket make_ticket(uint32_t slot_index, uint32_t metadata_index, uint64_t offset, uint64_t range,
+                     bool notify) const;
+
+ private:
+  slot* slots_ = nullptr;
+  metadata_entry* metadata_ = nullptr;
+  std::byte* area_ = nullptr;
+  slot_limits limits_;
+  std::map<uint64_t, uint64_t> free_area_;      // free ranges of area memory
+  std::map<uint64_t, uint64_t> used_area_;      // allocated ranges
+  std::map<uint32_t, uint32_t> free_metadata_;  // free ranges of the metadata pool
+};
+
+}  // namespace hpam::nic::hamlyn
