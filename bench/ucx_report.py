@@ -10,6 +10,9 @@ import csv
 import os
 import statistics
 import sys
+import time
+
+from report_apps import _machine
 
 BEGIN, END = "<!-- ucx_perftest: begin -->", "<!-- ucx_perftest: end -->"
 TRANSPORTS = ["posix", "sysv", "cma", "hpam-medusa", "hpam-hamlyn"]
@@ -20,6 +23,7 @@ WHAT = {
     "put_bw": "puts, stream",
     "get": "gets, stream",
     "add_lat": "atomic add, ping-pong, one way",
+    "add_mr": "atomic adds, stream",
     "fadd": "fetch-and-add, stream",
     "swap": "swap, stream",
     "cswap": "compare-and-swap, stream",
@@ -27,15 +31,16 @@ WHAT = {
 
 
 def load(path):
-    """{(test, layout, bytes): {transport: (median µs, median MB/s)}}"""
+    """{(test, layout, bytes): {transport: (median µs, median MB/s, median Mmsg/s)}}"""
     acc = {}
     with open(path) as f:
         for r in csv.DictReader(f):
             key = (r["test"], r["layout"], int(r["bytes"]))
-            v = acc.setdefault(key, {}).setdefault(r["transport"], ([], []))
+            v = acc.setdefault(key, {}).setdefault(r["transport"], ([], [], []))
             v[0].append(float(r["p50_latency_us"]))
             v[1].append(float(r["bandwidth_MBps"]))
-    return {k: {t: (statistics.median(a), statistics.median(b)) for t, (a, b) in v.items()}
+            v[2].append(float(r["Mmsgs_per_s"]))
+    return {k: {t: tuple(statistics.median(x) for x in cols) for t, cols in v.items()}
             for k, v in acc.items()}
 
 
@@ -58,6 +63,10 @@ def section(out):
     with open(path) as f:
         runs = max((int(r["run"]) for r in csv.DictReader(f)), default=0)
     L = [BEGIN, "## UCX transport: ucx_perftest over hpam beside posix, sysv and cma\n"]
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
+    L.append(f"Measured {stamp} on {_machine()} (this section may come from a later run "
+             "than the sections above: `bench/ucx_perftest.sh > results/ucx_perftest.csv; "
+             "bench/ucx_report.py bench/results bench/RESULTS.md`).\n")
     L.append("`bench/ucx_perftest.sh` (a step of `bench/run`): UCX's own benchmark between "
              "two processes on this node, through UCT, with `LD_PRELOAD=libuct_hpam.so`; "
              f"median of {runs} run(s) of each cell, all transports in the same run. "
@@ -71,7 +80,8 @@ def section(out):
     L.append("| test | layout, bytes | posix µs | sysv µs | cma µs | hpam-medusa µs | "
              "hpam-hamlyn µs | medusa ÷ base | hamlyn ÷ base |")
     L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    order = ["am_lat", "am_bw", "put_lat", "put_bw", "get", "add_lat", "fadd", "swap", "cswap"]
+    order = ["am_lat", "am_bw", "put_lat", "put_bw", "get", "add_lat", "add_mr", "fadd", "swap",
+             "cswap"]
     layouts = ["short", "bcopy", "zcopy"]
     for key in sorted(data, key=lambda k: (order.index(k[0]) if k[0] in order else 99,
                                            layouts.index(k[1]) if k[1] in layouts else 9, k[2])):
@@ -89,6 +99,17 @@ def section(out):
             d = data[key]
             L.append(f"| {key[0]} | {key[1]}, {key[2]} | "
                      + " | ".join(cell(d, t, 1, 0) for t in TRANSPORTS) + " |")
+    streams = [k for k in data if not k[0].endswith("_lat")]
+    if streams:
+        L.append("\nMessage rate of the streams, million operations per second (whole run):\n")
+        L.append("| test | layout, bytes | " + " | ".join(TRANSPORTS) + " |")
+        L.append("|---|---|" + "---:|" * len(TRANSPORTS))
+        for key in sorted(streams, key=lambda k: (order.index(k[0]) if k[0] in order else 99,
+                                                  layouts.index(k[1]) if k[1] in layouts else 9,
+                                                  k[2])):
+            d = data[key]
+            L.append(f"| {key[0]} | {key[1]}, {key[2]} | "
+                     + " | ".join(cell(d, t, 2, 3) for t in TRANSPORTS) + " |")
     L.append(END)
     return L
 

@@ -6,3 +6,7 @@ TEST_LDADD = src/libhpam_core.la $(GTEST_LIBS)
 # The include rules of CONVENTIONS.md (layers may include only downwards).
 TESTS += tests/layering.sh
 dist_noinst_SCRIPTS += tests/layering.sh
+# Soak: all-to-all point-to-point and RMA under every fault for a while
+# (tests/soak.sh --minutes N for a long run); uses tests/mpi/mpi_soak.
+TESTS += tests/soak.sh
+dist_noinst_SCRIPTS += tests/soak.sh

@@ -106,7 +106,9 @@ static void knob_field(size_t i, ucs_config_field_t *f)
     case HPAM_KNOB_BOOL:
         snprintf(defaults[i], sizeof defaults[i], "%s", d.i ? "y" : "n");
         snprintf(docs[i], sizeof docs[i], "%s.", k->help);
+        snprintf(syntax[i], sizeof syntax[i], "UCX_HPAM_%.39s, y or n", names[i]);
         f->parser = (ucs_config_parser_t)UCS_CONFIG_TYPE_BOOL;
+        f->parser.help = help_text;
         break;
     case HPAM_KNOB_REAL:
         snprintf(defaults[i], sizeof defaults[i], "%g", d.r);
@@ -131,7 +133,7 @@ static void knob_field(size_t i, ucs_config_field_t *f)
         f->parser = whole_parser;
     }
     f->dfl_value = defaults[i];
-    if (k->type != HPAM_KNOB_BOOL) f->parser.arg = syntax[i];
+    f->parser.arg = syntax[i];
 }
 
 int uct_hpam_md_config_build(void)
@@ -156,10 +158,13 @@ int uct_hpam_md_config_build(void)
         ucs_offsetof(uct_hpam_md_config_t, max_procs), whole_parser};
     f->parser.arg = max_procs_syntax;
     ++f;
-    *f++ = (ucs_config_field_t){"STATS", "n",
-                                "Print the protocol counters of each interface when it closes "
-                                "(shown with UCX_LOG_LEVEL=info).",
-                                ucs_offsetof(uct_hpam_md_config_t, stats), UCS_CONFIG_TYPE_BOOL};
+    *f = (ucs_config_field_t){"STATS", "n",
+                              "Print the protocol counters of each interface when it closes "
+                              "(shown with UCX_LOG_LEVEL=info).",
+                              ucs_offsetof(uct_hpam_md_config_t, stats), UCS_CONFIG_TYPE_BOOL};
+    f->parser.help = help_text;
+    f->parser.arg = "UCX_HPAM_STATS, y or n";
+    ++f;
     for (size_t i = 0; i < n; ++i) knob_field(i, f++);
     *f = (ucs_config_field_t){NULL};
     return 0;

@@ -40,6 +40,11 @@ expect_ok() {
 faults="--mca btl_hpam_fault_drop 0.01 --mca btl_hpam_fault_duplicate 0.01 \
 --mca btl_hpam_fault_corrupt 0.01 --mca btl_hpam_fault_reorder 0.02 --mca btl_hpam_timeout_us 200"
 
+# Every fault kind at once, delay included (dtypes.sh, dtypes_faults.sh).
+dtypes_all_faults="--mca btl_hpam_fault_drop 0.01 --mca btl_hpam_fault_duplicate 0.01 \
+--mca btl_hpam_fault_corrupt 0.01 --mca btl_hpam_fault_reorder 0.02 --mca btl_hpam_fault_delay 0.01 \
+--mca btl_hpam_timeout_us 200"
+
 # matrix PROGRAM: at 2, 3 and 4 ranks on both NIC models, then at 2 and 4
 # ranks with faults injected.
 matrix() {

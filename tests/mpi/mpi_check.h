@@ -1,5 +1,5 @@
 /* Shared by the MPI test programs: fail loudly, with the rank, and abort the
- * job so mpirun exits non-zero; deterministic byte patterns. */
+ * job so mpirun exits non-zero; deterministic byte patterns; time and resident memory. */
 #ifndef HPAM_MPI_CHECK_H
 #define HPAM_MPI_CHECK_H
 
@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CHECK(cond, ...)                                                          \
     do {                                                                          \
@@ -37,6 +39,25 @@ static inline size_t check_pattern(const unsigned char *b, size_t n, int src, in
     for (size_t i = 0; i < n; ++i)
         if (b[i] != pattern_byte(src, dst, tag, i)) return i;
     return n;
+}
+
+/* Seconds on CLOCK_MONOTONIC, which all ranks on the node share. */
+static inline double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* This process's resident memory in KiB, or -1. */
+static inline long rss_kib(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (NULL == f) return -1;
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
+    fclose(f);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 #endif

@@ -42,6 +42,13 @@ static MPI_Datatype commit(MPI_Datatype t)
 
 static MPI_Datatype make_bytes(void) { return MPI_BYTE; }
 
+static MPI_Datatype make_contiguous(void) /* five shorts: 10 bytes, elements 2-aligned */
+{
+    MPI_Datatype t;
+    MPI_Type_contiguous(5, MPI_SHORT, &t);
+    return commit(t);
+}
+
 static MPI_Datatype make_vector(void) /* one double in three */
 {
     MPI_Datatype t;
@@ -54,6 +61,23 @@ static MPI_Datatype make_indexed(void) /* uneven int blocks with holes */
     int len[5] = {3, 1, 4, 1, 5}, disp[5] = {0, 5, 9, 20, 30};
     MPI_Datatype t;
     MPI_Type_indexed(5, len, disp, MPI_INT, &t);
+    return commit(t);
+}
+
+static MPI_Datatype make_hindexed(void) /* int blocks at unaligned byte displacements */
+{
+    int len[4] = {2, 1, 3, 1};
+    MPI_Aint disp[4] = {0, 13, 40, 77};
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(4, len, disp, MPI_INT, &t);
+    return commit(t);
+}
+
+static MPI_Datatype make_subarray(void) /* a 3-D Fortran-order subarray of shorts */
+{
+    int sizes[3] = {5, 4, 2}, subsizes[3] = {3, 2, 2}, starts[3] = {1, 1, 0};
+    MPI_Datatype t;
+    MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_FORTRAN, MPI_SHORT, &t);
     return commit(t);
 }
 
@@ -143,8 +167,11 @@ static MPI_Datatype make_nested_small(void) /* the wide type's inner part, as an
 
 static const shape_t shapes[] = {
     {"bytes", make_bytes, 0},
+    {"contiguous", make_contiguous, 0},
     {"vector", make_vector, 0},
     {"indexed", make_indexed, 0},
+    {"hindexed", make_hindexed, 0},
+    {"subarray", make_subarray, 0},
     {"struct", make_struct_int_double, 0},
     {"struct_subarray", make_struct_subarray, 0},
     {"resized", make_resized, 0},
@@ -385,13 +412,6 @@ static bool selected(const char *list, const char *name)
     for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
         if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) return true;
     return false;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 int main(int argc, char **argv)

@@ -23,28 +23,11 @@
 
 static int rank, size;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
 /* Sleeps outside MPI for s seconds (whole, even if a signal interrupts). */
 static void sleep_outside_mpi(double s)
 {
     const double until = now_s() + s;
     while (now_s() < until) usleep(10000);
-}
-
-static long rss_kib(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (NULL == f) return -1;
-    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
-    fclose(f);
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static void flood(long n, double sleep_s)

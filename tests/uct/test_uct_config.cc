@@ -54,6 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_value{"FAULT_SEED", "seven", "Expected: UCX_HPAM_FAULT_SEED, a whole number"},
         bad_value{"GIVE_UP_MS", "0", "invalid UCX_HPAM_GIVE_UP_MS = 0: valid range is [1, 3600000]"},
         bad_value{"NIC", "ether", "invalid UCX_HPAM_NIC = ether: valid values are medusa, hamlyn"},
+        bad_value{"KEY_CHECK", "maybe", "Expected: UCX_HPAM_KEY_CHECK, y or n"},
+        bad_value{"STATS", "2", "Expected: UCX_HPAM_STATS, y or n"},
         bad_value{"JOB", "an-id-that-is-much-longer-than-forty-characters",
                   "invalid UCX_HPAM_JOB"}));
 

@@ -1,0 +1,351 @@
+/* Soak: all-to-all traffic for a given time, every byte checked, while the
+ * job's resource use is sampled and must stay flat.
+ *
+ *   mpi_soak [-t SECONDS] [-i SAMPLE_SECONDS] [-g RSS_GROWTH_PERCENT] [-f]
+ *
+ * Each round, every rank sends a message to every other rank (MPI_Isend /
+ * MPI_Irecv, sizes cycling from 0 B to 256 KiB, so eager, pipelined and
+ * rendezvous paths all run) and does RMA on a long-lived MPI_Win_create
+ * window: puts into its own slot of every rank's window, an accumulate on
+ * every rank's counter, then gets its slot back, under fences; every 16th
+ * round it also creates a window (0 B .. 64 KiB), puts into it and frees it.
+ *
+ * Every SAMPLE_SECONDS (default 2) rank 0 records each rank's resident
+ * memory, the number of /dev/shm segments of this job and the protocol
+ * counters (MPI_T btl_hpam_* pvars summed over the ranks). At the end:
+ * after the warm-up (the first quarter of the run) no rank's resident
+ * memory may grow by more than RSS_GROWTH_PERCENT (default 5) over its
+ * first sample after warm-up, the segment count must not change, and the
+ * counters must agree: retransmissions >= packets the wire dropped, the
+ * packets refused as damaged (CRC, malformed, key) between half and twice
+ * the packets corrupted (a copy may be duplicated, or dropped for want of a
+ * receive block before its CRC is seen), no rule violations. With -f every fault kind (drop,
+ * duplicate, corrupt, reorder) must have happened at least once. */
+#include <dirent.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+static int rank, size;
+static const char *const counter_names[] = {
+    "requests_sent", "retransmissions", "timeouts",     "wire_dropped",    "wire_duplicated",
+    "wire_corrupted", "wire_reordered", "crc_failures", "malformed",       "key_rejections",
+    "overflow_drops", "duplicates_reflected", "stale_replies", "held_in_order",
+    "stream_rejected", "rule_violations", "busy_peer_waits",
+};
+enum { ncounters = sizeof counter_names / sizeof counter_names[0] };
+enum { c_requests, c_retrans, c_timeouts, c_dropped, c_duplicated, c_corrupted, c_reordered,
+       c_crc, c_malformed, c_key, c_overflow, c_reflected, c_stale, c_held, c_rejected,
+       c_violations, c_busy };
+
+/* ---- counters (MPI_T pvars) ------------------------------------------- */
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle handles[ncounters];
+
+static void counters_open(void)
+{
+    int num, found = 0;
+    MPI_T_pvar_get_num(&num);
+    MPI_T_pvar_session_create(&session);
+    for (int i = 0; i < num; ++i) {
+        char name[256], desc[256];
+        int nlen = sizeof name, dlen = sizeof desc, verb, var_class, bind, ro, cont, atomic, count;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_T_pvar_get_info(i, name, &nlen, &verb, &var_class, &dt, &en, desc, &dlen, &bind, &ro,
+                            &cont, &atomic);
+        for (int k = 0; k < ncounters; ++k) {
+            if (strncmp(name, "btl_hpam_", 9) || strcmp(name + 9, counter_names[k])) continue;
+            CHECK(MPI_T_pvar_handle_alloc(session, i, NULL, &handles[k], &count) == MPI_SUCCESS,
+                  "%s", name);
+            ++found;
+        }
+    }
+    CHECK(found == ncounters, "found %d of the %d btl_hpam_* counters", found, (int) ncounters);
+}
+
+/* The counters summed over all ranks, on rank 0. */
+static void counters_sum(unsigned long *sum)
+{
+    unsigned long mine[ncounters];
+    for (int k = 0; k < ncounters; ++k)
+        CHECK(MPI_T_pvar_read(session, handles[k], &mine[k]) == MPI_SUCCESS, "read %s",
+              counter_names[k]);
+    MPI_Reduce(mine, sum, ncounters, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+static void counters_close(void)
+{
+    for (int k = 0; k < ncounters; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
+    MPI_T_pvar_session_free(&session);
+}
+
+/* ---- this job's shared segments --------------------------------------- */
+
+/* "hpam-UID-JOB-HASH-" of a segment this process maps: every segment of
+ * the job (AM cards and deposit cards) starts so. */
+static void job_prefix(char *out, size_t len)
+{
+    char line[512];
+    out[0] = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL, "open /proc/self/maps");
+    while (!out[0] && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "/dev/shm/hpam-");
+        if (NULL == p) continue;
+        p += strlen("/dev/shm/");
+        const char *q = p;
+        for (int dashes = 0; *q && dashes < 4; ++q) dashes += *q == '-';
+        if ((size_t) (q - p) < len) {
+            memcpy(out, p, (size_t) (q - p));
+            out[q - p] = 0;
+        }
+    }
+    fclose(f);
+    CHECK(out[0] != 0, "this process maps no hpam segment");
+}
+
+static int count_segments(const char *prefix)
+{
+    int n = 0;
+    DIR *d = opendir("/dev/shm");
+    CHECK(d != NULL, "open /dev/shm");
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
+}
+
+/* ---- traffic ------------------------------------------------------------ */
+
+static const int p2p_sizes[] = {0, 1, 64, 1000, 4095, 4096, 12289, 65537, 262151};
+enum { np2p = sizeof p2p_sizes / sizeof p2p_sizes[0], p2p_max = 262151 };
+static const int rma_sizes[] = {0, 8, 1000, 4096, 8216, 16384};
+enum { nrma = sizeof rma_sizes / sizeof rma_sizes[0], slot = 16384 };
+static const int window_sizes[] = {0, 100, 4096, 65536};
+
+typedef struct totals {
+    long messages, bytes; /* received and checked */
+} totals_t;
+
+static unsigned char **buffers(size_t bytes)
+{
+    unsigned char **b = malloc(sizeof *b * (size_t) size);
+    for (int p = 0; p < size; ++p) b[p] = malloc(bytes);
+    return b;
+}
+
+static void p2p_round(int round, unsigned char **out, unsigned char **in, totals_t *t)
+{
+    const int n = p2p_sizes[round % np2p], tag = round % 32768;
+    MPI_Request req[2 * size];
+    MPI_Status st[2 * size];
+    int k = 0;
+    for (int p = 0; p < size; ++p) {
+        if (p == rank) continue;
+        memset(in[p], 0xEE, (size_t) n + 1);
+        MPI_Irecv(in[p], n + 1, MPI_BYTE, p, tag, MPI_COMM_WORLD, &req[k++]);
+    }
+    for (int p = 0; p < size; ++p) {
+        if (p == rank) continue;
+        fill_pattern(out[p], (size_t) n, rank, p, tag);
+        MPI_Isend(out[p], n, MPI_BYTE, p, tag, MPI_COMM_WORLD, &req[k++]);
+    }
+    MPI_Waitall(k, req, st);
+    for (int p = 0, i = 0; p < size; ++p) {
+        if (p == rank) continue;
+        int got;
+        MPI_Get_count(&st[i++], MPI_BYTE, &got);
+        CHECK(got == n, "round %d: %d bytes from rank %d, want %d", round, got, p, n);
+        const size_t bad = check_pattern(in[p], (size_t) n, p, rank, tag);
+        CHECK(bad == (size_t) n && in[p][n] == 0xEE, "round %d: byte %zu of %d from rank %d wrong",
+              round, bad, n, p);
+        t->messages++;
+        t->bytes += n;
+    }
+}
+
+/* Window layout: `size` slots of `slot` bytes, then one long counter. */
+static void rma_round(int round, MPI_Win win, unsigned char *base, unsigned char **out,
+                      unsigned char **back, totals_t *t)
+{
+    const int n = rma_sizes[round % nrma], tag = round % 32768;
+    const MPI_Aint counter = (MPI_Aint) size * slot;
+    const long one = 1;
+    for (int p = 0; p < size; ++p) {
+        fill_pattern(out[p], (size_t) n, rank, p, tag);
+        MPI_Put(out[p], n, MPI_BYTE, p, (MPI_Aint) rank * slot, n, MPI_BYTE, win);
+        MPI_Accumulate(&one, 1, MPI_LONG, p, counter, 1, MPI_LONG, MPI_SUM, win);
+    }
+    MPI_Win_fence(0, win);
+    for (int p = 0; p < size; ++p) {
+        const size_t bad = check_pattern(base + (size_t) p * slot, (size_t) n, p, rank, tag);
+        CHECK(bad == (size_t) n, "round %d: byte %zu of the %d put by rank %d wrong", round, bad, n, p);
+        t->bytes += n;
+    }
+    long c;
+    memcpy(&c, base + counter, sizeof c);
+    CHECK(c == (long) (round + 1) * size, "round %d: counter %ld, want %ld", round, c,
+          (long) (round + 1) * size);
+    for (int p = 0; p < size; ++p) {
+        memset(back[p], 0xEE, (size_t) n);
+        MPI_Get(back[p], n, MPI_BYTE, p, (MPI_Aint) rank * slot, n, MPI_BYTE, win);
+    }
+    MPI_Win_fence(0, win);
+    for (int p = 0; p < size; ++p) {
+        const size_t bad = check_pattern(back[p], (size_t) n, rank, p, tag);
+        CHECK(bad == (size_t) n, "round %d: byte %zu of the %d got from rank %d wrong", round, bad, n, p);
+        t->bytes += n;
+    }
+}
+
+/* A window that lives for one put: its registration must be given back. */
+static void short_window(int round, totals_t *t)
+{
+    const int n = window_sizes[(round / 16) % 4], tag = round % 32768;
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    unsigned char *mem = malloc((size_t) n + 1), *src = malloc((size_t) n + 1);
+    MPI_Win w;
+    MPI_Win_create(mem, n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w);
+    MPI_Win_fence(0, w);
+    fill_pattern(src, (size_t) n, rank, right, tag);
+    MPI_Put(src, n, MPI_BYTE, right, 0, n, MPI_BYTE, w);
+    MPI_Win_fence(0, w);
+    const size_t bad = check_pattern(mem, (size_t) n, left, rank, tag);
+    CHECK(bad == (size_t) n, "round %d: byte %zu of %d in a short window wrong", round, bad, n);
+    t->bytes += n;
+    MPI_Win_free(&w);
+    free(mem);
+    free(src);
+}
+
+/* ---- samples ------------------------------------------------------------ */
+
+enum { max_samples = 4096, max_ranks = 16 };
+typedef struct sample {
+    double t;
+    long rss[max_ranks];
+    int segments;
+} sample_t;
+static sample_t samples[max_samples];
+static int nsamples;
+
+static void take_sample(double t, const char *prefix, const totals_t *mine, unsigned long *sum)
+{
+    long rss = rss_kib(), mt[2] = {mine->messages, mine->bytes}, all[2];
+    sample_t *s = &samples[nsamples < max_samples ? nsamples : max_samples - 1];
+    MPI_Gather(&rss, 1, MPI_LONG, s->rss, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mt, all, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    counters_sum(sum);
+    if (rank != 0) return;
+    s->t = t;
+    s->segments = count_segments(prefix);
+    if (nsamples < max_samples) ++nsamples;
+    printf("mpi_soak: %6.1f s: %ld messages, %ld bytes checked; rss KiB", t, all[0], all[1]);
+    for (int p = 0; p < size; ++p) printf(" %ld", s->rss[p]);
+    printf("; %d segments; retransmissions %lu, wire dropped %lu\n", s->segments,
+           sum[c_retrans], sum[c_dropped]);
+    fflush(stdout);
+}
+
+/* Rank 0: resident memory and segments flat after the warm-up. */
+static void check_flat(double seconds, double growth_percent)
+{
+    int w = 0;
+    while (w + 1 < nsamples && samples[w].t < seconds / 4) ++w;
+    CHECK(nsamples - w >= 2, "only %d samples after the warm-up", nsamples - w);
+    const sample_t *base = &samples[w], *last = &samples[nsamples - 1];
+    for (int p = 0; p < size; ++p) {
+        long peak = 0;
+        for (int i = w; i < nsamples; ++i) peak = samples[i].rss[p] > peak ? samples[i].rss[p] : peak;
+        printf("mpi_soak: rank %d rss %ld KiB at start, %ld after warm-up (%.0f s), %ld at the end, "
+               "%ld at most\n", p, samples[0].rss[p], base->rss[p], base->t, last->rss[p], peak);
+        CHECK(peak <= base->rss[p] * (1 + growth_percent / 100), "rank %d: rss grew from %ld to "
+              "%ld KiB after the warm-up (more than %.0f %%)", p, base->rss[p], peak, growth_percent);
+    }
+    for (int i = w; i < nsamples; ++i)
+        CHECK(samples[i].segments == base->segments, "%d segments at %.0f s, %d after the warm-up",
+              samples[i].segments, samples[i].t, base->segments);
+    printf("mpi_soak: segments %d at start, %d at the end\n", samples[0].segments, last->segments);
+}
+
+static void check_counters(const unsigned long *s, int faults)
+{
+    printf("mpi_soak: counters: requests %lu, retransmissions %lu, timeouts %lu, wire dropped %lu, "
+           "duplicated %lu, corrupted %lu, reordered %lu; CRC failures %lu, malformed %lu, key "
+           "rejections %lu, overflow drops %lu, duplicates reflected %lu, stale replies %lu, held "
+           "in order %lu, stream rejected %lu, busy peer waits %lu\n", s[c_requests], s[c_retrans],
+           s[c_timeouts], s[c_dropped], s[c_duplicated], s[c_corrupted], s[c_reordered], s[c_crc],
+           s[c_malformed], s[c_key], s[c_overflow], s[c_reflected], s[c_stale], s[c_held],
+           s[c_rejected], s[c_busy]);
+    CHECK(s[c_retrans] >= s[c_dropped], "%lu retransmissions for %lu packets dropped", s[c_retrans],
+          s[c_dropped]);
+    /* A corrupted packet is delivered once or twice (duplicated); a few
+     * are dropped for want of a receive block before their CRC is seen. */
+    const unsigned long detected = s[c_crc] + s[c_malformed] + s[c_key];
+    CHECK(detected <= 2 * s[c_corrupted] && 2 * detected >= s[c_corrupted],
+          "%lu CRC failures, %lu malformed, %lu key rejections, but %lu packets corrupted",
+          s[c_crc], s[c_malformed], s[c_key], s[c_corrupted]);
+    CHECK(s[c_violations] == 0, "%lu request-reply rule violations", s[c_violations]);
+    if (faults)
+        CHECK(s[c_dropped] && s[c_duplicated] && s[c_corrupted] && s[c_reordered] && s[c_crc],
+              "a fault kind never happened (or was never detected)");
+}
+
+int main(int argc, char **argv)
+{
+    int provided, faults = 0;
+    double seconds = 20, interval = 2, growth = 5;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size >= 2 && size <= max_ranks, "needs 2 to %d ranks", max_ranks);
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "-f")) faults = 1;
+        else if (i + 1 < argc && !strcmp(argv[i], "-t")) seconds = atof(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "-i")) interval = atof(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "-g")) growth = atof(argv[++i]);
+    }
+    counters_open();
+    unsigned char **out = buffers(p2p_max + 1), **in = buffers(p2p_max + 1);
+    unsigned char **rma_out = buffers(slot), **rma_back = buffers(slot);
+    unsigned char *base = calloc((size_t) size * slot + sizeof(long), 1);
+    MPI_Win win;
+    MPI_Win_create(base, (MPI_Aint) size * slot + (MPI_Aint) sizeof(long), 1, MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    char prefix[128] = "";
+    if (rank == 0) job_prefix(prefix, sizeof prefix);
+    totals_t mine = {0, 0};
+    unsigned long sum[ncounters];
+    const double start = now_s();
+    double next_sample = 0;
+    for (int round = 0;; ++round) {
+        p2p_round(round, out, in, &mine);
+        rma_round(round, win, base, rma_out, rma_back, &mine);
+        if (round % 16 == 15) short_window(round, &mine);
+        /* Rank 0's clock decides for everyone: 0 go on, 1 sample, 2 sample and stop. */
+        int what = 0;
+        if (rank == 0) {
+            const double t = now_s() - start;
+            what = t >= seconds ? 2 : t >= next_sample ? 1 : 0;
+        }
+        MPI_Bcast(&what, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (what == 0) continue;
+        take_sample(now_s() - start, prefix, &mine, sum);
+        next_sample += interval;
+        if (what == 2) break;
+    }
+    MPI_Win_free(&win);
+    if (rank == 0) {
+        check_flat(seconds, growth);
+        check_counters(sum, faults);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("mpi_soak: ok\n");
+    counters_close();
+    MPI_T_finalize();
+    MPI_Finalize();
+    return 0;
+}
