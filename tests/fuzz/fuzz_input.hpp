@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace hpam::fuzz {
 
@@ -54,11 +55,19 @@ struct guarded {
 // A finding: stop here so libFuzzer saves the input.
 [[noreturn]] inline void violated() { __builtin_trap(); }
 
+template <class W, class = void>
+struct has_begin : std::false_type {};
+template <class W>
+struct has_begin<W, std::void_t<decltype(std::declval<W&>().begin())>> : std::true_type {};
+
 // One input: up to max_steps steps of World (built once, at the first
-// input: its cards live for the whole run), then its invariants.
+// input: its cards live for the whole run), then its invariants. A World
+// with begin() is called before each input (to undo what an earlier input
+// broke for good, so every input starts from a working world).
 template <class World, int max_steps>
 int run(const uint8_t* data, size_t size) {
   static World w;
+  if constexpr (has_begin<World>::value) w.begin();
   input in(data, size);
   for (int steps = 0; steps < max_steps && !in.empty(); ++steps) w.step(in);
   if (!w.intact()) violated();

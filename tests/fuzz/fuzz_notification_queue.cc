@@ -88,6 +88,25 @@ struct world {
 
   bool intact() const { return segment.intact(); }
 
+  // Raw writes to the queue's cursors and wrap flags (step 2) can leave it
+  // unusable for good (a head past the tail: every append finds the queue
+  // full). That is the hostile writer's doing and lasts only for the input
+  // that did it: the next input starts from an empty queue at the reader's
+  // cursor, else every later input would stop at the queue and never reach
+  // the endpoint's acceptance and dispatch.
+  bool scribbled = false;
+  void begin() {
+    if (!scribbled) return;
+    scribbled = false;
+    const nic::hamlyn::card_view& v = peer->hamlyn().view(0);
+    nic::hamlyn::notification_queue_control& q = *v.queue(0);
+    const uint64_t cap = v.geo.notify_capacity;
+    const uint64_t head = q.head.load();
+    for (uint64_t c = head; c < head + cap; ++c)  // not written this lap
+      v.entries(0)[c % cap].wrap_flag.store(1u - nic::hamlyn::notification_phase(c, cap));
+    q.tail.store(head);
+  }
+
   // Any bytes into block `blk` of my region, notified as the card would.
   void deposit(uint32_t blk, const uint8_t* bytes, size_t n) {
     nic::hamlyn::ticket t{};
@@ -151,6 +170,7 @@ struct world {
         break;
       }
       case 2: {  // raw writes to the queue, as any process mapping it could
+        scribbled = true;
         const uint64_t i = in.take<uint8_t>() % v.geo.notify_capacity;
         v.entries(0)[i].wrap_flag.store(in.take<uint32_t>() & 1, std::memory_order_release);
         if (op & 16) q.tail.store(q.tail.load() + in.take<uint8_t>() % 4);

@@ -68,6 +68,54 @@ TEST(hamlyn_hostile, a_read_request_reads_nothing_outside_its_range) {
   }
 }
 
+// A read request whose answer meets a full FIFO is kept and served again
+// later; meanwhile its sender rewrites the request in the owner's inbound
+// buffer (length, offset, progress). The owner goes on from its own copy of
+// the header, read once at arrival: exactly the 256 bytes asked for, never
+// what the rewritten request names (issue 12: fields read once).
+TEST(hamlyn_hostile, a_request_rewritten_after_arrival_is_served_as_it_arrived) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.cross_memory = false;
+    c.packet_size = 128;  // 64 data bytes per reply packet
+    c.rx_packets = 2;     // the requester takes two replies at a time
+  });
+  guarded_area a(j[1], 4096);
+  std::memset(a.memory, 0x11, 256);
+  std::memset(a.memory + 256, 0x5E, 4096 - 256);  // the owner's other data
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = 4096;
+  spec.metadata_count = 1;
+  uint32_t s;
+  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  replies got;
+  j[0].set_handler(packet_kind::reply, on_reply, &got);
+  packet_header h{};
+  h.destination = 1;
+  h.source = 0;
+  h.slot = s;
+  h.protection_key = j[1].slot_at(s).protection_key.load();
+  h.length = 256;
+  h.flags = encode_flags(packet_kind::read_request, false);
+  ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
+  (void)j[1].poll_inbound();  // two replies fit; the request waits with its progress
+  ASSERT_EQ(got.packets, 0u);
+  packet_header lie = h;
+  lie.offset = 256;
+  lie.length = 4096 - 256;
+  lie.reserved = 4096;
+  for (uint64_t b = 0; b < 2; ++b) std::memcpy(j[1].view(1).rx_buffer(b), &lie, sizeof lie);
+  for (int round = 0; round < 8 && got.max_end < 256; ++round) {
+    (void)j[0].poll_inbound();
+    (void)j[1].poll_inbound();
+  }
+  (void)j[0].poll_inbound();
+  EXPECT_EQ(got.bytes.size(), 256u);
+  EXPECT_EQ(got.max_end, 256u);
+  for (std::byte b : got.bytes) ASSERT_EQ(b, std::byte{0x11});
+  EXPECT_TRUE(a.guards_intact());
+}
+
 // Two senders race for one paranoid one-shot entry: the first packet of
 // sender 0's two-packet message claims it, so sender 2's message (arriving
 // before sender 0's last packet) is refused; the entry completes once.
