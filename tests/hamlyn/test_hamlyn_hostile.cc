@@ -87,14 +87,14 @@ TEST(hamlyn_hostile, a_request_rewritten_after_arrival_is_served_as_it_arrived) 
   spec.bound = 4096;
   spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].create_slot(spec, s), status::ok);
+  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
   replies got;
   j[0].set_handler(packet_kind::reply, on_reply, &got);
   packet_header h{};
   h.destination = 1;
   h.source = 0;
   h.slot = s;
-  h.protection_key = j[1].slot_at(s).protection_key.load();
+  h.protection_key = j[1].slots().slot_at(s).protection_key.load();
   h.length = 256;
   h.flags = encode_flags(packet_kind::read_request, false);
   ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
