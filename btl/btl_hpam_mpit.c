@@ -11,10 +11,13 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/output.h"
 
-static const struct {
+/* One counter: its pvar name (after btl_hpam_), help, and where it lies. */
+typedef struct counter_row {
     const char *name, *help;
     size_t offset;
-} counters[] = {
+} counter_row_t;
+
+static const counter_row_t counters[] = {
 #define C(field, help) {#field, help, offsetof(hpam_counters_t, field)}
     C(requests_sent, "Active-message requests sent"),
     C(replies_sent, "Replies sent by request handlers"),
@@ -54,10 +57,7 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
 }
 
 /* Counters the BTL keeps itself (in its component). */
-static const struct {
-    const char *name, *help;
-    size_t offset;
-} btl_counters[] = {
+static const counter_row_t btl_counters[] = {
 #define C(field, help) {#field, help, offsetof(mca_btl_hpam_component_t, field)}
     C(held_in_order, "Messages that arrived ahead of their turn and waited to be delivered in order"),
     C(stream_rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
@@ -92,19 +92,24 @@ static int register_pvar(const char *name, const char *help, int var_class,
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
+static int register_counters(const counter_row_t *rows, size_t n, mca_base_get_value_fn_t read)
+{
+    for (size_t i = 0; i < n; ++i) {
+        int rc = register_pvar(rows[i].name, rows[i].help, MCA_BASE_PVAR_CLASS_COUNTER, read,
+                               rows[i].offset);
+        if (OPAL_SUCCESS != rc) return rc;
+    }
+    return OPAL_SUCCESS;
+}
+
 int mca_btl_hpam_mpit_register(void)
 {
-    const int counter = MCA_BASE_PVAR_CLASS_COUNTER;
-    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); ++i) {
-        int rc = register_pvar(counters[i].name, counters[i].help, counter, read_counter,
-                               counters[i].offset);
-        if (OPAL_SUCCESS != rc) return rc;
+    int rc = register_counters(counters, sizeof(counters) / sizeof(counters[0]), read_counter);
+    if (OPAL_SUCCESS == rc) {
+        rc = register_counters(btl_counters, sizeof(btl_counters) / sizeof(btl_counters[0]),
+                               read_btl_counter);
     }
-    for (size_t i = 0; i < sizeof(btl_counters) / sizeof(btl_counters[0]); ++i) {
-        int rc = register_pvar(btl_counters[i].name, btl_counters[i].help, counter,
-                               read_btl_counter, btl_counters[i].offset);
-        if (OPAL_SUCCESS != rc) return rc;
-    }
+    if (OPAL_SUCCESS != rc) return rc;
     return register_pvar("slots_in_use", "Memory registrations (Hamlyn slots) alive now, of "
                          "btl_hpam_max_registrations", MCA_BASE_PVAR_CLASS_LEVEL,
                          read_slots_in_use, 0);

@@ -39,10 +39,11 @@ static inline void *bounce_ptr(uct_hpam_iface_t *iface, int16_t b)
 }
 
 /* Checks before an operation: the endpoint may send, the peer's memory
- * domain has attached my deposit card (hello), a slot is free, and the
- * remote range lies inside the registration the rkey names. */
+ * domain has attached my deposit card (hello), a slot is free (and a bounce
+ * buffer, taken into *bounce, when bounce is not NULL), and the remote range
+ * lies inside the registration the rkey names. */
 static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const uct_hpam_rkey_t *rkey,
-                              uint64_t remote_addr, size_t length, int need_bounce,
+                              uint64_t remote_addr, size_t length, int16_t *bounce,
                               uint64_t *offset)
 {
     ucs_status_t status = uct_hpam_ep_may_send(iface, ep);
@@ -54,7 +55,7 @@ static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const 
         status = UCS_ERR_NO_RESOURCE;
         goto busy;
     }
-    if (ucs_unlikely(iface->op_nfree == 0 || (need_bounce && iface->bounce_nfree == 0))) {
+    if (ucs_unlikely(iface->op_nfree == 0 || (bounce != NULL && iface->bounce_nfree == 0))) {
         status = UCS_ERR_NO_RESOURCE;
         goto busy;
     }
@@ -66,6 +67,7 @@ static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const 
                   rkey->job_hash);
         return UCS_ERR_INVALID_PARAM;
     }
+    if (bounce != NULL) *bounce = iface->bounce_free[--iface->bounce_nfree];
     return UCS_OK;
 busy:
     if (status == UCS_ERR_NO_RESOURCE) iface->no_resource++;
@@ -217,9 +219,9 @@ ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned 
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "put_short");
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, 1, &offset);
+    int16_t b;
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, &b, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    const int16_t b = iface->bounce_free[--iface->bounce_nfree];
     memcpy(bounce_ptr(iface, b), buffer, length);
     UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
     return put_from_bounce(iface, ep, length, offset, RKEY(rkey), b);
@@ -233,9 +235,9 @@ ssize_t uct_hpam_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void 
     uint64_t offset;
     /* The length is known only after packing: check the start address now,
      * the whole range after. */
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, 0, 1, &offset);
+    int16_t b;
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, 0, &b, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    const int16_t b = iface->bounce_free[--iface->bounce_nfree];
     const size_t length = pack_cb(bounce_ptr(iface, b), arg);
     if (ucs_unlikely(length > UCT_HPAM_BOUNCE_SIZE ||
                      uct_hpam_rkey_offset(RKEY(rkey), remote_addr, length, &offset) != 0)) {
@@ -260,7 +262,7 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
                     "hpam: one contiguous buffer per zcopy operation (iovcnt %zu)", iovcnt);
     const size_t length = uct_iov_get_length(iov);
     uint64_t offset;
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, 0, &offset);
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     uct_hpam_op_t *op = op_new(iface, ep, comp);
     const hpam_ticket_t *t = &RKEY(rkey)->ticket;
@@ -295,10 +297,11 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "get_bcopy");
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, 1, &offset);
+    int16_t b;
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, &b, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     uct_hpam_op_t *op = op_new(iface, ep, comp);
-    op->bounce = iface->bounce_free[--iface->bounce_nfree];
+    op->bounce = b;
     op->unpack = unpack_cb;
     op->unpack_arg = arg;
     op->length = (uint32_t)length;
@@ -328,7 +331,7 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
     uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, 0, &offset);
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     uct_hpam_op_t *op = op_new(iface, ep, result != NULL ? comp : NULL);
     op->result = result;

@@ -54,4 +54,9 @@ constexpr uint32_t default_rx_blocks(int nprocs, uint32_t depth) {
   return worst_case_rx_blocks(nprocs, depth) + 2u * static_cast<uint32_t>(nprocs > 1 ? nprocs - 1 : 1);
 }
 
+// The inbound pool an endpoint's card gets: rx_blocks, or the default.
+constexpr uint32_t inbound_pool(const endpoint_config& cfg) {
+  return cfg.rx_blocks ? cfg.rx_blocks : default_rx_blocks(cfg.card.nprocs, cfg.depth);
+}
+
 }  // namespace hpam::am

@@ -26,7 +26,7 @@ inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* cl
   s.job_key = publish;
   const uint32_t per_direction = static_cast<uint32_t>(s.nprocs - 1) * cfg.depth;
   s.tx_blocks = 2 * per_direction;  // D request + D reply buffers per peer
-  s.rx_blocks = cfg.rx_blocks ? cfg.rx_blocks : default_rx_blocks(s.nprocs, cfg.depth);
+  s.rx_blocks = inbound_pool(cfg);
   s.clock = clk;
   return s;
 }
@@ -51,8 +51,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       recheck_ns_(std::min<uint64_t>(cfg.give_up_ns, liveness_recheck_ns)),
       // A live peer's inbound queue holds at most its whole pool: polling
       // that many times it has handled everything sent to it.
-      polls_to_drain_((cfg.rx_blocks ? cfg.rx_blocks
-                                     : default_rx_blocks(cfg.card.nprocs, cfg.depth)) + 1),
+      polls_to_drain_(inbound_pool(cfg) + 1),
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),

@@ -98,7 +98,6 @@ status endpoint::register_memory(void* base, size_t len, ticket& out) {
   const status st = card_.slots().create_slot(s, slot);
   if (!is_ok(st)) return st;
   registrations_[slot] = registration{true, false, 0};
-  live_registrations_++;
   out = card_.slots().make_ticket(slot, 0, 0, len, false);
   return status::ok;
 }
@@ -119,7 +118,6 @@ status endpoint::allocate_memory(size_t len, void*& addr, ticket& out) {
     return st;
   }
   registrations_[slot] = registration{true, true, offset};
-  live_registrations_++;
   addr = card_.slots().area_address(offset);
   out = card_.slots().make_ticket(slot, 0, 0, len, false);
   return status::ok;
@@ -140,8 +138,13 @@ status endpoint::deregister(const ticket& t) {
   if (!is_ok(st)) return st;
   if (registrations_[t.slot].card_memory) card_.slots().free_area(registrations_[t.slot].area_offset);
   registrations_[t.slot] = registration{};
-  live_registrations_--;
   return status::ok;
+}
+
+uint32_t endpoint::registrations() const {
+  uint32_t n = 0;
+  for (const registration& r : registrations_) n += r.in_use ? 1 : 0;
+  return n;
 }
 
 // --- operation records ---------------------------------------------------

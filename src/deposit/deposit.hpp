@@ -110,7 +110,7 @@ class endpoint {
   status revoke(const ticket& t);
   status deregister(const ticket& t);
   // Registrations alive now (slots in use; at most setup::max_registrations).
-  uint32_t registrations() const { return live_registrations_; }
+  uint32_t registrations() const;
 
   // (b) and (c). h may be null: the operation is then fire-and-forget.
   status put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h);
@@ -174,7 +174,6 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;           // ops whose request packet waits for room
   std::vector<registration> registrations_; // by slot
-  uint32_t live_registrations_ = 0;         // entries of registrations_ in use
   uint32_t max_connections_;
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use
   std::vector<std::byte> reply_scratch_;    // one packet's payload for answers

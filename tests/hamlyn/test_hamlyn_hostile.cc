@@ -29,6 +29,29 @@ bool on_reply(void* ctx, card&, const packet_header& h, const std::byte* payload
   return true;
 }
 
+// A normal slot over the first `bound` bytes of `a` (process 1's card), one
+// metadata entry.
+status make_read_slot(hamlyn_job& j, const guarded_area& a, uint64_t bound, uint32_t& s) {
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = bound;
+  spec.metadata_count = 1;
+  return j[1].slots().create_slot(spec, s);
+}
+
+// Process 0's request to read `length` bytes of slot s at process 1, with
+// the right key.
+packet_header read_request(hamlyn_job& j, uint32_t s, uint64_t length) {
+  packet_header h{};
+  h.destination = 1;
+  h.source = 0;
+  h.slot = s;
+  h.protection_key = j[1].slots().slot_at(s).protection_key.load();
+  h.length = length;
+  h.flags = encode_flags(packet_kind::read_request, false);
+  return h;
+}
+
 // A read request whose own fields claim progress past its range (the old
 // code kept its progress in the request's `reserved` word): the owner
 // answers exactly the 16 bytes of the ticket, never what lies after them.
@@ -40,24 +63,13 @@ TEST(hamlyn_hostile, a_read_request_reads_nothing_outside_its_range) {
   guarded_area a(j[1], 4096);  // the slot covers the first 16 bytes only
   std::memset(a.memory, 0x11, 16);
   std::memset(a.memory + 16, 0x5E, 4096 - 16);  // the owner's other data
-  slot_spec spec;
-  spec.base = a.offset;
-  spec.bound = 16;
-  spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  ASSERT_EQ(make_read_slot(j, a, 16, s), status::ok);
   replies got;
   j[0].set_handler(packet_kind::reply, on_reply, &got);
   for (uint64_t claimed : {uint64_t{32}, uint64_t{17}, ~uint64_t{0} - 100}) {
     got = replies{};
-    packet_header h{};
-    h.destination = 1;
-    h.source = 0;
-    h.slot = s;
-    h.protection_key = j[1].slots().slot_at(s).protection_key.load();  // the right key
-    h.offset = 0;
-    h.length = 16;
-    h.flags = encode_flags(packet_kind::read_request, false);
+    packet_header h = read_request(j, s, 16);
     h.reserved = claimed;
     ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
     (void)j[1].poll_inbound();
@@ -82,21 +94,11 @@ TEST(hamlyn_hostile, a_request_rewritten_after_arrival_is_served_as_it_arrived) 
   guarded_area a(j[1], 4096);
   std::memset(a.memory, 0x11, 256);
   std::memset(a.memory + 256, 0x5E, 4096 - 256);  // the owner's other data
-  slot_spec spec;
-  spec.base = a.offset;
-  spec.bound = 4096;
-  spec.metadata_count = 1;
   uint32_t s;
-  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  ASSERT_EQ(make_read_slot(j, a, 4096, s), status::ok);
   replies got;
   j[0].set_handler(packet_kind::reply, on_reply, &got);
-  packet_header h{};
-  h.destination = 1;
-  h.source = 0;
-  h.slot = s;
-  h.protection_key = j[1].slots().slot_at(s).protection_key.load();
-  h.length = 256;
-  h.flags = encode_flags(packet_kind::read_request, false);
+  const packet_header h = read_request(j, s, 256);
   ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
   (void)j[1].poll_inbound();  // two replies fit; the request waits with its progress
   ASSERT_EQ(got.packets, 0u);

@@ -14,14 +14,18 @@ if nm -D --undefined-only "$HPAM_BUILDDIR/btl/component/mca_btl_hpam.so" 2>/dev/
   sanitizer_preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 fi
 
-# hpam_run NP NIC PROGRAM [extra mpirun args...]: stdout+stderr in $out
-hpam_run() {
+# hpam_mpirun NP NIC PROGRAM [extra mpirun args...]: runs the program over
+# btl/hpam from the build tree, within HPAM_MPI_TIMEOUT seconds (default 120).
+hpam_mpirun() {
   local np=$1 nic=$2 prog=$3
   shift 3
-  out=$(timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
-        --mca pml ob1 --mca btl hpam,self --mca mca_base_component_path "$component_path" \
-        --mca btl_hpam_nic "$nic" "$@" "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-} 2>&1)
+  timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+    --mca pml ob1 --mca btl hpam,self --mca mca_base_component_path "$component_path" \
+    --mca btl_hpam_nic "$nic" "$@" "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-}
 }
+
+# hpam_run NP NIC PROGRAM [extra mpirun args...]: stdout+stderr in $out
+hpam_run() { out=$(hpam_mpirun "$@" 2>&1); }
 
 # expect_ok NAME NP NIC PROGRAM [args]: the program must print "ok" and exit 0
 expect_ok() {

@@ -7,11 +7,7 @@ killed_jobs=
 give_up_ms=2000
 # Like hpam_run, each line of output prefixed with when it arrived (s).
 stamped_run() {
-  local np=$1 nic=$2 prog=$3
-  shift 3
-  out=$({ timeout -k 5 60 "$MPIRUN" -np "$np" --oversubscribe --mca pml ob1 --mca btl hpam,self \
-          --mca mca_base_component_path "$component_path" --mca btl_hpam_nic "$nic" "$@" \
-          "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-} 2>&1; echo "exit status $?"; } |
+  out=$({ HPAM_MPI_TIMEOUT=60 hpam_mpirun "$@" 2>&1; echo "exit status $?"; } |
         while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done)
 }
 # Seconds from the first line matching $1 to the first matching $2 (or 999).

@@ -1,5 +1,6 @@
 /* Shared by the MPI test programs: fail loudly, with the rank, and abort the
- * job so mpirun exits non-zero; deterministic byte patterns; time and resident memory. */
+ * job so mpirun exits non-zero; deterministic byte patterns; time and resident memory;
+ * performance variables by name. */
 #ifndef HPAM_MPI_CHECK_H
 #define HPAM_MPI_CHECK_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +60,23 @@ static inline long rss_kib(void)
     if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
     fclose(f);
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A handle in `session` for the performance variable named `name`
+ * (e.g. "btl_hpam_retransmissions"); 0 when there is none. */
+static inline int open_pvar(MPI_T_pvar_session session, const char *name, MPI_T_pvar_handle *handle)
+{
+    int num;
+    MPI_T_pvar_get_num(&num);
+    for (int i = 0; i < num; ++i) {
+        char n[256], desc[256];
+        int nlen = sizeof n, dlen = sizeof desc, verb, cls, bind, ro, cont, atomic, count;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_T_pvar_get_info(i, n, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont, &atomic);
+        if (0 == strcmp(n, name)) return MPI_SUCCESS == MPI_T_pvar_handle_alloc(session, i, NULL, handle, &count);
+    }
+    return 0;
 }
 
 #endif

@@ -45,24 +45,12 @@ static MPI_T_pvar_handle handles[ncounters];
 
 static void counters_open(void)
 {
-    int num, found = 0;
-    MPI_T_pvar_get_num(&num);
     MPI_T_pvar_session_create(&session);
-    for (int i = 0; i < num; ++i) {
-        char name[256], desc[256];
-        int nlen = sizeof name, dlen = sizeof desc, verb, var_class, bind, ro, cont, atomic, count;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, name, &nlen, &verb, &var_class, &dt, &en, desc, &dlen, &bind, &ro,
-                            &cont, &atomic);
-        for (int k = 0; k < ncounters; ++k) {
-            if (strncmp(name, "btl_hpam_", 9) || strcmp(name + 9, counter_names[k])) continue;
-            CHECK(MPI_T_pvar_handle_alloc(session, i, NULL, &handles[k], &count) == MPI_SUCCESS,
-                  "%s", name);
-            ++found;
-        }
+    for (int k = 0; k < ncounters; ++k) {
+        char name[128];
+        snprintf(name, sizeof name, "btl_hpam_%s", counter_names[k]);
+        CHECK(open_pvar(session, name, &handles[k]), "no %s performance variable", name);
     }
-    CHECK(found == ncounters, "found %d of the %d btl_hpam_* counters", found, (int) ncounters);
 }
 
 /* The counters summed over all ranks, on rank 0. */

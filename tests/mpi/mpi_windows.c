@@ -23,20 +23,9 @@ static MPI_T_pvar_handle slots_handle;
 
 static void open_slots_pvar(void)
 {
-    int num, index = -1;
-    MPI_T_pvar_get_num(&num);
-    for (int i = 0; i < num; ++i) {
-        char name[256], desc[256];
-        int nlen = sizeof name, dlen = sizeof desc, verb, cls, bind, ro, cont, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont, &atomic);
-        if (!strcmp(name, "btl_hpam_slots_in_use")) index = i;
-    }
-    CHECK(index >= 0, "no btl_hpam_slots_in_use performance variable");
-    int count;
     MPI_T_pvar_session_create(&session);
-    CHECK(MPI_T_pvar_handle_alloc(session, index, NULL, &slots_handle, &count) == MPI_SUCCESS, "handle");
+    CHECK(open_pvar(session, "btl_hpam_slots_in_use", &slots_handle),
+          "no btl_hpam_slots_in_use performance variable");
 }
 
 static unsigned long slots_in_use(void)

@@ -9,17 +9,18 @@
 lib="$HPAM_BUILDDIR/uct/.libs/libuct_hpam.so"
 [ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
 
-# hpam_run NP NIC PROGRAM [extra mpirun args...] (the runner expect_ok uses),
-# here over pml ucx. Open MPI 4.1's pml ucx selects itself only on networks it
-# knows unless pml_ucx_tls/devices say "any". btl self only: no other BTL.
-hpam_run() {
+# hpam_mpirun NP NIC PROGRAM [extra mpirun args...] (what hpam_run and
+# expect_ok run), here over pml ucx. Open MPI 4.1's pml ucx selects itself
+# only on networks it knows unless pml_ucx_tls/devices say "any". btl self
+# only: no other BTL.
+hpam_mpirun() {
   local np=$1 nic=$2 prog=$3
   shift 3
-  out=$(timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
-        --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        --mca btl self -x LD_PRELOAD="$lib${sanitizer_preload:+:$sanitizer_preload}" \
-        -x UCX_TLS=hpam,self -x UCX_HPAM_NIC="$nic" -x UCX_WARN_UNUSED_ENV_VARS=n "$@" \
-        "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-} 2>&1)
+  timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+    --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
+    --mca btl self -x LD_PRELOAD="$lib${sanitizer_preload:+:$sanitizer_preload}" \
+    -x UCX_TLS=hpam,self -x UCX_HPAM_NIC="$nic" -x UCX_WARN_UNUSED_ENV_VARS=n "$@" \
+    "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-}
 }
 
 faults="-x UCX_HPAM_FAULT_DROP=0.01 -x UCX_HPAM_FAULT_DUPLICATE=0.01 \
