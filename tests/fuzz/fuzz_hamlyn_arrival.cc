@@ -54,8 +54,8 @@ struct world {
     owner = std::make_unique<card>(config(job, 1));
     sender->attach_all();
     owner->attach_all();
-    if (!is_ok(owner->allocate_area(4 * (area + guard) + guard, area_offset))) violated();
-    std::memset(owner->area_address(area_offset), guarded<1>::pattern, 4 * (area + guard) + guard);
+    if (!is_ok(owner->slots().allocate_area(4 * (area + guard) + guard, area_offset))) violated();
+    std::memset(owner->slots().area_address(area_offset), guarded<1>::pattern, 4 * (area + guard) + guard);
     const slot_mode modes[4] = {slot_mode::normal, slot_mode::paranoid, slot_mode::paranoid_one_shot,
                                 slot_mode::fast};
     for (int s = 0; s < slots; ++s) {
@@ -66,12 +66,12 @@ struct world {
       spec.bound = area;
       spec.mode = s < 4 ? modes[s] : slot_mode::normal;
       spec.metadata_count = spec.mode == slot_mode::fast ? 0 : 4;
-      if (!is_ok(owner->create_slot(spec, slot[s]))) violated();
-      key[s] = owner->slot_at(slot[s]).protection_key.load();
+      if (!is_ok(owner->slots().create_slot(spec, slot[s]))) violated();
+      key[s] = owner->slots().slot_at(slot[s]).protection_key.load();
     }
     for (uint32_t e = 0; e < 4; ++e) {
-      (void)owner->set_paranoid(slot[1], e, 0x9A9A + e, 128, 768);
-      (void)owner->set_paranoid(slot[2], e, 0x05E5 + e, 0, area);
+      (void)owner->slots().set_paranoid(slot[1], e, 0x9A9A + e, 128, 768);
+      (void)owner->slots().set_paranoid(slot[2], e, 0x05E5 + e, 0, area);
     }
     sender->set_handler(packet_kind::reply, &world::on_reply, this);
   }
@@ -84,7 +84,7 @@ struct world {
   }
 
   bool intact() {
-    const std::byte* a = owner->area_address(area_offset);
+    const std::byte* a = owner->slots().area_address(area_offset);
     for (int s = 0; s <= 4; ++s)
       for (uint64_t i = 0; i < guard; ++i)
         if (a[s * (area + guard) + i] != std::byte{guarded<1>::pattern}) return false;
@@ -139,18 +139,18 @@ struct world {
       case 3: {  // the owner changes a slot
         const int s = choose % slots;
         const uint8_t what = in.take<uint8_t>();
-        if (what % 4 == 0) (void)owner->revoke(slot[s]);
-        if (what % 4 == 1) (void)owner->rekey(slot[s], key[s]);
-        if (what % 4 == 2) (void)owner->rearm(slot[s], in.take<uint8_t>() % 5);
+        if (what % 4 == 0) (void)owner->slots().revoke(slot[s]);
+        if (what % 4 == 1) (void)owner->slots().rekey(slot[s], key[s]);
+        if (what % 4 == 2) (void)owner->slots().rearm(slot[s], in.take<uint8_t>() % 5);
         if (what % 4 == 3)
-          (void)owner->set_paranoid(slot[s], in.take<uint8_t>() % 5, in.take<uint64_t>(),
+          (void)owner->slots().set_paranoid(slot[s], in.take<uint8_t>() % 5, in.take<uint64_t>(),
                                     in.take<uint16_t>(), in.take<uint16_t>());
         break;
       }
       default: {  // the sender sends a real message by ticket (segmented, counted)
         const int s = choose % slots;
         const uint32_t index = s == 3 ? fast_index : in.take<uint8_t>() % 4;
-        ticket t = owner->make_ticket(slot[s], index, 0, area, true);
+        ticket t = owner->slots().make_ticket(slot[s], index, 0, area, true);
         t.delta = in.take<uint32_t>();
         size_t n = 0;
         const uint8_t* bytes = in.rest(n, s == 3 ? 400 : 1000);
