@@ -56,6 +56,9 @@ enum {
 /* The memory domain's deposit card attaches only cards whose owners have
  * just announced them (the hello): a short wait is enough. */
 #define UCT_HPAM_MD_ATTACH_TIMEOUT_MS 1000
+/* An interface's progress looks at the process's other hpam interfaces once
+ * in this many calls (uct_hpam_iface.c, "help"). */
+#define UCT_HPAM_HELP_PERIOD 256
 /* Most pieces an am_short_iov gathers into one packet. */
 #define UCT_HPAM_AM_MAX_IOV 8
 /* Performance estimates UCP weighs transports by (iface_query), measured
@@ -179,7 +182,16 @@ typedef struct uct_hpam_iface {
     int16_t bounce_free[UCT_HPAM_BOUNCE_BUFS], bounce_nfree;
     uct_hpam_flush_waiter_t waiters[UCT_HPAM_MAX_FLUSH_WAITERS];
     unsigned nwaiters;
+    /* Help between the interfaces of one process (uct_hpam_iface.c): a user
+     * waiting on one interface (osc ucx's worker) must not starve another's
+     * retransmissions (pml ucx's). */
+    ucs_list_link_t process_link;   /* in the process's list of interfaces */
+    int am_busy;                    /* atomic: the owner or a helper is inside `am` */
+    unsigned am_depth;              /* the owner's nesting of uct_hpam_am_enter */
+    uint64_t progress_calls;        /* atomic: calls of this interface's progress */
+    uint64_t progress_seen;         /* progress_calls when a helper last looked */
     /* Counters (printed with UCX_HPAM_STATS=y). */
+    uint64_t helped;                /* timeout walks done by another interface's progress */
     uint64_t am_rejected;           /* arrived with a bad id, sequence or flags */
     uint64_t am_stashed;            /* arrived early and were held for order */
     uint64_t no_resource;           /* sends answered with UCS_ERR_NO_RESOURCE */
@@ -205,6 +217,22 @@ typedef struct uct_hpam_ep {
     hpam_ticket_t mark_ticket;      /* where the last such put went */
     uint64_t mark_offset;
 } uct_hpam_ep_t;
+
+/* The owner's way into iface->am (sends, connect, poll): waits while a
+ * helper walks its timeouts (a short walk; helpers never wait), and nests
+ * (a handler inside the poll may send). */
+static inline void uct_hpam_am_enter(uct_hpam_iface_t *iface)
+{
+    if (iface->am_depth++ != 0) return;
+    while (__atomic_exchange_n(&iface->am_busy, 1, __ATOMIC_ACQUIRE)) {
+        ucs_arch_wait_mem(&iface->am_busy);
+    }
+}
+
+static inline void uct_hpam_am_leave(uct_hpam_iface_t *iface)
+{
+    if (--iface->am_depth == 0) __atomic_store_n(&iface->am_busy, 0, __ATOMIC_RELEASE);
+}
 
 static inline uct_hpam_iface_t *uct_hpam_iface_of(uct_ep_h tl_ep)
 {
@@ -238,6 +266,10 @@ ucs_status_t uct_hpam_query_devices(uct_md_h md, uct_tl_device_resource_t **devi
                                     unsigned *count);
 unsigned uct_hpam_iface_progress(uct_iface_h tl_iface);
 ucs_status_t uct_hpam_iface_connect_peer(uct_hpam_iface_t *iface, int peer, uint32_t md_proc);
+/* The process's list of interfaces that help each other (joined once the
+ * cards exist, left before they go). */
+void uct_hpam_iface_join_process(uct_hpam_iface_t *iface);
+void uct_hpam_iface_leave_process(uct_hpam_iface_t *iface);
 /* A peer was given up on: noted at once (every operation to it fails),
  * reported to UCX (error naming it, endpoints failed) from progress. */
 void uct_hpam_iface_note_lost(uct_hpam_iface_t *iface, int peer);

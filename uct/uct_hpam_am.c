@@ -80,8 +80,10 @@ static inline ucs_status_t am_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, u
     uct_hpam_peer_t *p = &iface->peers[ep->peer];
     const uint32_t seq = p->next_seq;
     p->next_seq = seq + 1; /* before: to myself, the reply handler runs inside the call */
+    uct_hpam_am_enter(iface);
     const int rc = hpam_try_request_medium(iface->am, ep->peer, UCT_HPAM_HANDLER_AM, iov, iovcnt,
                                            am_arg(id, seq));
+    uct_hpam_am_leave(iface);
     if (ucs_likely(rc == HPAM_OK)) return UCS_OK;
     p->next_seq = seq;
     if (rc == HPAM_ERR_UNREACHABLE) {
@@ -226,8 +228,10 @@ void uct_hpam_send_hellos(uct_hpam_iface_t *iface)
         if (p->hello != UCT_HPAM_HELLO_WANTED || instances_in_use(p) >= iface->window) continue;
         p->hello = UCT_HPAM_HELLO_SENT; /* before: to myself, the reply runs inside the call */
         iface->hello_wanted--;
+        uct_hpam_am_enter(iface);
         const int rc = hpam_try_request_4(iface->am, peer, UCT_HPAM_HANDLER_HELLO,
                                           iface->md->params.job_hash, 0, 0, 0);
+        uct_hpam_am_leave(iface);
         if (rc == HPAM_OK) continue;
         p->hello = UCT_HPAM_HELLO_WANTED;
         iface->hello_wanted++;

@@ -9,6 +9,8 @@
 
 #include "uct_hpam.h"
 
+#include <pthread.h>
+
 #include <uct/sm/base/sm_iface.h>
 
 ucs_config_field_t uct_hpam_iface_config_table[] = {
@@ -108,7 +110,9 @@ ucs_status_t uct_hpam_iface_connect_peer(uct_hpam_iface_t *iface, int peer, uint
     uct_hpam_peer_t *p = &iface->peers[peer];
     if (p->lost) return UCS_ERR_ENDPOINT_TIMEOUT;
     if (!p->connected) {
+        uct_hpam_am_enter(iface);
         const int rc = hpam_connect(iface->am, peer);
+        uct_hpam_am_leave(iface);
         if (rc != HPAM_OK) {
             ucs_error("hpam: cannot attach the card of process %d of job %s: %s", peer,
                       iface->md->params.job, hpam_last_error());
@@ -173,10 +177,62 @@ static void uct_hpam_serve_md(uct_hpam_iface_t *iface)
     uct_hpam_md_unlock(md);
 }
 
-unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
+/* Help between interfaces. HPAM resends a lost packet only from the
+ * sending card's poll, and a UCX user may wait on one worker for a long
+ * time progressing only it (Open MPI's osc ucx in MPI_Win_start and
+ * MPI_Win_wait, with pml ucx's interface idle): a message pml's interface
+ * sent and the wire lost or held back would then never go out again, and
+ * the peer waiting for it would never answer what we wait for. So every
+ * UCT_HPAM_HELP_PERIOD calls, progress looks at the process's other
+ * interfaces and, for one whose own progress has not run since the last
+ * look, walks its timeouts (hpam_resend_due: resends and held packets, no
+ * receiving, no handlers: its handlers run only from its own progress) and
+ * serves its memory domain's deposit card. Helpers take `am_busy` without
+ * waiting; the owner takes it around every call into its endpoint. */
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+static UCS_LIST_HEAD(process_ifaces);
+
+void uct_hpam_iface_join_process(uct_hpam_iface_t *iface)
 {
-    uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    if (ucs_unlikely(hpam_in_handler(iface->am))) return 0; /* called from a UCX handler */
+    pthread_mutex_lock(&process_lock);
+    ucs_list_add_tail(&process_ifaces, &iface->process_link);
+    pthread_mutex_unlock(&process_lock);
+}
+
+void uct_hpam_iface_leave_process(uct_hpam_iface_t *iface)
+{
+    pthread_mutex_lock(&process_lock);
+    ucs_list_del(&iface->process_link);
+    pthread_mutex_unlock(&process_lock);
+}
+
+static void help(uct_hpam_iface_t *other)
+{
+    const uint64_t calls = __atomic_load_n(&other->progress_calls, __ATOMIC_RELAXED);
+    if (calls != other->progress_seen) { /* its owner progresses it */
+        other->progress_seen = calls;
+        return;
+    }
+    uct_hpam_serve_md(other);
+    if (__atomic_exchange_n(&other->am_busy, 1, __ATOMIC_ACQUIRE)) return;
+    (void)hpam_resend_due(other->am);
+    other->helped++;
+    __atomic_store_n(&other->am_busy, 0, __ATOMIC_RELEASE);
+}
+
+static void help_others(uct_hpam_iface_t *iface)
+{
+    if (pthread_mutex_trylock(&process_lock) != 0) return;
+    uct_hpam_iface_t *other;
+    ucs_list_for_each(other, &process_ifaces, process_link) {
+        if (other != iface) help(other);
+    }
+    pthread_mutex_unlock(&process_lock);
+}
+
+static int poll_am(uct_hpam_iface_t *iface)
+{
+    uct_hpam_am_enter(iface);
     int n = hpam_poll(iface->am);
     if (ucs_unlikely(n < 0)) {
         if (n == HPAM_ERR_UNREACHABLE) {
@@ -186,6 +242,18 @@ unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
         }
         n = 0;
     }
+    uct_hpam_am_leave(iface);
+    return n;
+}
+
+unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
+{
+    uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
+    if (ucs_unlikely(hpam_in_handler(iface->am))) return 0; /* called from a UCX handler */
+    const uint64_t calls = iface->progress_calls + 1;
+    __atomic_store_n(&iface->progress_calls, calls, __ATOMIC_RELAXED);
+    if (ucs_unlikely(calls % UCT_HPAM_HELP_PERIOD == 0)) help_others(iface);
+    const int n = poll_am(iface);
     if (ucs_unlikely(iface->lost_unreported != 0)) report_lost(iface);
     unsigned count = (unsigned)n;
     if (ucs_unlikely(iface->hello_wanted != 0)) uct_hpam_send_hellos(iface);

@@ -111,6 +111,7 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_iface_t, uct_md_h tl_md, uct_worker_h worker
         release(self); /* the class machinery cleans up only the base class */
         return status;
     }
+    uct_hpam_iface_join_process(self);
     ucs_debug("hpam: interface %p is process %d of job %s (%s card, D=%u, %zu-byte messages)",
               self, self->proc, md->params.job, md->params.am.nic, self->window, self->max_bulk);
     return UCS_OK;
@@ -124,13 +125,14 @@ static void print_stats(uct_hpam_iface_t *iface)
              "acks %lu, busy %lu, timeouts %lu, retransmissions %lu, duplicates reflected %lu, "
              "crc failures %lu, key rejections %lu, malformed %lu, overflow drops %lu, wire: "
              "dropped %lu duplicated %lu corrupted %lu reordered %lu delayed %lu; UCX active "
-             "messages held for order %lu, rejected %lu; sends answered no-resource %lu",
+             "messages held for order %lu, rejected %lu; sends answered no-resource %lu; timeout "
+             "walks by another interface %lu",
              iface->proc, iface->md->params.job, c.requests_sent, c.requests_received,
              c.replies_sent, c.replies_received, c.acks_sent, c.busy_returns, c.timeouts,
              c.retransmissions, c.duplicates_reflected, c.crc_failures, c.key_rejections,
              c.malformed, c.overflow_drops, c.wire_dropped, c.wire_duplicated, c.wire_corrupted,
              c.wire_reordered, c.wire_delayed, iface->am_stashed, iface->am_rejected,
-             iface->no_resource);
+             iface->no_resource, iface->helped);
 }
 
 static double seconds_now(void)
@@ -142,6 +144,7 @@ static double seconds_now(void)
 
 static void release(uct_hpam_iface_t *iface)
 {
+    if (iface->process_link.next != NULL) uct_hpam_iface_leave_process(iface); /* no more help */
     iface->closing = 1; /* arrivals from now on are answered, not handed to UCX */
     if (iface->am != NULL && iface->md->params.stats) print_stats(iface);
     if (iface->dep != NULL) {

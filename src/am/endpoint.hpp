@@ -135,6 +135,15 @@ class endpoint {
   // is forgotten): the next reporting poll returns it.
   status poll(int* handled = nullptr, bool report = true);
 
+  // The sending half of a poll, for an owner busy elsewhere (a transport
+  // whose user waits on another interface): deferred acks launched, held
+  // packets whose time has come sent, K request descriptors checked and
+  // resent. Nothing is received and the heartbeat does not move: peers
+  // judge my liveness by my polls, and I have not looked at what they sent.
+  // A peer given up on here is reported by the next poll. From a handler:
+  // rule_violation.
+  status resend_due();
+
   // Finalize: serve the network until no request of mine is outstanding and
   // every connected peer has finished too (or is dead / given up on).
   status drain();

@@ -33,6 +33,15 @@ status endpoint<Card>::poll(int* handled, bool report) {
 }
 
 template <class Card>
+status endpoint<Card>::resend_due() {
+  if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
+  if (!pending_acks_.empty()) flush_acks();
+  card_.send_due();
+  if (nprocs_ > 1) check_timeouts();
+  return status::ok;
+}
+
+template <class Card>
 status endpoint<Card>::set_segment(void* base, size_t len) {
   const auto b = reinterpret_cast<uint64_t>(base);
   if (len != 0 && (base == nullptr || b + len < b)) return status::invalid_argument;

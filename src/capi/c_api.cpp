@@ -183,6 +183,7 @@ int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned h, const struct io
 }
 
 int hpam_poll(hpam_ep_t* ep) { return noted(ep, ep->ops->poll(ep->impl, true)); }
+int hpam_resend_due(hpam_ep_t* ep) { return noted(ep, ep->ops->resend_due(ep->impl)); }
 int hpam_set_segment(hpam_ep_t* ep, void* base, size_t len) {
   if (!ep) return HPAM_ERR_INVALID;
   return ep->ops->set_segment(ep->impl, base, len);

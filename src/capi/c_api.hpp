@@ -41,6 +41,7 @@ struct c_ops {
   int (*medium)(void* impl, int dest, unsigned h, const iovec* iov, int iovcnt, uint64_t arg,
                 bool block);
   int (*poll)(void* impl, bool report);
+  int (*resend_due)(void* impl);
   int (*set_segment)(void* impl, void* base, size_t len);
   int (*drain)(void* impl);
   bool (*in_handler)(const void* impl);

@@ -94,6 +94,7 @@ struct c_ops_for {
         const status s = self(impl).poll(&handled, report);
         return s == status::ok ? handled : to_c_error(s);
       },
+      [](void* impl) { return to_c_error(self(impl).resend_due()); },
       [](void* impl, void* base, size_t len) {
         return to_c_error(self(impl).set_segment(base, len));
       },

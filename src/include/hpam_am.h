@@ -165,6 +165,15 @@ int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const str
  * send makes (poll_on_send) reports neither: it is left for hpam_poll. */
 int hpam_poll(hpam_ep_t* ep);
 
+/* The sending half of hpam_poll, for a process whose user waits on
+ * something else (another interface of a transport): launches deferred
+ * acknowledgements, sends packets the wire held back whose time has come,
+ * checks K request descriptors and resends those timed out. Receives
+ * nothing and is not a poll (peers judge liveness by polls); a peer given
+ * up on here is reported by the next hpam_poll. HPAM_OK, or
+ * HPAM_ERR_RULE from a handler. */
+int hpam_resend_due(hpam_ep_t* ep);
+
 int hpam_token_source(const hpam_token_t* token);
 int hpam_in_handler(const hpam_ep_t* ep); /* nonzero while a handler runs */
 

@@ -18,8 +18,11 @@
 //                                                   // never held back for room at dest
 //   bool         C::receive(rx_packet& p);          // pop RX_READY (CRC verified here)
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
-//   void         C::service();                      // card housekeeping: TX_FREE status,
-//                                                   // delayed/reordered packets on the wire
+//   void         C::service();                      // my processor polls: the heartbeat
+//                                                   // moves, then send_due()
+//   void         C::send_due();                     // card housekeeping without a poll: TX_FREE
+//                                                   // status, delayed/reordered packets on the
+//                                                   // wire whose time has come
 //   uint64_t     C::published_key(int proc);        // the job key proc's card publishes in its
 //                                                   // setup region (attaches proc first); 0: none
 //   void         C::announce_done();                // finalize: my processor has finished

@@ -475,6 +475,28 @@ TYPED_TEST(protocol, timeout_retransmits_with_backoff_then_gives_up) {
   EXPECT_EQ(this->seen_[1].silent_runs, 0);
 }
 
+// resend_due is the sending half of a poll (for an owner busy elsewhere):
+// it resends what timed out, but receives nothing and does not move the
+// heartbeat (peers judge liveness by polls).
+TYPED_TEST(protocol, resend_due_resends_without_receiving) {
+  job_options o;
+  o.timeout_ns = 1'000'000;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {1, 0, 0, 0};
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // 1 never polls: no answer
+  ASSERT_EQ(j[1].request_4(0, h_add, w, false), hpam::status::ok);     // waits in 0's queue
+  const uint32_t beat = j[1].card().peer_heartbeat(0);
+  j.time().advance(1'000'000);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].resend_due(), hpam::status::ok);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  EXPECT_EQ(this->seen_[0].counter, 0u);                 // nothing received
+  EXPECT_EQ(j[1].card().peer_heartbeat(0), beat);        // not a poll
+  ASSERT_EQ(j[0].poll(), hpam::status::ok);
+  EXPECT_EQ(this->seen_[0].counter, 1u);
+  EXPECT_NE(j[1].card().peer_heartbeat(0), beat);
+}
+
 TYPED_TEST(protocol, small_inbound_pool_drops_then_recovers) {
   job_options o;
   o.rx_blocks = 1;

@@ -26,12 +26,12 @@ static void fence_put_get(void)
     MPI_Win_fence(0, win);
     MPI_Put(src, n, MPI_LONG, right, 0, n, MPI_LONG, win);
     MPI_Win_fence(0, win);
-    for (int i = 0; i < n; ++i) CHECK(base[i] == left * 100000 + i, "fence put %d", i);
+    for (int i = 0; i < n; ++i) CHECK(base[i] == left * 100000 + i, "fence put %d: %ld", i, base[i]);
     long got[n];
     MPI_Get(got, n, MPI_LONG, left, 0, n, MPI_LONG, win);
     MPI_Win_fence(0, win);
     const int leftleft = (left + size - 1) % size;
-    for (int i = 0; i < n; ++i) CHECK(got[i] == leftleft * 100000 + i, "fence get %d", i);
+    for (int i = 0; i < n; ++i) CHECK(got[i] == leftleft * 100000 + i, "fence get %d: %ld", i, got[i]);
 }
 
 static void fence_accumulate(void)

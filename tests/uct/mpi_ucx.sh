@@ -26,18 +26,7 @@ hpam_mpirun() {
 faults="-x UCX_HPAM_FAULT_DROP=0.01 -x UCX_HPAM_FAULT_DUPLICATE=0.01 \
 -x UCX_HPAM_FAULT_CORRUPT=0.01 -x UCX_HPAM_FAULT_REORDER=0.02 -x UCX_HPAM_TIMEOUT_US=200"
 
-# Known deadlock (issue 10, open): Open MPI's osc ucx waits in MPI_Win_start/
-# MPI_Win_wait progressing only its own UCX worker, while hpam retransmits a
-# lost packet only from the poll of the interface that sent it (pml ucx's
-# worker); a release message lost to a fault is then never resent and a
-# fence partner waits forever (9 hangs in ~240 runs under load). Until the
-# transport walks its timeouts from any interface's progress (or an async
-# timer), RMA over osc ucx is tested under the faults that lose nothing.
-lossless="-x UCX_HPAM_FAULT_DUPLICATE=0.01 -x UCX_HPAM_FAULT_REORDER=0.02 -x UCX_HPAM_TIMEOUT_US=200"
-
 for prog in mpi_p2p mpi_coll mpi_rma; do
-  prog_faults=$faults
-  [ "$prog" = mpi_rma ] && prog_faults=$lossless
   for np in 2 3 4; do
     expect_ok "$prog over pml/osc ucx np=$np nic=medusa" "$np" medusa "$prog"
   done
@@ -46,7 +35,7 @@ for prog in mpi_p2p mpi_coll mpi_rma; do
   done
   for nic in medusa hamlyn; do
     # shellcheck disable=SC2086
-    expect_ok "$prog over pml/osc ucx np=4 nic=$nic with faults" 4 "$nic" "$prog" $prog_faults
+    expect_ok "$prog over pml/osc ucx np=4 nic=$nic with faults" 4 "$nic" "$prog" $faults
   done
 done
 

@@ -320,6 +320,10 @@ void hamlyn_am_card::release(const rx_packet& p) {
 
 void hamlyn_am_card::service() {
   card_.beat();
+  send_due();
+}
+
+void hamlyn_am_card::send_due() {
   card_.kick();
   wire_sink sink{this};
   wire_.service(sink);

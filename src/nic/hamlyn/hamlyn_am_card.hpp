@@ -57,7 +57,8 @@ class hamlyn_am_card {
   void relaunch(int dest, uint32_t b, uint32_t len);
   bool receive(rx_packet& p);
   void release(const rx_packet& p);
-  void service();
+  void service();   // my processor polls: the heartbeat moves, then send_due()
+  void send_due();  // the engine, held packets whose time has come, backlogs; no heartbeat
 
   const wire_counters& wire_stats() const { return wire_.counters(); }
   uint64_t overflow_drops() const { return my_overflow_->load(std::memory_order_relaxed); }

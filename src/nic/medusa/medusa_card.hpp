@@ -74,10 +74,14 @@ class medusa_card {
   bool receive(rx_packet& p) noexcept;
   // Gives the block back to the card (push on RX_FREE).
   void release(const rx_packet& p) noexcept;
-  // Delivers packets the wire held back whose time has come; advances the
-  // heartbeat (the processor is polling).
+  // The processor polls: the heartbeat advances, then send_due().
   void service() noexcept {
     header_->heartbeat.store(++beats_, std::memory_order_relaxed);
+    send_due();
+  }
+  // Delivers packets the wire held back whose time has come (no heartbeat:
+  // a walk of the timeouts by a processor busy elsewhere is not a poll).
+  void send_due() noexcept {
     engine_sink sink{*this};
     wire_.service(sink);
   }
