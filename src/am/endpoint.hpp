@@ -205,7 +205,7 @@ class endpoint {
                 const std::byte* payload, size_t len);
 
   // Copies the pieces to dst in order; the caller has checked that they fit.
-  static uint64_t gather(std::byte* dst, const iovec* iov, int iovcnt);
+  static void gather(std::byte* dst, const iovec* iov, int iovcnt);
 
   // Configuration, fixed at setup.
   std::string job_;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sys/protection_key.hpp"
+#include "sys/short_copy.hpp"
 
 #include "am/endpoint.hpp"
 
@@ -240,14 +241,13 @@ status endpoint<Card>::request_store(int dest, unsigned handler, const void* src
   });
 }
 
+// Copies the pieces one after the other (their total checked by the caller).
 template <class Card>
-uint64_t endpoint<Card>::gather(std::byte* dst, const iovec* iov, int iovcnt) {
-  uint64_t total = 0;
+void endpoint<Card>::gather(std::byte* dst, const iovec* iov, int iovcnt) {
   for (int i = 0; i < iovcnt; ++i) {
-    if (iov[i].iov_len) std::memcpy(dst + total, iov[i].iov_base, iov[i].iov_len);
-    total += iov[i].iov_len;
+    sys::short_copy(dst, iov[i].iov_base, iov[i].iov_len);
+    dst += iov[i].iov_len;
   }
-  return total;
 }
 
 template <class Card>
@@ -255,17 +255,23 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
                                       uint64_t arg, bool block) {
   if (status s = check_send(dest, handler); s != status::ok) return s;
   if (iovcnt < 0 || (iovcnt && !iov)) return status::invalid_argument;
+  // The one length check: each piece and the running total within max_bulk
+  // (no sum of huge lengths can wrap around).
+  const uint64_t limit = max_bulk();
   uint64_t total = 0;
-  for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
-  if (total > max_bulk()) return status::invalid_argument;
-  const uint64_t w[4] = {arg, 0, 0, 0};  // medium_word::arg; the length is the packet's
-  if (dest == my_proc_) {
+  for (int i = 0; i < iovcnt; ++i) {
+    if (iov[i].iov_len > limit - total) return status::invalid_argument;
+    total += iov[i].iov_len;
+  }
+  if (__builtin_expect(dest == my_proc_, 0)) {
+    const uint64_t w[4] = {arg, 0, 0, 0};  // medium_word::arg; the length is the packet's
     gather(self_buffer_.data(), iov, iovcnt);
     return self_request(msg_kind::medium, handler, w, self_buffer_.data(), total);
   }
   return send_request(dest, msg_kind::medium, handler, block, [&](am_header& h, std::byte* payload) {
     h.word[medium_word::arg] = arg;
-    return static_cast<uint32_t>(gather(payload, iov, iovcnt));
+    gather(payload, iov, iovcnt);
+    return static_cast<uint32_t>(total);
   });
 }
 

@@ -215,6 +215,10 @@ constexpr knob table[] = {
      1, bind<field<&am_cfg::key_check>, field<&core::key_check>>(), nullptr},
     {flag("crc_check", "crc_check", 5, "Compute and check a CRC32C on every packet"), 1,
      bind<field<&am_cfg::crc_check>, field<&core::card, &card::crc>>(), nullptr},
+    {flag("direct_tx", "direct_tx", 5,
+          "Medusa: an idle card engine sends a launched block at once instead of taking it "
+          "through TX_READY and TX_FREE"),
+     1, bind<field<&am_cfg::direct_tx>, field<&core::card, &card::direct_tx>>(), nullptr},
     {probability("fault_drop", "fault_drop", "Probability that the emulated wire drops a packet"),
      1, bind<field<&am_cfg::fault_drop>, field<&core::card, &card::faults, &faults::drop>>(),
      nullptr},

@@ -71,6 +71,8 @@ typedef struct hpam_config {
   int key_check;              /* check the job key on arrival                             */
   int crc_check;              /* compute and check CRC32C on packets (off is refused
                                * together with fault_corrupt > 0)                          */
+  int direct_tx;              /* Medusa: an idle card engine sends a launched block at   */
+                              /* once, without the TX_READY/TX_FREE round trip (default 1) */
   uint64_t key;               /* job protection key, the same in every process; 0: process
                                * 0 draws a random key and publishes it in its card, where
                                * the others read it (their hpam_ep_create then waits for

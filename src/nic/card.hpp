@@ -120,6 +120,8 @@ struct card_setup {
   uint32_t tx_blocks = 0;            // outbound blocks (processor-owned, via TX_FREE)
   uint32_t rx_blocks = 0;            // inbound blocks (card-owned, via RX_FREE)
   bool crc = true;                   // compute and verify CRC32C per packet
+  bool direct_tx = true;             // Medusa: an idle engine sends a launched block at once,
+                                     // without the TX_READY/TX_FREE round trip
   fault_config faults;               // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
   uint64_t job_key = 0;              // published in my card's setup region for the job's other

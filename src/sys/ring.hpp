@@ -79,6 +79,10 @@ class spsc_fifo {
   uint64_t size() const noexcept {
     return ring_math::used(head_.load(std::memory_order_acquire), tail_.load(std::memory_order_acquire));
   }
+  // Nothing to pop (exact when producer and consumer are the same thread).
+  bool empty() const noexcept {
+    return !ring_math::has_data(head_.load(std::memory_order_relaxed), tail_.load(std::memory_order_relaxed));
+  }
 
  private:
   uint64_t* cells() noexcept { return reinterpret_cast<uint64_t*>(this + 1); }

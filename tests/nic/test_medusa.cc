@@ -94,10 +94,12 @@ TEST(MedusaCard, RejectsBadSetup) {
 // Two cards of one job in one process, attached to each other.
 struct card_pair {
   explicit card_pair(const char* tag, uint32_t tx = 16, uint32_t rx = 64, uint32_t block = 1024,
-                     fault_config faults = {}, const sys::clock* clk = nullptr) {
+                     fault_config faults = {}, const sys::clock* clk = nullptr,
+                     bool direct_tx = true) {
     const std::string job = unique_job(tag);
     card_setup s0 = make_setup(job, 2, 0, tx, rx, block);
     card_setup s1 = make_setup(job, 2, 1, tx, rx, block);
+    s0.direct_tx = s1.direct_tx = direct_tx;
     s0.faults = faults;
     s0.clock = clk;
     a = std::make_unique<medusa_card>(s0);
@@ -138,6 +140,60 @@ TEST(MedusaCard, TwoCardsExchangeByteExact) {
   EXPECT_EQ(p.a->overflow_drops() + p.b->overflow_drops(), 0u);
   EXPECT_EQ(p.a->malformed() + p.b->malformed(), 0u);
   EXPECT_EQ(p.b->rx_free_fifo().size(), 64u);
+}
+
+// An idle engine takes a launched block at once (direct_tx); switched off,
+// every packet goes TX_READY -> engine -> TX_FREE. Either way the same bytes
+// arrive and, between launches, both TX FIFOs are empty.
+TEST(MedusaCard, DirectAndFifoLaunchDeliverTheSame) {
+  for (const bool direct : {true, false}) {
+    SCOPED_TRACE(direct ? "direct_tx" : "TX FIFOs");
+    card_pair p("direct", 4, 8, 1024, {}, nullptr, direct);
+    uint32_t t;
+    ASSERT_TRUE(p.a->claim_tx_block(t));
+    for (uint64_t seq = 0; seq < 20; ++seq) {
+      p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, p.a->block_size()));
+      EXPECT_EQ(p.a->tx_ready_fifo().size(), 0u);
+      rx_packet r{};
+      ASSERT_TRUE(p.b->receive(r));
+      ASSERT_TRUE(r.crc_ok);
+      EXPECT_EQ(check_packet(r, 0, 1, p.a->block_size()), seq);
+      p.b->release(r);
+    }
+    EXPECT_EQ(p.a->direct_sends(), direct ? 20u : 0u);
+    EXPECT_EQ(p.a->wire_stats().sent, 20u);
+    EXPECT_EQ(p.a->malformed(), 0u);
+    uint32_t rest = 0, b;
+    while (p.a->claim_tx_block(b)) ++rest;
+    EXPECT_EQ(rest, 3u);  // the unclaimed blocks, the launched one never among them
+  }
+}
+
+// An entry already on TX_READY is transmitted first: a launch finding the
+// engine busy goes through the FIFOs behind it, not around it.
+TEST(MedusaCard, LaunchBehindAQueuedEntryKeepsFifoOrder) {
+  card_pair p("queued", 4, 8);
+  uint32_t first, second;
+  ASSERT_TRUE(p.a->claim_tx_block(first));
+  ASSERT_TRUE(p.a->claim_tx_block(second));
+  const uint32_t bs = p.a->block_size();
+  const uint32_t len = build_packet(p.a->tx_block(first), 1, bs);
+  p.a->launch(1, first, len);  // writes the wire header of `first`
+  rx_packet r{};
+  ASSERT_TRUE(p.b->receive(r));
+  p.b->release(r);
+  // The processor queues `first` again by hand and, before the engine ran, launches `second`.
+  ASSERT_TRUE(p.a->tx_ready_fifo().push(encode_entry(first, len)));
+  p.a->launch(1, second, build_packet(p.a->tx_block(second), 2, bs));
+  EXPECT_EQ(p.a->direct_sends(), 1u);  // only the first launch
+  for (uint64_t want : {1u, 2u}) {
+    ASSERT_TRUE(p.b->receive(r));
+    ASSERT_TRUE(r.crc_ok);
+    EXPECT_EQ(check_packet(r, 0, 1, bs), want);
+    p.b->release(r);
+  }
+  EXPECT_FALSE(p.b->receive(r));
+  EXPECT_EQ(p.a->tx_ready_fifo().size(), 0u);
 }
 
 TEST(MedusaCard, LoopbackToMyself) {

@@ -5,6 +5,7 @@ tests_sys_test_sys_SOURCES = \
   tests/sys/test_ring.cc \
   tests/sys/test_crc32c.cc \
   tests/sys/test_shared_segment.cc \
-  tests/sys/test_misc.cc
+  tests/sys/test_misc.cc \
+  tests/sys/test_short_copy.cc
 tests_sys_test_sys_CXXFLAGS = $(TEST_CXXFLAGS)
 tests_sys_test_sys_LDADD = $(TEST_LDADD) -lgtest_main

@@ -62,6 +62,7 @@ medusa_card::medusa_card(const card_setup& setup)
       tx_blocks_(setup.tx_blocks),
       rx_blocks_(setup.rx_blocks),
       crc_(setup.crc),
+      direct_tx_(setup.direct_tx),
       attach_timeout_ms_(setup.attach_timeout_ms),
       job_key_(setup.job_key),
       job_(setup.job),
