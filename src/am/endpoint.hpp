@@ -166,13 +166,32 @@ class endpoint {
   template <class Build>
   status send_reply(hpam_token& token, msg_kind kind, unsigned handler, Build&& build);
   uint64_t key_of_process_0();
-  bool acquire_instance(int dest, uint32_t& instance);
+  // The hint's instance when free (inline), else the search (out of line).
+  bool acquire_instance(int dest, uint32_t& instance) {
+    const uint32_t hint = instance_hint_[dest];
+    if (__builtin_expect(!requests_.at(dest, hint).busy, 1)) {
+      instance = hint;
+      return true;
+    }
+    return search_instance(dest, instance);
+  }
+  bool search_instance(int dest, uint32_t& instance);
   status stall_for_instance(int dest, uint32_t& instance);
   bool in_segment(uint64_t address, uint64_t len) const {
     return segment_len_ != 0 && address >= segment_base_ && len <= segment_len_ &&
            address - segment_base_ <= segment_len_ - len;
   }
-  status check_send(int dest, unsigned handler);
+  // A send from outside a handler to a connected, not lost, peer passes
+  // with three loads (inline); everything else takes the full checks.
+  status check_send(int dest, unsigned handler) {
+    if (__builtin_expect(state_ == handler_state::none && static_cast<unsigned>(dest) <
+                                                             static_cast<unsigned>(nprocs_) &&
+                             handler < max_handlers && connected_[dest] && !lost_[dest],
+                         1))
+      return status::ok;
+    return check_send_slow(dest, handler);
+  }
+  [[gnu::noinline]] status check_send_slow(int dest, unsigned handler);
   [[gnu::cold]] status rule_broken(const char* what);
 
   void handle_packet(const nic::rx_packet& p);

@@ -130,7 +130,7 @@ status endpoint<Card>::rule_broken(const char* what) {
 }
 
 template <class Card>
-status endpoint<Card>::check_send(int dest, unsigned handler) {
+status endpoint<Card>::check_send_slow(int dest, unsigned handler) {
   if (state_ == handler_state::request) return rule_broken("a request handler may only reply");
   if (state_ == handler_state::reply) return rule_broken("a reply handler may not send");
   if (dest < 0 || dest >= nprocs_ || handler >= max_handlers) return status::invalid_argument;
@@ -152,12 +152,7 @@ status endpoint<Card>::check_send(int dest, unsigned handler) {
 // a request goes out only once the one sent D requests before it has been
 // answered.
 template <class Card>
-bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
-  const uint32_t hint = instance_hint_[dest];
-  if (!requests_.at(dest, hint).busy) {
-    instance = hint;
-    return true;
-  }
+bool endpoint<Card>::search_instance(int dest, uint32_t& instance) {
   if (ordered_) return false;
   counters_[dest].hint_misses++;
   for (uint32_t i = 0; i < depth_; ++i)
