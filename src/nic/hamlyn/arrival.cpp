@@ -234,7 +234,7 @@ bool card::receive(uint32_t q, notification& n) {
   const card_view& v = views_[my_proc_];
   if (q >= cfg_.notification_queues) return false;
   if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), cfg_.notify_capacity, n);
+  return notification_take(*v.queue(q), v.entries(q), cfg_.notify_capacity, readers_[q], n);
 }
 
 bool card::receive_block(uint32_t q, notification& n, uint64_t timeout_ns) {

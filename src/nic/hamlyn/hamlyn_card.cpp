@@ -142,9 +142,10 @@ void card::layout_segment() {
   v.job_key = cfg_.job_key;
   v.pid = h->owner_pid;
   bind_view(v);
-  for (uint32_t q = 0; q < g.notification_queues; ++q) {  // informative: readers use geo
-    v.queue(q)->capacity = g.notify_capacity;
+  for (uint32_t q = 0; q < g.notification_queues; ++q) {
+    v.queue(q)->capacity = g.notify_capacity;  // informative: users take geo's
     v.queue(q)->entries_offset = g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
+    notification_queue_init(*v.queue(q), v.entries(q), g.notify_capacity);
   }
   v.rx_free->init(cfg_.rx_packets);
   v.rx_ready->init(cfg_.rx_packets);
@@ -170,6 +171,7 @@ card::card(const card_config& cfg) : cfg_(cfg), my_proc_(cfg.my_proc), nprocs_(c
                static_cast<uint32_t>(my_proc_)});
   terminus_ = std::make_unique<terminus>(cfg_.work_queue_entries, cfg_.direct_io_limit);
   deferred_.reserve(cfg_.rx_packets);
+  readers_.resize(cfg_.notification_queues);
 }
 
 // The name goes once every peer has mapped the card; a card some peer never

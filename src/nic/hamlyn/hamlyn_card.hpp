@@ -193,6 +193,8 @@ class card {
   // h_recv_block: waits up to timeout_ns for a notification (spinning, then
   // yielding the processor; the emulation has no interrupt to sleep on).
   bool receive_block(uint32_t q, notification& n, uint64_t timeout_ns);
+  // My cursor of queue q (q < notification_queues) and what it passed over.
+  const notification_reader& reader(uint32_t q) const { return readers_[q]; }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
   void set_handler(packet_kind kind, packet_handler fn, void* ctx);
@@ -288,6 +290,7 @@ class card {
     void* ctx = nullptr;
   } handlers_[packet_kind_count];
   std::vector<inbound_packet> deferred_;          // inbound packets waiting to be served again
+  std::vector<notification_reader> readers_;      // [queue]: my cursors, never in shared memory
   uint64_t rejected_sends_ = 0;                   // messages the receiving side refused
   uint32_t beats_ = 0;                            // my heartbeat, mirrored in the header
 };
