@@ -18,7 +18,7 @@ hpam_mpirun() {
   shift 3
   timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
     --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-    --mca btl self -x LD_PRELOAD="$lib${sanitizer_preload:+:$sanitizer_preload}" \
+    --mca btl self -x LD_PRELOAD="${sanitizer_preload:+$sanitizer_preload:}$lib" \
     -x UCX_TLS=hpam,self -x UCX_HPAM_NIC="$nic" -x UCX_WARN_UNUSED_ENV_VARS=n "$@" \
     "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-}
 }

@@ -5,6 +5,8 @@
 #include "uct_fixture.hpp"
 
 #include <dlfcn.h>
+#include <fstream>
+#include <string>
 #include <sys/wait.h>
 
 #include "hpam_knobs.h"
@@ -99,12 +101,28 @@ TEST(UctParams, EveryKnobIsAVariable) {
   uct_config_release(config);
 }
 
+// The sanitizer runtimes this process has loaded (a sanitizer build), each
+// followed by ':': an uninstrumented program must preload them before an
+// instrumented library, ASan's first of all.
+static std::string sanitizer_runtimes() {
+  std::string asan, ubsan;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const size_t slash = line.rfind('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(line.find('/')), name = line.substr(slash + 1);
+    if (name.rfind("libasan.so", 0) == 0) asan = path + ":";
+    if (name.rfind("libubsan.so", 0) == 0) ubsan = path + ":";
+  }
+  return asan + ubsan;
+}
+
 // The library registers the component from its constructor: it must load
 // into any program (the knob table it walks there is constant-initialized).
 TEST(UctParams, LibraryLoadsIntoAnyProgram) {
   Dl_info info{};
   ASSERT_NE(0, dladdr(reinterpret_cast<void*>(&uct_hpam_rkey_pack), &info));
-  const std::string preload = std::string("LD_PRELOAD=") + info.dli_fname;
+  const std::string preload = "LD_PRELOAD=" + sanitizer_runtimes() + info.dli_fname;
   const pid_t child = fork();
   if (child == 0) {
     char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};

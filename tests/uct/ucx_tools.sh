@@ -3,9 +3,10 @@
 # lists the transport with its capabilities and the UCX_HPAM_* variables,
 # refuses a bad value naming it, and ucx_perftest runs an active-message
 # ping-pong and a put/get/atomic test between two processes on both cards.
-set -u
-: "${HPAM_BUILDDIR:?run through make check}"
-lib=$HPAM_BUILDDIR/uct/.libs/libuct_hpam.so
+. "$(dirname "$0")/../mpi/common.sh"  # HPAM_BUILDDIR, sanitizer_preload
+# An instrumented library (sanitizer build) in an uninstrumented tool needs
+# the sanitizer runtimes loaded first.
+lib=${sanitizer_preload:+$sanitizer_preload:}$HPAM_BUILDDIR/uct/.libs/libuct_hpam.so
 # A job of our own: other runs of this script (other checkouts) may be using
 # the default job "node" with another card at the same time.
 export UCX_HPAM_JOB=tools$$
