@@ -13,13 +13,12 @@
 
 #include "nic/hamlyn/cross_memory.hpp"
 #include "nic/hamlyn/terminus.hpp"
+#include "sys/align.hpp"
 #include "sys/clock.hpp"
 #include "sys/protection_key.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
-
-uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 void check_config(const card_config& c) {
   using sys::ring_math::is_power_of_two;
@@ -92,17 +91,17 @@ card_geometry card_geometry_for(card_geometry g) {
   g.slots_offset = off;
   off += uint64_t{g.slot_count} * sizeof(slot);
   g.metadata_offset = off;
-  off = align_up(off + uint64_t{g.metadata_entries} * sizeof(metadata_entry), 64);
+  off = sys::align_up(off + uint64_t{g.metadata_entries} * sizeof(metadata_entry), 64);
   g.queues_offset = off;
   off += g.notification_queues * sizeof(notification_queue_control);
   g.entries_offset = off;
   off += g.notification_queues * g.notify_capacity * sizeof(notification_entry);
   g.rx_free_offset = off;
-  off += align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
+  off += sys::align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
   g.rx_ready_offset = off;
-  off += align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
+  off += sys::align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
   g.rx_buffers_offset = off;
-  off = align_up(off + uint64_t{g.rx_packets} * g.packet_size, 4096);
+  off = sys::align_up(off + uint64_t{g.rx_packets} * g.packet_size, 4096);
   g.area_offset = off;
   g.size = off + g.area_bytes;
   return g;
