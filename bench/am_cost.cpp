@@ -133,8 +133,8 @@ int run_raw_hamlyn(const hpam::am::endpoint_config& base, long iters) {
   hpam::sys::clock clk;
   const uint64_t t0 = clk.now_ns();
   for (long i = 0; i < iters; ++i) {
-    if (!is_ok(c0.send(t[1], m, h)) || !c1.receive(0, n)) return 4;
-    if (!is_ok(c1.send(t[0], m, h)) || !c0.receive(0, n)) return 5;
+    if (!is_ok(c0.terminus().send(t[1], m, h)) || !c1.receiver().receive(0, n)) return 4;
+    if (!is_ok(c1.terminus().send(t[0], m, h)) || !c0.receiver().receive(0, n)) return 5;
   }
   std::printf("%ld raw Hamlyn round trips (8 bytes each way), %.1f ns each (one core, both ends)\n",
               iters, static_cast<double>(clk.now_ns() - t0) / static_cast<double>(iters));

@@ -123,7 +123,7 @@ struct world {
     m.gather_count = 1;
     m.fast_word = blk;
     nic::hamlyn::send_handle h;
-    (void)peer->hamlyn().send(t, m, h);
+    (void)peer->hamlyn().terminus().send(t, m, h);
   }
 
   void step(input& in) {

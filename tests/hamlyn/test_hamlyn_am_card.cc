@@ -286,8 +286,8 @@ TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
   m.gather = &piece;
   m.gather_count = 1;
   nic::hamlyn::send_handle sh;
-  ASSERT_EQ(h0.send(forged, m, sh), status::ok);
-  EXPECT_EQ(h0.state(sh), nic::hamlyn::send_state::error);
+  ASSERT_EQ(h0.terminus().send(forged, m, sh), status::ok);
+  EXPECT_EQ(h0.terminus().state(sh), nic::hamlyn::send_state::error);
   EXPECT_EQ(c[2]->hamlyn().counters().key_rejections.load(), 1u);
   nic::rx_packet p;
   EXPECT_FALSE(c[2]->receive(p));
