@@ -292,9 +292,17 @@ static int marked(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
     return all;
 }
 
-/* Everything issued before the waiter's flush has completed remotely. */
+/* Everything issued before the waiter's flush has completed remotely. For
+ * an interface flush that includes UCX's requests on endpoints' pending
+ * queues (UCX handed them over before the flush; a put waiting there for a
+ * hello would otherwise be "flushed" before it was made): while any wait,
+ * everything issued so far (they too, as they go out) must complete. */
 int uct_hpam_flush_done(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
 {
+    if (w->ep == NULL && !ucs_list_is_empty(&iface->pending_eps)) {
+        w->ops_before = iface->ops_issued;
+        return 0;
+    }
     if (!marked(iface, w)) return 0;
     for (unsigned i = 0; i < iface->op_ninflight; ++i) {
         const uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
@@ -323,8 +331,6 @@ ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_wait
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp)
 {
     uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    /* Requests on pending queues are UCX's, not yet issued: not waited for
-     * (UCX's worker flush takes anything but UCS_OK/UCS_INPROGRESS as failure). */
     uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
     return uct_hpam_flush_or_wait(iface, &w);
 }

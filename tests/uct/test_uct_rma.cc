@@ -177,6 +177,34 @@ TEST_P(UctRma, PutGetBetweenInterfaces) {
   EXPECT_EQ(103u, u.words[3]);
 }
 
+// An interface flush covers what UCX queued on an endpoint's pending queue
+// before it (UCX's worker flush asks the interfaces only): the put waiting
+// there has landed when the flush says done.
+TEST_P(UctRma, InterfaceFlushWaitsForPendingRequests) {
+  struct put_req {
+    uct_pending_req_t req{};
+    uct_ep_h ep;
+    uint64_t remote;
+    uct_rkey_t rkey;
+    uint64_t value = 0x5555aaaa5555aaaaull;
+    int calls = 0;
+  } p;
+  p.ep = ab;
+  p.remote = addr(5);
+  p.rkey = rkey.rkey;
+  p.req.func = [](uct_pending_req_t* r) {
+    auto* q = reinterpret_cast<put_req*>(r);
+    q->calls++;
+    return uct_ep_put_short(q->ep, &q->value, 8, q->remote, q->rkey);
+  };
+  ASSERT_EQ(UCS_OK, uct_ep_pending_add(ab, &p.req, 0));
+  EXPECT_EQ(UCS_INPROGRESS, uct_iface_flush(a.iface, 0, nullptr));
+  EXPECT_EQ(0u, target[5]);
+  ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_iface_flush(a.iface, 0, nullptr) == UCS_OK; }));
+  EXPECT_GE(p.calls, 1);
+  EXPECT_EQ(p.value, target[5]);
+}
+
 TEST_P(UctRma, AtomicsAreAtomicAtTheTarget) {
   target[0] = 10;
   uint64_t old = 0;
