@@ -7,6 +7,9 @@
 # and the job's /dev/shm segments may not change in number; the protocol
 # counters must agree (retransmissions >= packets dropped, CRC failures <=
 # between half and twice the corrupted packets, every fault kind seen).
+# Each model ends with a table of totals per rank and in all: messages and
+# bytes sent and checked, RMA operations, windows churned, the transport's
+# counters and resident memory at start and end.
 #
 #   tests/soak.sh [--minutes M] [--ranks N] [--nic medusa|hamlyn]
 #

@@ -32,6 +32,7 @@ tests_mpi_mpi_windows_LDADD = $(MPI_LIBS)
 tests_mpi_mpi_soak_SOURCES = tests/mpi/mpi_soak.c tests/mpi/mpi_check.h
 tests_mpi_mpi_soak_CFLAGS = $(MPI_TEST_CFLAGS)
 tests_mpi_mpi_soak_LDADD = $(MPI_LIBS)
-dist_noinst_SCRIPTS += tests/mpi/common.sh
+dist_noinst_SCRIPTS += tests/mpi/common.sh tests/mpi/windows_churn.sh
 TESTS += tests/mpi/p2p.sh tests/mpi/coll.sh tests/mpi/rma.sh tests/mpi/pvars.sh \
-  tests/mpi/badparam.sh tests/mpi/kill.sh tests/mpi/threads.sh tests/mpi/dtypes.sh tests/mpi/dtypes_faults.sh tests/mpi/overload.sh tests/mpi/windows.sh
+  tests/mpi/badparam.sh tests/mpi/kill.sh tests/mpi/threads.sh tests/mpi/dtypes.sh tests/mpi/dtypes_faults.sh tests/mpi/overload.sh tests/mpi/windows.sh \
+  tests/mpi/windows_churn_medusa.sh tests/mpi/windows_churn_hamlyn.sh

@@ -20,7 +20,15 @@
  * packets refused as damaged (CRC, malformed, key) between half and twice
  * the packets corrupted (a copy may be duplicated, or dropped for want of a
  * receive block before its CRC is seen), no rule violations. With -f every fault kind (drop,
- * duplicate, corrupt, reorder) must have happened at least once. */
+ * duplicate, corrupt, reorder) must have happened at least once.
+ *
+ * At the end rank 0 prints a table of totals, per rank and in all:
+ * point-to-point messages and bytes sent and received (every byte checked;
+ * the job's sent and received totals must agree), RMA puts, gets and
+ * accumulates with the bytes they moved, windows created and freed, and
+ * each rank's transport counters (requests, retransmissions, faults
+ * injected, CRC failures, overflow drops) and resident memory at the first
+ * and the last sample. */
 #include <dirent.h>
 #include <string.h>
 
@@ -53,13 +61,18 @@ static void counters_open(void)
     }
 }
 
+static void counters_read(unsigned long *mine)
+{
+    for (int k = 0; k < ncounters; ++k)
+        CHECK(MPI_T_pvar_read(session, handles[k], &mine[k]) == MPI_SUCCESS, "read %s",
+              counter_names[k]);
+}
+
 /* The counters summed over all ranks, on rank 0. */
 static void counters_sum(unsigned long *sum)
 {
     unsigned long mine[ncounters];
-    for (int k = 0; k < ncounters; ++k)
-        CHECK(MPI_T_pvar_read(session, handles[k], &mine[k]) == MPI_SUCCESS, "read %s",
-              counter_names[k]);
+    counters_read(mine);
     MPI_Reduce(mine, sum, ncounters, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 }
 
@@ -112,9 +125,15 @@ static const int rma_sizes[] = {0, 8, 1000, 4096, 8216, 16384};
 enum { nrma = sizeof rma_sizes / sizeof rma_sizes[0], slot = 16384 };
 static const int window_sizes[] = {0, 100, 4096, 65536};
 
+/* What one rank did; the final table prints it per rank and in all. */
 typedef struct totals {
-    long messages, bytes; /* received and checked */
+    long sent, sent_bytes;        /* point-to-point messages and bytes sent */
+    long checked, checked_bytes;  /* point-to-point messages received, every byte checked */
+    long puts, gets, accumulates; /* RMA operations issued */
+    long rma_bytes;               /* bytes put or got by RMA, every byte checked */
+    long windows;                 /* short-lived windows created, used and freed */
 } totals_t;
+enum { ntotals = sizeof(totals_t) / sizeof(long) };
 
 static unsigned char **buffers(size_t bytes)
 {
@@ -138,6 +157,8 @@ static void p2p_round(int round, unsigned char **out, unsigned char **in, totals
         if (p == rank) continue;
         fill_pattern(out[p], (size_t) n, rank, p, tag);
         MPI_Isend(out[p], n, MPI_BYTE, p, tag, MPI_COMM_WORLD, &req[k++]);
+        t->sent++;
+        t->sent_bytes += n;
     }
     MPI_Waitall(k, req, st);
     for (int p = 0, i = 0; p < size; ++p) {
@@ -148,8 +169,8 @@ static void p2p_round(int round, unsigned char **out, unsigned char **in, totals
         const size_t bad = check_pattern(in[p], (size_t) n, p, rank, tag);
         CHECK(bad == (size_t) n && in[p][n] == 0xEE, "round %d: byte %zu of %d from rank %d wrong",
               round, bad, n, p);
-        t->messages++;
-        t->bytes += n;
+        t->checked++;
+        t->checked_bytes += n;
     }
 }
 
@@ -165,11 +186,13 @@ static void rma_round(int round, MPI_Win win, unsigned char *base, unsigned char
         MPI_Put(out[p], n, MPI_BYTE, p, (MPI_Aint) rank * slot, n, MPI_BYTE, win);
         MPI_Accumulate(&one, 1, MPI_LONG, p, counter, 1, MPI_LONG, MPI_SUM, win);
     }
+    t->puts += size;
+    t->accumulates += size;
     MPI_Win_fence(0, win);
     for (int p = 0; p < size; ++p) {
         const size_t bad = check_pattern(base + (size_t) p * slot, (size_t) n, p, rank, tag);
         CHECK(bad == (size_t) n, "round %d: byte %zu of the %d put by rank %d wrong", round, bad, n, p);
-        t->bytes += n;
+        t->rma_bytes += n;
     }
     long c;
     memcpy(&c, base + counter, sizeof c);
@@ -179,11 +202,12 @@ static void rma_round(int round, MPI_Win win, unsigned char *base, unsigned char
         memset(back[p], 0xEE, (size_t) n);
         MPI_Get(back[p], n, MPI_BYTE, p, (MPI_Aint) rank * slot, n, MPI_BYTE, win);
     }
+    t->gets += size;
     MPI_Win_fence(0, win);
     for (int p = 0; p < size; ++p) {
         const size_t bad = check_pattern(back[p], (size_t) n, rank, p, tag);
         CHECK(bad == (size_t) n, "round %d: byte %zu of the %d got from rank %d wrong", round, bad, n, p);
-        t->bytes += n;
+        t->rma_bytes += n;
     }
 }
 
@@ -201,7 +225,9 @@ static void short_window(int round, totals_t *t)
     MPI_Win_fence(0, w);
     const size_t bad = check_pattern(mem, (size_t) n, left, rank, tag);
     CHECK(bad == (size_t) n, "round %d: byte %zu of %d in a short window wrong", round, bad, n);
-    t->bytes += n;
+    t->puts++;
+    t->rma_bytes += n;
+    t->windows++;
     MPI_Win_free(&w);
     free(mem);
     free(src);
@@ -220,7 +246,7 @@ static int nsamples;
 
 static void take_sample(double t, const char *prefix, const totals_t *mine, unsigned long *sum)
 {
-    long rss = rss_kib(), mt[2] = {mine->messages, mine->bytes}, all[2];
+    long rss = rss_kib(), mt[2] = {mine->checked, mine->checked_bytes + mine->rma_bytes}, all[2];
     sample_t *s = &samples[nsamples < max_samples ? nsamples : max_samples - 1];
     MPI_Gather(&rss, 1, MPI_LONG, s->rss, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     MPI_Reduce(mt, all, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -255,6 +281,67 @@ static void check_flat(double seconds, double growth_percent)
         CHECK(samples[i].segments == base->segments, "%d segments at %.0f s, %d after the warm-up",
               samples[i].segments, samples[i].t, base->segments);
     printf("mpi_soak: segments %d at start, %d at the end\n", samples[0].segments, last->segments);
+}
+
+/* ---- the final table ---------------------------------------------------- */
+
+static void print_traffic_row(const char *who, const totals_t *t, long windows)
+{
+    printf("mpi_soak: %5s %10ld %14ld %10ld %14ld %9ld %9ld %9ld %14ld %8ld\n", who, t->sent,
+           t->sent_bytes, t->checked, t->checked_bytes, t->puts, t->gets, t->accumulates,
+           t->rma_bytes, windows);
+}
+
+static void print_transport_row(const char *who, const unsigned long *c, long rss0, long rss1)
+{
+    const unsigned long injected = c[c_dropped] + c[c_duplicated] + c[c_corrupted] + c[c_reordered];
+    printf("mpi_soak: %5s %10lu %10lu %10lu %10lu %10lu %10ld %10ld\n", who, c[c_requests],
+           c[c_retrans], injected, c[c_crc], c[c_overflow], rss0, rss1);
+}
+
+/* Every rank's totals and transport counters (MPI_T pvars) to rank 0,
+ * which prints them per rank and in all, with each rank's resident memory
+ * at the first and the last sample. The job's messages sent must all have
+ * been received and checked. */
+static void print_totals(double t, int rounds, const totals_t *mine)
+{
+    totals_t each[max_ranks], all = {0};
+    unsigned long mine_c[ncounters], c[max_ranks][ncounters], all_c[ncounters] = {0};
+    counters_read(mine_c);
+    MPI_Gather(mine, ntotals, MPI_LONG, each, ntotals, MPI_LONG, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine_c, ncounters, MPI_UNSIGNED_LONG, c, ncounters, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
+    if (rank != 0) return;
+    const sample_t *first = &samples[0], *last = &samples[nsamples - 1];
+    long rss0 = 0, rss1 = 0;
+    printf("mpi_soak: totals after %.1f s, %d rounds, %d ranks\n", t, rounds, size);
+    printf("mpi_soak:  rank  msgs sent     bytes sent msgs chckd  bytes checked      puts      gets"
+           "      accs      RMA bytes  windows\n");
+    for (int p = 0; p < size; ++p) {
+        char who[16];
+        snprintf(who, sizeof who, "%d", p);
+        print_traffic_row(who, &each[p], each[p].windows);
+        long *a = (long *) &all;
+        for (int k = 0; k < ntotals; ++k) a[k] += ((const long *) &each[p])[k];
+    }
+    /* A window is created and freed by every rank together: count it once. */
+    print_traffic_row("all", &all, each[0].windows);
+    printf("mpi_soak:  rank   requests    retrans     faults  CRC fails   overflow  RSS0 KiB   "
+           "RSS1 KiB\n");
+    for (int p = 0; p < size; ++p) {
+        char who[16];
+        snprintf(who, sizeof who, "%d", p);
+        print_transport_row(who, c[p], first->rss[p], last->rss[p]);
+        for (int k = 0; k < ncounters; ++k) all_c[k] += c[p][k];
+        rss0 += first->rss[p];
+        rss1 += last->rss[p];
+    }
+    print_transport_row("all", all_c, rss0, rss1);
+    printf("mpi_soak: (bytes: payload; RMA bytes: put or got, every byte checked; faults: packets "
+           "the wire dropped, duplicated, corrupted or reordered; RSS0/RSS1: resident memory at "
+           "the first and the last sample)\n");
+    CHECK(all.sent == all.checked && all.sent_bytes == all.checked_bytes,
+          "%ld messages (%ld bytes) sent, %ld (%ld bytes) received and checked", all.sent,
+          all.sent_bytes, all.checked, all.checked_bytes);
 }
 
 static void check_counters(const unsigned long *s, int faults)
@@ -305,11 +392,12 @@ int main(int argc, char **argv)
     MPI_Win_fence(0, win);
     char prefix[128] = "";
     if (rank == 0) job_prefix(prefix, sizeof prefix);
-    totals_t mine = {0, 0};
+    totals_t mine = {0};
     unsigned long sum[ncounters];
     const double start = now_s();
     double next_sample = 0;
-    for (int round = 0;; ++round) {
+    int round = 0;
+    for (;; ++round) {
         p2p_round(round, out, in, &mine);
         rma_round(round, win, base, rma_out, rma_back, &mine);
         if (round % 16 == 15) short_window(round, &mine);
@@ -326,6 +414,7 @@ int main(int argc, char **argv)
         if (what == 2) break;
     }
     MPI_Win_free(&win);
+    print_totals(now_s() - start, round + 1, &mine);
     if (rank == 0) {
         check_flat(seconds, growth);
         check_counters(sum, faults);
