@@ -2,8 +2,9 @@
 // Medusa card's four FIFOs are built from them (HPAM 5.1, Figure 2).
 //
 // Counters are monotonic 64-bit values; the slot is counter & mask (a queue
-// that needs a lap flag derives it from the counter too, as Hamlyn's
-// notification queue does with notification_phase). The index arithmetic is
+// that needs a lap flag derives it from the counter too: Hamlyn's
+// notification queue keeps the whole counter in each entry's wrap flag). The
+// index arithmetic is
 // a set of pure functions (ring_math) tested from a table including
 // wrap-around.
 //

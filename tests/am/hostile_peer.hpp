@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -22,18 +23,61 @@
 
 namespace hpam::test {
 
+// A card that lets a test act between the endpoint's acceptance of a packet
+// and its dispatch: an endpoint connects to a sender it has not met when that
+// sender's first packet is accepted, after the header was copied out of the
+// block and before the handler is looked up. There, this card rewrites the
+// packet's handler index in the shared block, as the sender could.
+template <class Base>
+class rewriting_card : public Base {
+ public:
+  using Base::Base;
+  bool receive(nic::rx_packet& p) {
+    if (!Base::receive(p)) return false;
+    last_ = const_cast<std::byte*>(p.data);  // the block, writable by the peer that filled it
+    return true;
+  }
+  void attach_peer(int proc) {
+    Base::attach_peer(proc);
+    if (!last_ || !rewrite_) return;
+    const uint16_t handler = rewrite_to_;
+    std::memcpy(last_ + nic::wire_header_size + offsetof(am::am_header, handler), &handler, sizeof handler);
+    rewrites_++;
+  }
+  void rewrite_handler_to(uint16_t h) {
+    rewrite_ = true;
+    rewrite_to_ = h;
+  }
+  int rewrites() const { return rewrites_; }
+  // The handler index the last packet's block holds now.
+  uint16_t handler_in_block() const {
+    uint16_t h;
+    std::memcpy(&h, last_ + nic::wire_header_size + offsetof(am::am_header, handler), sizeof h);
+    return h;
+  }
+
+ private:
+  std::byte* last_ = nullptr;
+  bool rewrite_ = false;
+  uint16_t rewrite_to_ = 0;
+  int rewrites_ = 0;
+};
+
 template <class Card>
 class hostile_peer {
  public:
   static constexpr uint64_t key = 0x6a6f622d6b657921ull;  // the job's key, known to both
 
   // nprocs 3 adds an innocent endpoint as process 2 (for impersonation).
-  explicit hostile_peer(uint32_t depth = 4, int nprocs = 2) : job_(unique_job("hostile")), nprocs_(nprocs) {
+  // Without victim_connects the victim meets process 1 only when its first
+  // packet arrives (connect on arrival).
+  explicit hostile_peer(uint32_t depth = 4, int nprocs = 2, bool victim_connects = true)
+      : job_(unique_job("hostile")), nprocs_(nprocs) {
     victim_ = std::make_unique<am::endpoint<Card>>(config(0, depth));
     const am::endpoint_config c1 = config(1, depth);
     card_ = std::make_unique<Card>(am::detail::card_setup_for(c1, &clock_));
     if (nprocs > 2) innocent_ = std::make_unique<am::endpoint<Card>>(config(2, depth));
-    victim_->connect_all();
+    if (victim_connects) victim_->connect_all();
     if (innocent_) innocent_->connect_all();
     card_->attach_peer(0);
     EXPECT_TRUE(card_->claim_tx_block(block_));

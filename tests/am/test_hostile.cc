@@ -360,6 +360,25 @@ TYPED_TEST(hostile, a_refused_header_is_malformed_not_a_crc_failure) {
 // shows it polling and process 0 has read its own queue since: a live peer
 // that polls yet never answers is given up on, one that only computes would
 // be waited for).
+// The handler index is read once, with the rest of the header, when the
+// packet is accepted: a sender that rewrites it in the shared block after
+// that (here, while the victim connects to it on arrival) cannot choose
+// another handler.
+TYPED_TEST(hostile, the_handler_that_runs_is_the_one_accepted) {
+  hostile_peer<rewriting_card<TypeParam>> x(4, 2, false);
+  auto& v = x.victim();
+  seen accepted, other;
+  ASSERT_EQ(v.register_handler4(h_count, on_count, &accepted), hpam::status::ok);
+  ASSERT_EQ(v.register_handler4(h_reply4, on_count, &other), hpam::status::ok);
+  v.card().rewrite_handler_to(h_reply4);
+  x.send(hostile_peer<rewriting_card<TypeParam>>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  ASSERT_EQ(v.card().rewrites(), 1);
+  EXPECT_EQ(v.card().handler_in_block(), h_reply4);  // the block did change before dispatch
+  EXPECT_EQ(accepted.count_runs, 1);
+  EXPECT_EQ(other.count_runs, 0);
+}
+
 TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_poll) {
   job_options o;
   o.nprocs = 3;

@@ -1,10 +1,12 @@
 // libFuzzer harness: the notification queue's consumer. Process 0 is an
 // HPAM endpoint over the Hamlyn AM card, which learns of every arrival from
-// its notification queue (notification_take, then hamlyn_am_card::receive's
-// checks, then the protocol's acceptance and dispatch). Process 1 writes
+// its notification queue (notification_take with its own cursor, then
+// hamlyn_am_card::receive's checks, then the protocol's acceptance and
+// dispatch). Process 1 writes
 // into that queue what the input says: notifications with any fields,
 // deposits into its own region (any bytes, wire header included), raw
-// wrap flags and cursors, as a hostile writer sharing the card could.
+// wrap flags, the NQCB cursor and entry fields, as a hostile writer sharing
+// the card could.
 // Findings: a sanitizer report, or a guard byte around process 0's segment
 // changed.
 #include <unistd.h>
@@ -88,23 +90,22 @@ struct world {
 
   bool intact() const { return segment.intact(); }
 
-  // Raw writes to the queue's cursors and wrap flags (step 2) can leave it
-  // unusable for good (a head past the tail: every append finds the queue
-  // full). That is the hostile writer's doing and lasts only for the input
-  // that did it: the next input starts from an empty queue at the reader's
-  // cursor, else every later input would stop at the queue and never reach
-  // the endpoint's acceptance and dispatch.
+  // Raw writes to the queue's cursor and wrap flags (step 2) are meant to
+  // be survived: the reader passes over what they damage. They may still
+  // leave entries that later writers walk around; to keep each input
+  // independent of the ones before it, the next input starts from an empty
+  // queue at the reader's own cursor.
   bool scribbled = false;
   void begin() {
     if (!scribbled) return;
     scribbled = false;
     const nic::hamlyn::card_view& v = peer->hamlyn().view(0);
-    nic::hamlyn::notification_queue_control& q = *v.queue(0);
     const uint64_t cap = v.geo.notify_capacity;
-    const uint64_t head = q.head.load();
-    for (uint64_t c = head; c < head + cap; ++c)  // not written this lap
-      v.entries(0)[c % cap].wrap_flag.store(1u - nic::hamlyn::notification_phase(c, cap));
-    q.tail.store(head);
+    const uint64_t c = victim->card().hamlyn().receiver().reader(0).cursor;
+    for (uint64_t p = c; p < c + cap; ++p)  // free for the reader's next lap
+      v.entries(0)[p % cap].wrap_flag.store(
+          nic::hamlyn::encode_wrap_flag(p, nic::hamlyn::entry_state::free));
+    v.queue(0)->cursor.store(c);
   }
 
   // Any bytes into block `blk` of my region, notified as the card would.
@@ -171,10 +172,21 @@ struct world {
       }
       case 2: {  // raw writes to the queue, as any process mapping it could
         scribbled = true;
-        const uint64_t i = in.take<uint8_t>() % v.geo.notify_capacity;
-        v.entries(0)[i].wrap_flag.store(in.take<uint32_t>() & 1, std::memory_order_release);
-        if (op & 16) q.tail.store(q.tail.load() + in.take<uint8_t>() % 4);
-        if (op & 32) q.head.store(q.head.load() + in.take<uint8_t>() % 4);
+        const uint64_t cap = v.geo.notify_capacity;
+        const uint64_t c = victim->card().hamlyn().receiver().reader(0).cursor;
+        const uint64_t i = in.take<uint8_t>() % cap;
+        // A flag for a cursor value near the reader's (stale, current or
+        // ahead) in any state, or any 64 bits.
+        const uint64_t near = c + in.take<uint8_t>() % (3 * cap) - cap;
+        const uint64_t flag = (op & 64) ? in.take<uint64_t>()
+                                        : nic::hamlyn::encode_wrap_flag(near, static_cast<nic::hamlyn::entry_state>(
+                                                                                  in.take<uint8_t>() % 4));
+        v.entries(0)[i].wrap_flag.store(flag, std::memory_order_release);
+        if (op & 16) q.cursor.store(q.cursor.load() + in.take<uint16_t>() % (4 * cap) - 2 * cap);
+        if (op & 32) {  // fields of an entry
+          v.entries(0)[i].slot = in.take<uint32_t>();
+          v.entries(0)[i].metadata = in.take<uint64_t>();
+        }
         break;
       }
       default: {  // process 0 sends me something, so replies can match

@@ -17,6 +17,9 @@ FUZZ_CPPFLAGS = -I$(top_srcdir)/src -I$(top_srcdir)/src/include -I$(top_builddir
 fuzz_core_objects = $(patsubst %.cpp,tests/fuzz/obj/%.o,$(filter %.cpp,$(src_libhpam_core_la_SOURCES)))
 fuzz_core_headers = $(filter %.hpp %.h,$(src_libhpam_core_la_SOURCES)) $(include_HEADERS)
 fuzz_programs = $(FUZZ_HARNESSES:%=tests/fuzz/fuzz_%)
+# Kept between builds (make would delete them as intermediates of the
+# pattern rules and compile all of them again for every harness change).
+.SECONDARY: $(fuzz_core_objects)
 
 tests/fuzz/obj/%.o: $(top_srcdir)/%.cpp $(fuzz_core_headers)
 	@$(MKDIR_P) $(@D)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "am/endpoint_receive.hpp"
@@ -31,22 +32,21 @@ nic::card_setup am_setup(const std::string& job, int nprocs, int me, uint32_t rx
   return s;
 }
 
+// Card 0 sends to card 1; a third card, when asked for, only maps them.
 struct am_pair {
   sys::manual_time time;
   sys::clock clk{&time};
-  std::unique_ptr<hamlyn_am_card> c[2];
-  am_pair(uint32_t rx, uint32_t tx, const nic::fault_config& f = {}) {
+  std::unique_ptr<hamlyn_am_card> c[3];
+  am_pair(uint32_t rx, uint32_t tx, const nic::fault_config& f = {}, int nprocs = 2) {
     const std::string job = unique_job("hamcard");
-    for (int p = 0; p < 2; ++p) {
-      nic::card_setup s = am_setup(job, 2, p, rx, tx);
+    for (int p = 0; p < nprocs; ++p) {
+      nic::card_setup s = am_setup(job, nprocs, p, rx, tx);
       s.faults = f;
       s.clock = &clk;
       c[p] = std::make_unique<hamlyn_am_card>(s);
     }
-    for (auto& x : c) {
-      x->attach_peer(0);
-      x->attach_peer(1);
-    }
+    for (int p = 0; p < nprocs; ++p)
+      for (int q = 0; q < nprocs; ++q) c[p]->attach_peer(q);
   }
   // Writes a packet carrying `tag` in a claimed block of card 0 and launches it.
   void launch(uint32_t block, uint64_t tag, uint32_t len = 200) {
@@ -132,6 +132,48 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
   nic::rx_packet p;
   EXPECT_FALSE(j.c[1]->receive(p));
   EXPECT_EQ(j.c[1]->malformed(), 1u);
+}
+
+// Any process that maps a card can write its notification queue. A third
+// process rewrites the NQCB cursor and plants damaged and stale (earlier
+// lap) wrap flags with garbage fields, before every packet of an honest
+// sender: each packet is still delivered, once and in order, and what the
+// reader passed over is counted. (Before the reader kept its own cursor,
+// rewriting the shared head and tail deafened it at once.)
+TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays) {
+  am_pair j(8, 2, {}, 3);
+  const nic::hamlyn::card_view& v = j.c[2]->hamlyn().view(1);  // the hostile mapping
+  nic::hamlyn::notification_queue_control& q = *v.queue(0);
+  nic::hamlyn::notification_entry* entries = v.entries(0);
+  const uint64_t cap = v.geo.notify_capacity;
+  std::mt19937_64 rng(12);
+  uint32_t b;
+  ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  std::vector<uint64_t> got;
+  uint64_t planted = 0;
+  for (uint64_t i = 0; i < 400; ++i) {
+    q.cursor.store(q.cursor.load() + rng() % (4 * cap) - 2 * cap);  // behind, ahead, a lap off
+    if (i % 3 == 0) q.cursor.store(rng());
+    nic::hamlyn::notification_entry& e = entries[rng() % cap];
+    const uint64_t f = e.wrap_flag.load();
+    const uint64_t lap_before = nic::hamlyn::wrap_flag_cursor(f) - cap;
+    if (nic::hamlyn::wrap_flag_state(f) == static_cast<uint64_t>(nic::hamlyn::entry_state::free)) {
+      e.slot = static_cast<uint32_t>(rng());  // fields no sender wrote
+      e.metadata = rng();
+      e.wrap_flag.store(i % 2 ? ~0ull : nic::hamlyn::encode_wrap_flag(lap_before, nic::hamlyn::entry_state::written));
+      ++planted;
+    }
+    j.launch(b, i);
+    for (uint64_t t : j.drain()) got.push_back(t);
+  }
+  ASSERT_EQ(got.size(), 400u);
+  for (uint64_t i = 0; i < 400; ++i) EXPECT_EQ(got[i], i);
+  const nic::hamlyn::notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
+  EXPECT_GT(planted, 100u);
+  EXPECT_GT(r.damaged, 0u);        // the planted flags it came to
+  EXPECT_GT(r.holes, 0u);          // entries writers skipped while the cursor pointed ahead
+  EXPECT_EQ(j.c[1]->malformed(), 0u);  // no planted entry was ever taken as a notification
+  EXPECT_EQ(q.overruns.load(), 0u);
 }
 
 TEST(hamlyn_am_card, faults_drop_corrupt_duplicate) {

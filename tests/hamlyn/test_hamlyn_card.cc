@@ -59,10 +59,17 @@ uint32_t make_slot(card& c, const guarded_area& a, slot_mode mode = slot_mode::n
   return index;
 }
 
-TEST(hamlyn_layout, notification_phase_flips_each_lap) {
-  struct row { uint64_t counter, capacity; uint32_t phase; };
-  const row table[] = {{0, 8, 1}, {7, 8, 1}, {8, 8, 0}, {15, 8, 0}, {16, 8, 1}, {~0ull, 8, 0}, {1, 1, 0}};
-  for (const row& r : table) EXPECT_EQ(notification_phase(r.counter, r.capacity), r.phase) << r.counter;
+TEST(hamlyn_layout, wrap_flag_round_trip) {
+  const uint64_t cursors[] = {0, 1, 7, 8, 1ull << 40, (1ull << 62) - 1};
+  for (uint64_t c : cursors)
+    for (entry_state s : {entry_state::free, entry_state::claimed, entry_state::written}) {
+      const uint64_t f = encode_wrap_flag(c, s);
+      EXPECT_EQ(wrap_flag_cursor(f), c);
+      EXPECT_EQ(wrap_flag_state(f), static_cast<uint64_t>(s));
+    }
+  // Flags for the same entry one lap apart differ, in every state.
+  EXPECT_NE(encode_wrap_flag(3, entry_state::written), encode_wrap_flag(3 + 8, entry_state::written));
+  EXPECT_EQ(wrap_flag_state(~0ull), 3u);  // no state: damaged
 }
 
 TEST(hamlyn_layout, flags_round_trip) {

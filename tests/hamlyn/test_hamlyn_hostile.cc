@@ -199,9 +199,9 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
   int late = 0;
   for (int round = 0; round < 2000 && late == 0; ++round) {
     ASSERT_EQ(j[1].slots().revoke(s), status::ok);
-    const uint64_t after = q.tail.load();
+    const uint64_t after = q.cursor.load();
     for (int spin = 0; spin < 20; ++spin) std::this_thread::yield();  // the sender tries meanwhile
-    if (q.tail.load() != after) ++late;
+    if (q.cursor.load() != after) ++late;
     notification n;
     while (j[1].receiver().receive(0, n)) {
     }

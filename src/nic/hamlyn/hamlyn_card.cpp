@@ -121,9 +121,10 @@ void card::layout_segment() {
   v.job_key = cfg_.job_key;
   v.pid = h->owner_pid;
   bind_view(v);
-  for (uint32_t q = 0; q < g.notification_queues; ++q) {  // informative: readers use geo
-    v.queue(q)->capacity = g.notify_capacity;
+  for (uint32_t q = 0; q < g.notification_queues; ++q) {
+    v.queue(q)->capacity = g.notify_capacity;  // informative: users take geo's
     v.queue(q)->entries_offset = g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
+    notification_queue_init(*v.queue(q), v.entries(q), g.notify_capacity);
   }
   v.rx_free->init(cfg_.rx_packets);
   v.rx_ready->init(cfg_.rx_packets);

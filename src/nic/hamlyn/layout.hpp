@@ -19,7 +19,7 @@
 namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
-constexpr uint32_t card_version = 1;
+constexpr uint32_t card_version = 2;  // 2: notification entries carry the whole cursor
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -80,42 +80,62 @@ static_assert(sizeof(metadata_entry) == 128);
 static_assert(offsetof(metadata_entry, packet_accumulator) == 60);
 static_assert(offsetof(metadata_entry, paranoid_key) == 64);
 
-// One notification queue entry (OSDI'96 Table 3). The writer fills the fields
-// and then publishes the wrap flag (release); the reader compares it with
-// the flag it expects for its cursor (acquire).
+// One notification queue entry (OSDI'96 Table 3). The paper's wrap flag is
+// widened here to the whole cursor value the entry is for and its state, so
+// a reader that keeps its own cursor can tell an entry written for it from
+// an unwritten one, one being filled, or one left from an earlier lap or
+// written by a hostile process (any process that maps the card can write
+// it): see notification_queue.hpp. A writer claims a free entry by
+// compare-and-swap on the flag, fills the fields and then publishes the
+// written flag (release); the reader compares the flag with the one it
+// expects for its cursor (acquire), copies the fields and frees the entry
+// for the next lap.
 struct notification_entry {
-  std::atomic<uint32_t> wrap_flag;  // phase of the lap this entry was written in
+  std::atomic<uint64_t> wrap_flag;  // encode_wrap_flag(cursor value, entry_state)
   uint32_t slot;                    // slot index
   uint32_t metadata_index;          // notification index (fast_index in fast mode)
   uint32_t source;                  // sending process (emulation: who completed it)
+  uint32_t length;                  // bytes of the completing packet's data (fast mode: the message)
   uint64_t metadata;                // card offset of the metadata entry, or the fast-mode word
-  uint64_t length;                  // bytes of the completing packet's data (fast mode: the message)
 };
 static_assert(std::is_standard_layout_v<notification_entry>);
 static_assert(sizeof(notification_entry) == 32);
+static_assert(offsetof(notification_entry, metadata) == 24);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
-// Notification queue control block (NQCB). The cursor (tail) is advanced by
-// whichever sender completes a message; the reader publishes its own cursor
-// (head) so a writer never overruns an unread entry: an arrival that finds
-// the queue full is counted in `overruns` instead of overwriting.
+// What an entry's wrap flag says of the cursor value it names.
+enum class entry_state : uint64_t {
+  free = 0,     // nobody has written it for this cursor value yet
+  claimed = 1,  // a writer owns it and is filling the fields
+  written = 2,  // ready for the reader
+};
+constexpr uint64_t encode_wrap_flag(uint64_t cursor, entry_state s) {
+  return (cursor << 2) | static_cast<uint64_t>(s);
+}
+constexpr uint64_t wrap_flag_cursor(uint64_t flag) { return flag >> 2; }
+// 3 is no state: only a damaged flag decodes to it.
+constexpr uint64_t wrap_flag_state(uint64_t flag) { return flag & 3; }
+
+// Notification queue control block (NQCB). Its cursor points at the tail:
+// where the next writer will probably find a free entry. It is a hint
+// only: writers start there and claim the first free entry at or after it
+// (the entry's own flag names the cursor value), and the reader, which
+// keeps its real cursor in its own memory, puts it back when it points
+// nowhere useful. A process that rewrites it can cost a writer a longer
+// walk, never an entry. A writer that finds no free entry counts the
+// notification in `overruns` instead of overwriting one.
 struct notification_queue_control {
-  alignas(64) std::atomic<uint64_t> tail;  // next entry to write (writers, CAS)
-  uint64_t pad0[7];                        // keeps head on its own line
-  alignas(64) std::atomic<uint64_t> head;  // next entry the reader will look at (reader)
-  uint64_t pad1[7];                        // keeps the counters on their own line
-  alignas(64) uint64_t capacity;           // entries (power of two)
-  uint64_t entries_offset;                 // card offset of notification_entry[capacity]
-  std::atomic<uint64_t> overruns;          // notifications lost because the queue was full
-  uint64_t pad2[5];                        // zero
+  alignas(64) std::atomic<uint64_t> cursor;  // hint: next cursor value to write (writers)
+  uint64_t pad0[7];                          // keeps the cursor on its own line
+  alignas(64) uint64_t capacity;             // entries (power of two; informative: users
+                                             // take it from their checked geometry)
+  uint64_t entries_offset;                   // card offset of notification_entry[capacity]
+  std::atomic<uint64_t> overruns;            // notifications lost because no entry was free
+  uint64_t pad1[5];                          // zero
 };
 static_assert(std::is_standard_layout_v<notification_queue_control>);
-static_assert(sizeof(notification_queue_control) == 192);
-
-// The wrap flag a writer stores at counter c: 1 on lap 0, 0 on lap 1, ...
-// (zeroed memory reads as "not yet written" on the first lap).
-constexpr uint32_t notification_phase(uint64_t counter, uint64_t capacity) {
-  return ((counter / capacity) & 1) ? 0u : 1u;
-}
+static_assert(sizeof(notification_queue_control) == 128);
+static_assert(offsetof(notification_queue_control, capacity) == 64);
 
 // Packet kinds (flags field, low byte).
 enum class packet_kind : uint32_t {

@@ -1,10 +1,31 @@
-// Notification queue operations (OSDI'96 2.6): a circular list of entries
-// with a wrap flag. Writers (whoever completes a message: a sender's process
-// doing the receiving interface's work, or the receiver itself for packets
-// that came through its inbound FIFO) reserve the cursor with a CAS after
-// checking room against the reader's published cursor, fill the entry and
-// publish its wrap flag. The reader compares the flag with the one it
-// expects for its own cursor; no other synchronisation is needed.
+// Notification queue operations (OSDI'96 2.6): a circular list of entries.
+// Writers (whoever completes a message: a sender's process doing the
+// receiving interface's work, or the receiver itself for packets that came
+// through its inbound FIFO) append; one reader, the card's owner, takes the
+// entries in cursor order. As in the paper, the reader "maintains its own
+// cursor and wrap flag": its cursor lives in its own memory
+// (notification_reader), and an entry is for it when the entry's wrap flag
+// equals the one it expects for that cursor.
+//
+// Every word of the queue lies in memory that any process mapping the card
+// can write, so nothing shared is believed beyond a hint:
+// * the NQCB cursor only tells writers where to start looking; a writer
+//   claims an entry by compare-and-swap on the entry's own wrap flag, for the
+//   cursor value that flag names, and never needs the reader's position
+//   (a free flag is the room);
+// * the reader's cursor is never shared: no shared word can make it skip
+//   ahead, go back, or take an entry of an earlier lap again;
+// * an entry's fields are copied once; the copy is what the caller checks;
+// * the reader passes over an entry that cannot be for it (a flag naming
+//   another cursor value, or no state: damaged) and a free entry that writers
+//   have gone past (a hole, left when the NQCB cursor pointed ahead), counting
+//   each. A hostile writer can lose notifications (its own, or others' by
+//   overwriting their entries) but cannot stop the reader for good; one that
+//   moves the NQCB cursor only makes writers walk further.
+// Left to the caller: a forged entry written exactly for the reader's cursor
+// looks like any other, so its fields must be checked (hamlyn_am_card does);
+// an entry held in the claimed state for the reader's cursor makes the reader
+// wait, as for a writer that is slow to finish.
 #pragma once
 
 #include <cstdint>
@@ -20,49 +41,131 @@ struct notification {
   uint32_t metadata_index;  // metadata entry, or fast_index
   uint32_t source;          // sending process
   uint64_t metadata;        // card offset of the metadata entry, or the fast-mode word
-  uint64_t length;          // data bytes of the completing packet
+  uint64_t length;          // data bytes of the completing packet (< 2^32)
+};
+
+// The reader's side of one queue, in the reader's own memory.
+struct notification_reader {
+  uint64_t cursor = 0;   // cursor value of the next entry to take
+  uint64_t damaged = 0;  // entries passed over: their flag named no cursor value of mine
+  uint64_t holes = 0;    // free entries passed over: writers had gone past them
 };
 
 // `cap` is the queue's capacity as the caller knows it (its card_view's
 // checked geometry, or its own configuration), never the control block's
 // copy, which any process mapping the card could change.
 
-// Appends one entry; false (and overruns+1) when the reader has not made room.
-inline bool notification_append(notification_queue_control& q, notification_entry* entries,
-                                uint64_t cap, const notification& n) noexcept {
-  uint64_t t = q.tail.load(std::memory_order_relaxed);
-  for (;;) {
-    const uint64_t h = q.head.load(std::memory_order_acquire);
-    if (sys::ring_math::is_full(h, t, cap)) {
-      q.overruns.fetch_add(1, std::memory_order_relaxed);
-      return false;
-    }
-    if (q.tail.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_relaxed))
-      break;
-  }
-  notification_entry& e = entries[sys::ring_math::slot(t, cap)];
-  e.slot = n.slot;
-  e.metadata_index = n.metadata_index;
-  e.source = n.source;
-  e.metadata = n.metadata;
-  e.length = n.length;
-  // Publish: the fields above (and the deposit that preceded this call) are
-  // visible to a reader that sees the new wrap flag.
-  e.wrap_flag.store(notification_phase(t, cap), std::memory_order_release);
-  return true;
+// Sets a new queue's entries free for cursor values 0 .. cap-1 (the owner,
+// before it publishes the card).
+inline void notification_queue_init(notification_queue_control& q, notification_entry* entries,
+                                    uint64_t cap) noexcept {
+  for (uint64_t i = 0; i < cap; ++i)
+    entries[i].wrap_flag.store(encode_wrap_flag(i, entry_state::free), std::memory_order_relaxed);
+  q.cursor.store(0, std::memory_order_relaxed);
 }
 
-// Takes the next entry if its wrap flag says it has been written this lap.
+namespace detail {
+// The first of the run of free entries that ends at the free entry for
+// cursor value `from`: where the writers' tail really is.
+inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint64_t from) noexcept {
+  for (uint64_t back = 1; back < cap; ++back, --from)
+    if (entries[sys::ring_math::slot(from - 1, cap)].wrap_flag.load(std::memory_order_relaxed) !=
+        encode_wrap_flag(from - 1, entry_state::free))
+      break;
+  return from;
+}
+}  // namespace detail
+
+// Appends one entry; false (and overruns+1) when no entry was free, or the
+// one claimed was taken away before it could be published.
+inline bool notification_append(notification_queue_control& q, notification_entry* entries,
+                                uint64_t cap, const notification& n) noexcept {
+  uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
+  for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
+    notification_entry& e = entries[sys::ring_math::slot(at, cap)];
+    uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
+    const uint64_t mine = wrap_flag_cursor(flag);
+    if (wrap_flag_state(flag) != static_cast<uint64_t>(entry_state::free) ||
+        sys::ring_math::slot(mine, cap) != sys::ring_math::slot(at, cap))
+      continue;  // claimed, written or damaged: not mine to take
+    if (mine != at) {  // the hint was a lap or more off: go to the first free entry
+      at = detail::first_free(entries, cap, mine) - 1;
+      continue;
+    }
+    const uint64_t claimed = encode_wrap_flag(mine, entry_state::claimed);
+    if (!e.wrap_flag.compare_exchange_strong(flag, claimed, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+      continue;  // another writer (or the reader) got there first
+    e.slot = n.slot;
+    e.metadata_index = n.metadata_index;
+    e.source = n.source;
+    e.length = static_cast<uint32_t>(n.length);
+    e.metadata = n.metadata;
+    // Publish: the fields above (and the deposit that preceded this call)
+    // are visible to a reader that sees the written flag. A compare-and-swap:
+    // if the reader passed over the entry meanwhile, it is no longer mine.
+    uint64_t expect = claimed;
+    if (!e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(mine, entry_state::written),
+                                             std::memory_order_release, std::memory_order_relaxed))
+      break;
+    q.cursor.store(mine + 1, std::memory_order_relaxed);
+    return true;
+  }
+  q.overruns.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+namespace detail {
+// The entry at the reader's cursor c is free: true when writers have gone
+// past it (some entry between it and the NQCB cursor is claimed or
+// written), so it is a hole to pass over. A cursor that points nowhere a
+// writer could have reached from c is put back at c.
+inline bool writers_went_past(notification_queue_control& q, const notification_entry* entries,
+                              uint64_t cap, uint64_t c) noexcept {
+  uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
+  const uint64_t ahead = hint - c;
+  if (ahead == 0) return false;
+  if (ahead > cap) {  // behind me or more than a lap ahead: only a scribble puts it there
+    (void)q.cursor.compare_exchange_strong(hint, c, std::memory_order_relaxed);
+    return false;
+  }
+  for (uint64_t i = 1; i < ahead; ++i) {
+    const uint64_t f = entries[sys::ring_math::slot(c + i, cap)].wrap_flag.load(std::memory_order_acquire);
+    if (f == encode_wrap_flag(c + i, entry_state::claimed) || f == encode_wrap_flag(c + i, entry_state::written))
+      return true;
+  }
+  return false;
+}
+}  // namespace detail
+
+// Takes the entry at the reader's cursor if it was written for it, passing
+// over (and counting) entries that cannot be (at most cap of them per call).
 // Each field is read once, into `out`; the caller checks the copy.
 inline bool notification_take(notification_queue_control& q, notification_entry* entries,
-                              uint64_t cap, notification& out) noexcept {
-  const uint64_t h = q.head.load(std::memory_order_relaxed);
-  const notification_entry& e = entries[sys::ring_math::slot(h, cap)];
-  if (e.wrap_flag.load(std::memory_order_acquire) != notification_phase(h, cap)) return false;
-  out = notification{e.slot, e.metadata_index, e.source, e.metadata, e.length};
-  // Give the entry back to writers only after it has been copied out.
-  q.head.store(h + 1, std::memory_order_release);
-  return true;
+                              uint64_t cap, notification_reader& r, notification& out) noexcept {
+  for (uint64_t looked = 0; looked < cap; ++looked) {
+    const uint64_t c = r.cursor;
+    notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+    uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
+    if (flag == encode_wrap_flag(c, entry_state::written)) {
+      out = notification{e.slot, e.metadata_index, e.source, e.metadata, e.length};
+      // Give the entry to the next lap's writers only after it has been copied out.
+      e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
+      r.cursor = c + 1;
+      return true;
+    }
+    if (flag == encode_wrap_flag(c, entry_state::claimed)) return false;  // a writer is filling it
+    const bool hole = flag == encode_wrap_flag(c, entry_state::free);
+    if (hole && !detail::writers_went_past(q, entries, cap, c)) return false;  // nothing yet
+    // Not for me: free it for the next lap. A compare-and-swap, so a writer
+    // that claims it meanwhile keeps it (and I look at it again).
+    if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(c + cap, entry_state::free),
+                                             std::memory_order_acq_rel, std::memory_order_relaxed))
+      continue;
+    ++(hole ? r.holes : r.damaged);
+    r.cursor = c + 1;
+  }
+  return false;
 }
 
 }  // namespace hpam::nic::hamlyn

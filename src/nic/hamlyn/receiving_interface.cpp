@@ -52,6 +52,7 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       rx_packets_(cfg.rx_packets),
       packet_size_(cfg.packet_size) {
   deferred_.reserve(rx_packets_);
+  readers_.resize(notification_queues_);
 }
 
 void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void* ctx) {
@@ -257,7 +258,7 @@ bool receiving_interface::receive(uint32_t q, notification& n) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
   if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, n);
+  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n);
 }
 
 // The fallback path: packets senders could not deposit themselves. A

@@ -61,6 +61,8 @@ class receiving_interface {
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
   // notification of queue q, if any.
   bool receive(uint32_t q, notification& n);
+  // My cursor of queue q (q < notification_queues) and what it passed over.
+  const notification_reader& reader(uint32_t q) const { return readers_[q]; }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
   void set_handler(packet_kind kind, packet_handler fn, void* ctx);
@@ -110,6 +112,7 @@ class receiving_interface {
   uint32_t packet_size_;                 // bytes per inbound packet buffer
   handler_entry handlers_[packet_kind_count];
   std::vector<inbound_packet> deferred_;  // inbound packets waiting to be served again
+  std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
 };
 
 }  // namespace hpam::nic::hamlyn
