@@ -8,8 +8,12 @@
 //
 // --raw measures the card alone: a 64-byte packet each way through two
 // Medusa cards (launch, receive, release), no protocol: the "basic" row.
+// With --nic hamlyn the protocol runs over the Hamlyn AM card, and --raw
+// sends one 8-byte Hamlyn message each way through two Hamlyn cards (send
+// terminus, arrival, notification queue), no protocol.
 //
 //   am_cost [--iters N] [--no-crc] [--no-key-check] [--depth D] [--raw]
+//           [--nic medusa|hamlyn]
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +22,8 @@
 #include <string>
 
 #include "am/endpoint.hpp"
+#include "nic/hamlyn/hamlyn_am_card.hpp"
+#include "nic/hamlyn/hamlyn_card.hpp"
 #include "nic/medusa/medusa_card.hpp"
 #include "sys/clock.hpp"
 
@@ -90,6 +96,51 @@ int run_raw(const hpam::am::endpoint_config& base, long iters) {
   return 0;
 }
 
+// One 8-byte message each way between two Hamlyn cards (card memory,
+// normal mode, one metadata entry, notify): send, then the receiver takes
+// the notification.
+int run_raw_hamlyn(const hpam::am::endpoint_config& base, long iters) {
+  namespace hh = hpam::nic::hamlyn;
+  hh::card_config cfg;
+  cfg.job = base.card.job;
+  cfg.nprocs = 2;
+  cfg.slot_count = 4;
+  cfg.metadata_entries = 4;
+  cfg.area_bytes = 1 << 16;
+  auto cfg1 = cfg;
+  cfg1.my_proc = 1;
+  hh::card c0(cfg), c1(cfg1);
+  c0.attach_all();
+  c1.attach_all();
+  hh::ticket t[2];
+  hh::card* cards[2] = {&c0, &c1};
+  for (int i = 0; i < 2; ++i) {
+    hh::slot_spec s;
+    uint32_t slot = 0;
+    if (!is_ok(cards[i]->slots().allocate_area(4096, s.base))) return 3;
+    s.bound = 4096;
+    s.metadata_count = 1;
+    if (!is_ok(cards[i]->slots().create_slot(s, slot))) return 3;
+    t[i] = cards[i]->slots().make_ticket(slot, 0, 0, 4096, true);
+  }
+  uint64_t word = 42;
+  iovec v{&word, sizeof word};
+  hh::message m;
+  m.gather = &v;
+  m.gather_count = 1;
+  hh::send_handle h;
+  hh::notification n;
+  hpam::sys::clock clk;
+  const uint64_t t0 = clk.now_ns();
+  for (long i = 0; i < iters; ++i) {
+    if (!is_ok(c0.terminus().send(t[1], m, h)) || !c1.receiver().receive(0, n)) return 4;
+    if (!is_ok(c1.terminus().send(t[0], m, h)) || !c0.receiver().receive(0, n)) return 5;
+  }
+  std::printf("%ld raw Hamlyn round trips (8 bytes each way), %.1f ns each (one core, both ends)\n",
+              iters, static_cast<double>(clk.now_ns() - t0) / static_cast<double>(iters));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,7 +148,7 @@ int main(int argc, char** argv) {
   c.card.job = "cost-" + std::to_string(getpid());
   c.card.nprocs = 2;
   long iters = 1'000'000;
-  bool raw = false;
+  bool raw = false, hamlyn = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc) iters = std::atol(argv[++i]);
@@ -106,12 +157,18 @@ int main(int argc, char** argv) {
     else if (a == "--no-key-check") c.key_check = false;
     else if (a == "--depth" && i + 1 < argc) c.depth = static_cast<uint32_t>(std::atoi(argv[++i]));
     else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "medusa") ++i;
+    else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "hamlyn") {
+      hamlyn = true;
+      ++i;
+    }
     else {
       std::fprintf(stderr, "am_cost: unknown option %s\n", a.c_str());
       return 2;
     }
   }
-  const int rc = raw ? run_raw(c, iters) : run<hpam::nic::medusa_card>(c, iters);
+  const int rc = raw ? (hamlyn ? run_raw_hamlyn(c, iters) : run_raw(c, iters))
+                     : (hamlyn ? run<hpam::nic::hamlyn_am_card>(c, iters)
+                               : run<hpam::nic::medusa_card>(c, iters));
   if (rc) std::fprintf(stderr, "am_cost: failed (%d)\n", rc);
   return rc;
 }

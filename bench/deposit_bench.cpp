@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -117,8 +118,8 @@ send_handle post(side& s, const uint8_t* data, uint64_t len) {
   m.gather_count = 1;
   send_handle h;
   uint32_t spins = 0;
-  while (s.c->send(s.peer, m, h) == status::would_block) {
-    (void)s.c->poll_inbound();
+  while (s.c->terminus().send(s.peer, m, h) == status::would_block) {
+    (void)s.c->receiver().poll_inbound();
     relax(spins);
   }
   return h;
@@ -127,9 +128,9 @@ send_handle post(side& s, const uint8_t* data, uint64_t len) {
 void send_wait(side& s, const uint8_t* data, uint64_t len) {
   const send_handle h = post(s, data, len);
   uint32_t spins = 0;
-  while (s.c->state(h) == send_state::pending) {
-    s.c->kick();
-    (void)s.c->poll_inbound();
+  while (s.c->terminus().state(h) == send_state::pending) {
+    s.c->terminus().kick();
+    (void)s.c->receiver().poll_inbound();
     relax(spins);
   }
 }
@@ -137,8 +138,8 @@ void send_wait(side& s, const uint8_t* data, uint64_t len) {
 void wait_notification(side& s) {
   notification n;
   uint32_t spins = 0;
-  while (!s.c->receive(0, n)) {
-    s.c->kick();
+  while (!s.c->receiver().receive(0, n)) {
+    s.c->terminus().kick();
     relax(spins);
   }
 }

@@ -57,8 +57,8 @@ endpoint::endpoint(const setup& s)
   reply_scratch_.resize(card_.packet_data_bytes());
   pending_.resize(pending_replies);
   for (auto& p : pending_) p.bytes.resize(card_.packet_data_bytes());
-  card_.set_handler(nic::hamlyn::packet_kind::operation, &endpoint::on_operation, this);
-  card_.set_handler(nic::hamlyn::packet_kind::reply, &endpoint::on_reply, this);
+  card_.receiver().set_handler(nic::hamlyn::packet_kind::operation, &endpoint::on_operation, this);
+  card_.receiver().set_handler(nic::hamlyn::packet_kind::reply, &endpoint::on_reply, this);
 }
 
 endpoint::~endpoint() = default;
@@ -181,7 +181,7 @@ op_state endpoint::test(op_handle h, status* error) {
   op_record& r = ops_[h.index];
   if (r.is_put && r.state == op_state::pending) {
     status e = status::ok;
-    const nic::hamlyn::send_state s = card_.state(r.send, &e);
+    const nic::hamlyn::send_state s = card_.terminus().state(r.send, &e);
     if (s != nic::hamlyn::send_state::pending) finish(r, s == nic::hamlyn::send_state::sent ? status::ok : e);
   }
   if (r.state == op_state::pending) return op_state::pending;
@@ -209,14 +209,15 @@ status endpoint::wait(op_handle h, uint64_t timeout_ms) {
 // --- put, get, atomics ---------------------------------------------------
 
 // Where (t, offset, len) is and how to reach it. On local_pointer and
-// cross_memory the slot is held (card::resolve); the caller unresolves.
+// cross_memory the slot is held (receiving_interface::resolve); the caller unresolves.
 status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route& r, std::byte*& ptr,
                            uint64_t& address) {
   if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
     return status::invalid_argument;
   const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
   if (!v.attached) return status::invalid_argument;
-  const status st = card_.resolve(v, t.slot, t.protection_key, t.offset + offset, len, ptr, address);
+  const status st =
+      card_.receiver().resolve(v, t.slot, t.protection_key, t.offset + offset, len, ptr, address);
   if (!is_ok(st)) return st;
   if (ptr) {
     r = route::local_pointer;
@@ -226,7 +227,7 @@ status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route
   } else if (v.cross_memory) {
     r = route::cross_memory;
   } else {
-    card_.unresolve(v, t.slot);
+    card_.receiver().unresolve(v, t.slot);
     r = route::packets;
   }
   return status::ok;
@@ -240,7 +241,7 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
   m.gather_count = 1;
   m.offset = offset;
   nic::hamlyn::send_handle sh;
-  const status st = card_.send(t, m, sh);
+  const status st = card_.terminus().send(t, m, sh);
   if (!is_ok(st)) return st;
   if (h) {
     op_record* r = new_op(h);
@@ -265,7 +266,7 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   } else {
     done = nic::hamlyn::cross_memory_read(v.pid, dst, len, address);
   }
-  card_.unresolve(v, t.slot);
+  card_.receiver().unresolve(v, t.slot);
   if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);  // refused after all
   if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
   return done;
@@ -309,29 +310,32 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
   const status st = route_for(t, offset, o.width, r, ptr, address);
   if (!is_ok(st)) return st;
   if (r != route::local_pointer) {  // another process's private memory: its owner does it
-    if (r == route::cross_memory) card_.unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+    if (r == route::cross_memory)
+      card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
     o.operand = t.offset + offset;
     return remote_op(t.slot, t.protection_key, no_connection, o, nullptr, 0, nullptr, 0, fetched,
                      static_cast<int>(t.node), h);
   }
   hybrid_result res;
   const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
-  card_.unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
   if (is_ok(done) && fetched) *fetched = res.fetched;
   if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
   return done;
 }
 
 void endpoint::progress() {
-  card_.kick();
+  card_.terminus().kick();
   (void)flush_replies();
   while (!waiting_.empty()) {
     if (!post_request(ops_[waiting_.front()])) break;
     waiting_.erase(waiting_.begin());
   }
-  (void)card_.poll_inbound();
+  (void)card_.receiver().poll_inbound();
 }
 
-bool endpoint::next_notification(notification& n) { return card_.receive(0, n); }
+bool endpoint::next_notification(notification& n) {
+  return card_.receiver().receive(0, n);
+}
 
 }  // namespace hpam::deposit

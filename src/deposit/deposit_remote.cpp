@@ -98,11 +98,11 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
     }
     std::byte* ptr = nullptr;
     uint64_t address = 0;
-    if (slot != ~0u && is_ok(card_.resolve(me, slot, key, from, len, ptr, address))) {
+    if (slot != ~0u && is_ok(card_.receiver().resolve(me, slot, key, from, len, ptr, address))) {
       const target_memory m{ptr ? ptr : reinterpret_cast<std::byte*>(address), len};
       st = execute(c, m, op, payload + sizeof op, h.length, reply_scratch_.data() + 8,
                    static_cast<uint32_t>(out_len), res);
-      card_.unresolve(me, slot);
+      card_.receiver().unresolve(me, slot);
       if (is_ok(st) && res.notify && c) raise(my_proc_, *c, h.metadata_index, res.notify_word);
     }
   } else {
@@ -276,12 +276,12 @@ status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const 
   std::byte* ptr = nullptr;
   uint64_t address = 0;
   const uint64_t bound = v.slots[s].bound;
-  status st = card_.resolve(v, s, c->endpoint_key, 0, bound, ptr, address);
+  status st = card_.receiver().resolve(v, s, c->endpoint_key, 0, bound, ptr, address);
   if (!is_ok(st)) return st;
   hybrid_result res;
   st = execute(c, target_memory{ptr ? ptr : reinterpret_cast<std::byte*>(address), bound}, op,
                static_cast<const std::byte*>(data), len, static_cast<std::byte*>(out), out_len, res);
-  card_.unresolve(v, s);
+  card_.receiver().unresolve(v, s);
   if (is_ok(st) && res.notify) raise(dest, *c, ct.connection, res.notify_word);
   if (is_ok(st) && fetched) *fetched = res.fetched;
   if (h && is_ok(st)) finish(*new_op(h), st);  // errors are returned here, with no handle

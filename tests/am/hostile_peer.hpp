@@ -141,8 +141,8 @@ class hostile_peer {
       m.gather_count = 1;
       m.fast_word = block;
       nic::hamlyn::send_handle h;
-      ASSERT_EQ(card_->hamlyn().send(t, m, h), status::ok);
-      ASSERT_EQ(card_->hamlyn().state(h), nic::hamlyn::send_state::sent);
+      ASSERT_EQ(card_->hamlyn().terminus().send(t, m, h), status::ok);
+      ASSERT_EQ(card_->hamlyn().terminus().state(h), nic::hamlyn::send_state::sent);
     }
   }
 

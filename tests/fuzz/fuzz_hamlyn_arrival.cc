@@ -73,7 +73,7 @@ struct world {
       (void)owner->slots().set_paranoid(slot[1], e, 0x9A9A + e, 128, 768);
       (void)owner->slots().set_paranoid(slot[2], e, 0x05E5 + e, 0, area);
     }
-    sender->set_handler(packet_kind::reply, &world::on_reply, this);
+    sender->receiver().set_handler(packet_kind::reply, &world::on_reply, this);
   }
 
   static bool on_reply(void* ctx, card&, const packet_header& h, const std::byte* payload) {
@@ -121,7 +121,7 @@ struct world {
         std::byte meta[user_metadata_bytes] = {};
         iovec d{const_cast<uint8_t*>(bytes), h.length};
         const bool local = h.slot == slot[4];  // private memory: only its owner writes it directly
-        (void)sender->arrive(sender->view(1), h, &d, 1, meta, local);
+        (void)sender->receiver().arrive(sender->view(1), h, &d, 1, meta, local);
         break;
       }
       case 1:
@@ -132,8 +132,8 @@ struct world {
         const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % (512 - sizeof(packet_header) + 1));
         iovec piece{const_cast<uint8_t*>(bytes), n};
         (void)sender->push_packet(1, h, &piece, 1);
-        (void)owner->poll_inbound();
-        (void)sender->poll_inbound();
+        (void)owner->receiver().poll_inbound();
+        (void)sender->receiver().poll_inbound();
         break;
       }
       case 3: {  // the owner changes a slot
@@ -160,14 +160,14 @@ struct world {
         m.gather_count = 1;
         m.offset = in.take<uint16_t>() % (area + 1);
         send_handle sh;
-        (void)sender->send(t, m, sh);
-        sender->kick();
-        (void)owner->poll_inbound();
+        (void)sender->terminus().send(t, m, sh);
+        sender->terminus().kick();
+        (void)owner->receiver().poll_inbound();
         break;
       }
     }
     notification note;
-    for (int i = 0; i < 64 && owner->receive(0, note); ++i) {
+    for (int i = 0; i < 64 && owner->receiver().receive(0, note); ++i) {
     }
   }
 };

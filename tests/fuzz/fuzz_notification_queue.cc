@@ -101,7 +101,7 @@ struct world {
     scribbled = false;
     const nic::hamlyn::card_view& v = peer->hamlyn().view(0);
     const uint64_t cap = v.geo.notify_capacity;
-    const uint64_t c = victim->card().hamlyn().reader(0).cursor;
+    const uint64_t c = victim->card().hamlyn().receiver().reader(0).cursor;
     for (uint64_t p = c; p < c + cap; ++p)  // free for the reader's next lap
       v.entries(0)[p % cap].wrap_flag.store(
           nic::hamlyn::encode_wrap_flag(p, nic::hamlyn::entry_state::free));
@@ -124,7 +124,7 @@ struct world {
     m.gather_count = 1;
     m.fast_word = blk;
     nic::hamlyn::send_handle h;
-    (void)peer->hamlyn().send(t, m, h);
+    (void)peer->hamlyn().terminus().send(t, m, h);
   }
 
   void step(input& in) {
@@ -173,7 +173,7 @@ struct world {
       case 2: {  // raw writes to the queue, as any process mapping it could
         scribbled = true;
         const uint64_t cap = v.geo.notify_capacity;
-        const uint64_t c = victim->card().hamlyn().reader(0).cursor;
+        const uint64_t c = victim->card().hamlyn().receiver().reader(0).cursor;
         const uint64_t i = in.take<uint8_t>() % cap;
         // A flag for a cursor value near the reader's (stale, current or
         // ahead) in any state, or any 64 bits.

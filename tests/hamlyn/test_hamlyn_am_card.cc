@@ -168,7 +168,7 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
   }
   ASSERT_EQ(got.size(), 400u);
   for (uint64_t i = 0; i < 400; ++i) EXPECT_EQ(got[i], i);
-  const nic::hamlyn::notification_reader& r = j.c[1]->hamlyn().reader(0);
+  const nic::hamlyn::notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
   EXPECT_GT(planted, 100u);
   EXPECT_GT(r.damaged, 0u);        // the planted flags it came to
   EXPECT_GT(r.holes, 0u);          // entries writers skipped while the cursor pointed ahead
@@ -328,8 +328,8 @@ TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
   m.gather = &piece;
   m.gather_count = 1;
   nic::hamlyn::send_handle sh;
-  ASSERT_EQ(h0.send(forged, m, sh), status::ok);
-  EXPECT_EQ(h0.state(sh), nic::hamlyn::send_state::error);
+  ASSERT_EQ(h0.terminus().send(forged, m, sh), status::ok);
+  EXPECT_EQ(h0.terminus().state(sh), nic::hamlyn::send_state::error);
   EXPECT_EQ(c[2]->hamlyn().counters().key_rejections.load(), 1u);
   nic::rx_packet p;
   EXPECT_FALSE(c[2]->receive(p));

@@ -35,8 +35,8 @@ sent send_bytes(card& c, const ticket& t, const void* data, size_t n, uint64_t o
   m.metadata_length = meta_len;
   m.fast_word = fast_word;
   send_handle h;
-  sent r{c.send(t, m, h), send_state::error, status::ok};
-  if (is_ok(r.posted)) r.state = c.state(h, &r.error);
+  sent r{c.terminus().send(t, m, h), send_state::error, status::ok};
+  if (is_ok(r.posted)) r.state = c.terminus().state(h, &r.error);
   return r;
 }
 
@@ -112,9 +112,9 @@ TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified)
   const sent r = send_bytes(j[0], t, data.data(), data.size(), 64, meta, sizeof meta);
   ASSERT_EQ(r.posted, status::ok);
   EXPECT_EQ(r.state, send_state::sent);
-  EXPECT_EQ(j[0].completion_word(), 1u);
+  EXPECT_EQ(j[0].terminus().completion_word(), 1u);
   notification n;
-  ASSERT_TRUE(j[1].receive(0, n));
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_EQ(n.slot, s);
   EXPECT_EQ(n.metadata_index, 2u);
   EXPECT_EQ(n.source, 0u);
@@ -124,7 +124,7 @@ TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified)
   EXPECT_EQ(e->metadata_length, sizeof meta);
   EXPECT_EQ(std::memcmp(e->user_metadata, meta, sizeof meta), 0);
   EXPECT_EQ(e->packet_accumulator.load(), 0u);
-  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
   EXPECT_TRUE(a.guards_intact());
 }
 
@@ -137,8 +137,8 @@ TEST(hamlyn_card, multi_packet_message_notifies_once_with_every_byte) {
     const auto data = pattern(len, static_cast<uint8_t>(len));
     ASSERT_EQ(send_bytes(j[0], t, data.data(), len, 8, "m", 1).state, send_state::sent);
     notification n;
-    ASSERT_TRUE(j[1].receive(0, n)) << len;
-    EXPECT_FALSE(j[1].receive(0, n)) << len;
+    ASSERT_TRUE(j[1].receiver().receive(0, n)) << len;
+    EXPECT_FALSE(j[1].receiver().receive(0, n)) << len;
     EXPECT_EQ(std::memcmp(a.memory + 8, data.data(), len), 0) << len;
     EXPECT_EQ(j[1].slots().metadata(s, 0)->packet_accumulator.load(), 0u);
   }
@@ -177,13 +177,13 @@ TEST(hamlyn_card, out_of_order_packets_are_reassembled) {
     std::memset(a.memory, 0, 8192);
     notification n;
     for (uint32_t k = 0; k < packets; ++k) {
-      EXPECT_FALSE(j[1].receive(0, n)) << "notified before packet " << k;
+      EXPECT_FALSE(j[1].receiver().receive(0, n)) << "notified before packet " << k;
       const packet_header& h = hs[order[k]];
       iovec d{const_cast<uint8_t*>(data.data() + h.offset), per};
-      ASSERT_EQ(j[0].arrive(j[0].view(1), h, &d, 1, nullptr, false), status::ok);
+      ASSERT_EQ(j[0].receiver().arrive(j[0].view(1), h, &d, 1, nullptr, false), status::ok);
     }
-    ASSERT_TRUE(j[1].receive(0, n)) << round;
-    EXPECT_FALSE(j[1].receive(0, n));
+    ASSERT_TRUE(j[1].receiver().receive(0, n)) << round;
+    EXPECT_FALSE(j[1].receiver().receive(0, n));
     EXPECT_EQ(std::memcmp(a.memory, data.data(), 8000), 0);
   }
   EXPECT_TRUE(a.guards_intact());
@@ -202,9 +202,9 @@ TEST(hamlyn_card, counter_start_equal_to_packets_minus_one_still_counts) {
   const auto data = pattern(192 * 3, 1);
   ASSERT_EQ(send_bytes(j[0], whole, data.data(), data.size()).state, send_state::sent);
   notification n;
-  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
   ASSERT_EQ(send_bytes(j[0], part, data.data(), 10).state, send_state::sent);
-  EXPECT_TRUE(j[1].receive(0, n));
+  EXPECT_TRUE(j[1].receiver().receive(0, n));
 }
 
 TEST(hamlyn_card, group_receive_notifies_exactly_once_after_every_sender) {
@@ -219,14 +219,14 @@ TEST(hamlyn_card, group_receive_notifies_exactly_once_after_every_sender) {
   const size_t sizes[3] = {4000, 100, 2500};  // multi, single and multi-packet messages
   notification n;
   for (int sender = 0; sender < 3; ++sender) {
-    EXPECT_FALSE(j[3].receive(0, n)) << "notified before sender " << sender;
+    EXPECT_FALSE(j[3].receiver().receive(0, n)) << "notified before sender " << sender;
     const auto data = pattern(sizes[sender], static_cast<uint8_t>(sender));
     ASSERT_EQ(send_bytes(j[sender], tickets[sender], data.data(), data.size()).state, send_state::sent);
     EXPECT_EQ(std::memcmp(a.memory + tickets[sender].offset, data.data(), data.size()), 0);
   }
-  ASSERT_TRUE(j[3].receive(0, n));
+  ASSERT_TRUE(j[3].receiver().receive(0, n));
   EXPECT_EQ(n.metadata_index, 3u);
-  EXPECT_FALSE(j[3].receive(0, n));
+  EXPECT_FALSE(j[3].receiver().receive(0, n));
   EXPECT_EQ(j[3].counters().messages.load(), 1u);
   EXPECT_TRUE(a.guards_intact());
 }
@@ -247,7 +247,7 @@ TEST(hamlyn_card, notification_queue_wraps_many_times_and_refuses_overrun) {
     ASSERT_EQ(send_bytes(j[0], t, &i, sizeof i, (i % 100) * 8, nullptr, 0, word).state, send_state::sent);
     if (i % 5 == 4) {  // read in batches that straddle the wrap point
       notification n;
-      while (j[1].receive(0, n)) {
+      while (j[1].receiver().receive(0, n)) {
         EXPECT_EQ(n.metadata, expect * 0x9E3779B97F4A7C15ull);
         EXPECT_EQ(n.metadata_index, fast_index);
         ++expect;
@@ -261,10 +261,10 @@ TEST(hamlyn_card, notification_queue_wraps_many_times_and_refuses_overrun) {
   EXPECT_EQ(j[1].view(1).queue(0)->overruns.load(), 1u);
   notification n;
   for (int i = 0; i < 8; ++i) {
-    ASSERT_TRUE(j[1].receive(0, n));
+    ASSERT_TRUE(j[1].receiver().receive(0, n));
     EXPECT_EQ(n.metadata, 500u + i);  // the oldest eight, none overwritten
   }
-  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
 }
 
 TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) {
@@ -349,12 +349,12 @@ TEST(hamlyn_card, one_shot_refuses_a_second_message_until_rearmed) {
   EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
   EXPECT_EQ(std::memcmp(a.memory, first.data(), first.size()), 0);  // not overwritten
   notification n;
-  ASSERT_TRUE(j[1].receive(0, n));
-  EXPECT_FALSE(j[1].receive(0, n));
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
   ASSERT_EQ(j[1].slots().rearm(s, 1), status::ok);
   ASSERT_EQ(send_bytes(j[0], t, second.data(), second.size()).state, send_state::sent);
   EXPECT_EQ(std::memcmp(a.memory, second.data(), second.size()), 0);
-  EXPECT_TRUE(j[1].receive(0, n));
+  EXPECT_TRUE(j[1].receiver().receive(0, n));
 }
 
 TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
@@ -365,7 +365,7 @@ TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
   const auto data = pattern(150, 4);
   ASSERT_EQ(send_bytes(j[0], t, data.data(), 150, 300, nullptr, 0, 0xFEEDull).state, send_state::sent);
   notification n;
-  ASSERT_TRUE(j[1].receive(0, n));
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_EQ(n.metadata_index, fast_index);
   EXPECT_EQ(n.metadata, 0xFEEDu);
   EXPECT_EQ(n.length, 150u);
@@ -397,15 +397,16 @@ TEST(hamlyn_card, work_queue_fills_then_the_completion_word_catches_up) {
   status st = status::ok;
   while (st == status::ok) {
     send_handle h;
-    st = j[0].send(t, m, h);
+    st = j[0].terminus().send(t, m, h);
     if (is_ok(st)) hs.push_back(h);
   }
   EXPECT_EQ(st, status::would_block);
   EXPECT_GE(hs.size(), 4u);
-  EXPECT_EQ(j[0].state(hs.back()), send_state::pending);
-  for (int k = 0; k < 100 && j[0].state(hs.back()) != send_state::sent; ++k) j[0].kick();
-  for (const send_handle& h : hs) EXPECT_EQ(j[0].state(h), send_state::sent);
-  EXPECT_EQ(j[0].completion_word(), hs.size());
+  EXPECT_EQ(j[0].terminus().state(hs.back()), send_state::pending);
+  for (int k = 0; k < 100 && j[0].terminus().state(hs.back()) != send_state::sent; ++k)
+    j[0].terminus().kick();
+  for (const send_handle& h : hs) EXPECT_EQ(j[0].terminus().state(h), send_state::sent);
+  EXPECT_EQ(j[0].terminus().completion_word(), hs.size());
   EXPECT_EQ(std::memcmp(a.memory, data.data(), data.size()), 0);
 }
 
@@ -422,11 +423,11 @@ TEST(hamlyn_card, gather_list_and_direct_io_deliver_the_same_bytes) {
   m.gather = parts;
   m.gather_count = 3;
   send_handle h;
-  ASSERT_EQ(j[0].send(t, m, h), status::ok);
-  EXPECT_EQ(j[0].state(h), send_state::sent);
+  ASSERT_EQ(j[0].terminus().send(t, m, h), status::ok);
+  EXPECT_EQ(j[0].terminus().state(h), send_state::sent);
   EXPECT_EQ(std::memcmp(a.memory, data.data(), 3000), 0);
   notification n;
-  EXPECT_TRUE(j[1].receive(0, n));
+  EXPECT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_TRUE(a.guards_intact());
 }
 
@@ -471,15 +472,15 @@ TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
     h.fast_word = rng();
     iovec piece{junk.data(), std::min<size_t>(junk.size(), 448 - std::min<uint32_t>(h.metadata_length, 448))};
     if (j[0].push_packet(1, h, &piece, 1)) ++pushed;
-    (void)j[1].poll_inbound();
+    (void)j[1].receiver().poll_inbound();
   }
   // A forged buffer number in the ready FIFO.
   ASSERT_TRUE(j[0].view(1).rx_ready->push(1u << 30));
-  (void)j[1].poll_inbound();
+  (void)j[1].receiver().poll_inbound();
   EXPECT_GT(pushed, 1000u);
   EXPECT_TRUE(a.untouched());
   notification n;
-  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
   const arrival_counters& c = j[1].counters();
   EXPECT_GE(c.malformed.load() + c.key_rejections.load() + c.bounds_rejections.load() +
                 c.revoked_rejections.load() + c.mode_rejections.load(),
@@ -518,9 +519,9 @@ TEST(hamlyn_card, a_ticket_travels_in_a_message_and_is_used_to_reply) {
   m.metadata = &reply;
   m.metadata_length = sizeof reply;
   send_handle h;
-  ASSERT_EQ(j[0].send(to_server, m, h), status::ok);
+  ASSERT_EQ(j[0].terminus().send(to_server, m, h), status::ok);
   notification n;
-  ASSERT_TRUE(j[1].receive(0, n));
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
   const auto* e = reinterpret_cast<const metadata_entry*>(j[1].view(1).base + n.metadata);
   ASSERT_EQ(e->metadata_length, sizeof(ticket));
   ticket back;
@@ -531,9 +532,9 @@ TEST(hamlyn_card, a_ticket_travels_in_a_message_and_is_used_to_reply) {
   r.gather = &a;
   r.gather_count = 1;
   r.offset = 100;
-  ASSERT_EQ(j[1].send(back, r, h), status::ok);
-  EXPECT_EQ(j[1].state(h), send_state::sent);
-  ASSERT_TRUE(j[0].receive(0, n));
+  ASSERT_EQ(j[1].terminus().send(back, r, h), status::ok);
+  EXPECT_EQ(j[1].terminus().state(h), send_state::sent);
+  ASSERT_TRUE(j[0].receiver().receive(0, n));
   EXPECT_EQ(n.source, 1u);
   EXPECT_EQ(std::memcmp(client_area.memory + 100, answer, sizeof answer), 0);
   EXPECT_EQ(std::memcmp(server_area.memory, question, sizeof question), 0);
@@ -562,7 +563,8 @@ TEST(hamlyn_card, nothing_lands_after_revoke_returns) {
       m.gather = &v;
       m.gather_count = 1;
       send_handle h;
-      if (!is_ok(j[0].send(t, m, h)) || j[0].state(h) != send_state::sent) break;
+      if (!is_ok(j[0].terminus().send(t, m, h)) || j[0].terminus().state(h) != send_state::sent)
+        break;
       sent_ok++;
     }
   });

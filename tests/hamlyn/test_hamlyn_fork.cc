@@ -99,13 +99,13 @@ TEST_P(hamlyn_fork, deposit_into_private_memory_of_another_process) {
   m.gather = &v;
   m.gather_count = 1;
   send_handle h;
-  ASSERT_EQ(me.send(t, m, h), status::ok);
-  EXPECT_EQ(me.state(h), cross ? send_state::sent : send_state::pending);
+  ASSERT_EQ(me.terminus().send(t, m, h), status::ok);
+  EXPECT_EQ(me.terminus().state(h), cross ? send_state::sent : send_state::pending);
   const char posted = 'p';
   ASSERT_TRUE(down.put(posted));
   ASSERT_TRUE(spin_until([&] {
-    me.kick();
-    return me.state(h) == send_state::sent;
+    me.terminus().kick();
+    return me.terminus().state(h) == send_state::sent;
   }));
   char done;
   ASSERT_TRUE(up.get(done));
@@ -140,11 +140,11 @@ TEST(hamlyn_fork_reject, fallback_packets_are_checked_by_the_receiver) {
     m.gather = &v;
     m.gather_count = 1;
     send_handle h;
-    ASSERT_EQ(j[0].send(t, m, h), status::ok);
-    EXPECT_EQ(j[0].state(h), send_state::sent);  // the sender cannot know
+    ASSERT_EQ(j[0].terminus().send(t, m, h), status::ok);
+    EXPECT_EQ(j[0].terminus().state(h), send_state::sent);  // the sender cannot know
   }
   notification n;
-  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
   EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
   EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
   for (uint8_t b : memory) ASSERT_EQ(b, guard_byte);

@@ -66,14 +66,14 @@ TEST(hamlyn_hostile, a_read_request_reads_nothing_outside_its_range) {
   uint32_t s;
   ASSERT_EQ(make_read_slot(j, a, 16, s), status::ok);
   replies got;
-  j[0].set_handler(packet_kind::reply, on_reply, &got);
+  j[0].receiver().set_handler(packet_kind::reply, on_reply, &got);
   for (uint64_t claimed : {uint64_t{32}, uint64_t{17}, ~uint64_t{0} - 100}) {
     got = replies{};
     packet_header h = read_request(j, s, 16);
     h.reserved = claimed;
     ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
-    (void)j[1].poll_inbound();
-    (void)j[0].poll_inbound();
+    (void)j[1].receiver().poll_inbound();
+    (void)j[0].receiver().poll_inbound();
     EXPECT_EQ(got.bytes.size(), 16u) << "claimed " << claimed;
     EXPECT_EQ(got.max_end, 16u);
     for (std::byte b : got.bytes) ASSERT_EQ(b, std::byte{0x11}) << "claimed " << claimed;
@@ -97,10 +97,10 @@ TEST(hamlyn_hostile, a_request_rewritten_after_arrival_is_served_as_it_arrived) 
   uint32_t s;
   ASSERT_EQ(make_read_slot(j, a, 4096, s), status::ok);
   replies got;
-  j[0].set_handler(packet_kind::reply, on_reply, &got);
+  j[0].receiver().set_handler(packet_kind::reply, on_reply, &got);
   const packet_header h = read_request(j, s, 256);
   ASSERT_TRUE(j[0].push_packet(1, h, nullptr, 0));
-  (void)j[1].poll_inbound();  // two replies fit; the request waits with its progress
+  (void)j[1].receiver().poll_inbound();  // two replies fit; the request waits with its progress
   ASSERT_EQ(got.packets, 0u);
   packet_header lie = h;
   lie.offset = 256;
@@ -108,10 +108,10 @@ TEST(hamlyn_hostile, a_request_rewritten_after_arrival_is_served_as_it_arrived) 
   lie.reserved = 4096;
   for (uint64_t b = 0; b < 2; ++b) std::memcpy(j[1].view(1).rx_buffer(b), &lie, sizeof lie);
   for (int round = 0; round < 8 && got.max_end < 256; ++round) {
-    (void)j[0].poll_inbound();
-    (void)j[1].poll_inbound();
+    (void)j[0].receiver().poll_inbound();
+    (void)j[1].receiver().poll_inbound();
   }
-  (void)j[0].poll_inbound();
+  (void)j[0].receiver().poll_inbound();
   EXPECT_EQ(got.bytes.size(), 256u);
   EXPECT_EQ(got.max_end, 256u);
   for (std::byte b : got.bytes) ASSERT_EQ(b, std::byte{0x11});
@@ -149,18 +149,21 @@ TEST(hamlyn_hostile, one_shot_admits_one_sender_even_while_its_message_is_incomp
   std::vector<std::byte> zeros(100, std::byte{0}), twos(100, std::byte{2});
   iovec z{zeros.data(), 100}, t{twos.data(), 100};
   // Sender 0: first packet of two (delta 1; the last will bring 2^32 - 1).
-  EXPECT_EQ(j[0].arrive(j[0].view(1), packet(0, 0, 1, notify), &z, 1, nullptr, false), status::ok);
+  EXPECT_EQ(j[0].receiver().arrive(j[0].view(1), packet(0, 0, 1, notify), &z, 1, nullptr, false),
+            status::ok);
   // Sender 2: a whole single-packet message into the same entry.
-  EXPECT_EQ(j[2].arrive(j[2].view(1), packet(2, 0, 0, notify | flag_single), &t, 1, nullptr, false),
+  EXPECT_EQ(j[2].receiver().arrive(j[2].view(1), packet(2, 0, 0, notify | flag_single), &t, 1,
+                                   nullptr, false),
             status::rejected);
   EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
   // Sender 0's last packet completes its message.
-  EXPECT_EQ(j[0].arrive(j[0].view(1), packet(0, 100, 0xFFFFFFFFu, notify), &z, 1, nullptr, false),
+  EXPECT_EQ(j[0].receiver().arrive(j[0].view(1), packet(0, 100, 0xFFFFFFFFu, notify), &z, 1,
+                                   nullptr, false),
             status::ok);
   notification n;
-  ASSERT_TRUE(j[1].receive(0, n));
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_EQ(n.source, 0u);
-  EXPECT_FALSE(j[1].receive(0, n));
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
   for (int i = 0; i < 200; ++i) ASSERT_EQ(a.memory[i], std::byte{0}) << i;  // sender 2 wrote nothing
   EXPECT_EQ(j[1].slots().metadata(s, 0)->packet_accumulator.load(), 0u);
 }
@@ -189,7 +192,8 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
     h.protection_key = key;
     h.length = 8;
     h.flags = encode_flags(packet_kind::data, true) | flag_single;
-    while (!stop.load(std::memory_order_relaxed)) (void)j[0].arrive(j[0].view(1), h, &d, 1, nullptr, false);
+    while (!stop.load(std::memory_order_relaxed))
+      (void)j[0].receiver().arrive(j[0].view(1), h, &d, 1, nullptr, false);
   });
   const notification_queue_control& q = *j[1].view(1).queue(0);
   int late = 0;
@@ -199,7 +203,7 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
     for (int spin = 0; spin < 20; ++spin) std::this_thread::yield();  // the sender tries meanwhile
     if (q.cursor.load() != after) ++late;
     notification n;
-    while (j[1].receive(0, n)) {
+    while (j[1].receiver().receive(0, n)) {
     }
     ASSERT_EQ(j[1].slots().rekey(s, key), status::ok);
   }

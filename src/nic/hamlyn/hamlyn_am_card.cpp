@@ -270,7 +270,8 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
   m.gather_count = 1;
   m.fast_word = blk;
   hamlyn::send_handle h;
-  if (!is_ok(card_.send(t, m, h)) || card_.state(h) != hamlyn::send_state::sent) {
+  if (!is_ok(card_.terminus().send(t, m, h)) ||
+      card_.terminus().state(h) != hamlyn::send_state::sent) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }
@@ -284,7 +285,7 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
 // refused; the wire header is read once, as a copy.
 bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
-  while (card_.receive(0, n)) {
+  while (card_.receiver().receive(0, n)) {
     const uint64_t blk = n.metadata;
     const uint32_t sender = n.slot < slot_sender_.size() ? slot_sender_[n.slot] : ~0u;
     if (sender == ~0u || n.source != sender || n.metadata_index != hamlyn::fast_index ||
@@ -324,7 +325,7 @@ void hamlyn_am_card::service() {
 }
 
 void hamlyn_am_card::send_due() {
-  card_.kick();
+  card_.terminus().kick();
   wire_sink sink{this};
   wire_.service(sink);
   if (__builtin_expect(backlogged_ != 0, 0))

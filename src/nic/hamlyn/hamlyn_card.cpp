@@ -1,6 +1,7 @@
-// The Hamlyn card: segment layout, attach, liveness of peers. Setup code
-// ("the OS"): slot_table.cpp; send terminus: send_terminus.cpp; arrival:
-// arrival.cpp; cross-memory attach: cross_memory.cpp.
+// The Hamlyn card: segment layout, attach, liveness of peers, h_recv_block.
+// Views, geometry and the inbound FIFO: card_view.cpp; setup code ("the
+// OS"): slot_table.cpp; send terminus: send_terminus.cpp; receiving
+// interface: receiving_interface.cpp; cross-memory attach: cross_memory.cpp.
 #include "nic/hamlyn/hamlyn_card.hpp"
 
 #include <signal.h>
@@ -12,16 +13,14 @@
 #include <thread>
 
 #include "nic/hamlyn/cross_memory.hpp"
-#include "nic/hamlyn/terminus.hpp"
 #include "sys/clock.hpp"
 #include "sys/protection_key.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
 
-uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
-
-void check_config(const card_config& c) {
+// c itself when every count is in range (throws otherwise).
+const card_config& checked(const card_config& c) {
   using sys::ring_math::is_power_of_two;
   auto bad = [](const std::string& what) { throw std::invalid_argument("hpam hamlyn: " + what); };
   if (c.nprocs < 1 || c.nprocs > 65535) bad("nprocs must be in [1, 65535]");
@@ -33,6 +32,7 @@ void check_config(const card_config& c) {
   if (!is_power_of_two(c.rx_packets)) bad("rx_packets must be a power of two");
   if (!is_power_of_two(c.work_queue_entries)) bad("work_queue_entries must be a power of two");
   if (c.direct_io_limit > 4096) bad("direct_io_limit must be <= 4096");
+  return c;
 }
 
 // Starts the view's pointers from its checked geometry.
@@ -87,27 +87,6 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
 
 }  // namespace
 
-card_geometry card_geometry_for(card_geometry g) {
-  uint64_t off = sizeof(card_header);
-  g.slots_offset = off;
-  off += uint64_t{g.slot_count} * sizeof(slot);
-  g.metadata_offset = off;
-  off = align_up(off + uint64_t{g.metadata_entries} * sizeof(metadata_entry), 64);
-  g.queues_offset = off;
-  off += g.notification_queues * sizeof(notification_queue_control);
-  g.entries_offset = off;
-  off += g.notification_queues * g.notify_capacity * sizeof(notification_entry);
-  g.rx_free_offset = off;
-  off += align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
-  g.rx_ready_offset = off;
-  off += align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
-  g.rx_buffers_offset = off;
-  off = align_up(off + uint64_t{g.rx_packets} * g.packet_size, 4096);
-  g.area_offset = off;
-  g.size = off + g.area_bytes;
-  return g;
-}
-
 uint64_t card::segment_bytes() const { return geometry_of(cfg_).size; }
 
 void card::layout_segment() {
@@ -155,8 +134,12 @@ void card::layout_segment() {
   h->magic = card_magic;
 }
 
-card::card(const card_config& cfg) : cfg_(cfg), my_proc_(cfg.my_proc), nprocs_(cfg.nprocs) {
-  check_config(cfg_);
+card::card(const card_config& cfg)
+    : cfg_(checked(cfg)),
+      my_proc_(cfg.my_proc),
+      nprocs_(cfg.nprocs),
+      receiver_(*this, views_, cfg_),
+      terminus_(views_, receiver_, cfg_) {
   probe_word_ = sys::random_protection_key();
   views_.resize(static_cast<size_t>(nprocs_));
   segment_name_ = sys::segment_name(cfg_.job, cfg_.what, my_proc_);
@@ -169,9 +152,6 @@ card::card(const card_config& cfg) : cfg_(cfg), my_proc_(cfg.my_proc), nprocs_(c
   slots_.bind(v.slots, v.metadata, v.area,
               {cfg_.slot_count, cfg_.metadata_entries, cfg_.notification_queues, cfg_.area_bytes,
                static_cast<uint32_t>(my_proc_)});
-  terminus_ = std::make_unique<terminus>(cfg_.work_queue_entries, cfg_.direct_io_limit);
-  deferred_.reserve(cfg_.rx_packets);
-  readers_.resize(cfg_.notification_queues);
 }
 
 // The name goes once every peer has mapped the card; a card some peer never
@@ -221,24 +201,6 @@ void card::publish_client(uint64_t offset, uint64_t magic) {
   header().client_magic.store(magic, std::memory_order_release);
 }
 
-client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
-                          uint64_t& offset) {
-  if (!v.attached) return client_lookup::not_yet;
-  const uint64_t magic = v.header->client_magic.load(std::memory_order_acquire);
-  if (magic == 0) return client_lookup::not_yet;
-  offset = v.header->client_offset;
-  const uint64_t area_bytes = v.header->area_bytes;
-  if (magic != expected.magic || offset > area_bytes || expected.size > area_bytes - offset)
-    return client_lookup::damaged;
-  std::memcpy(copy, v.area + offset, expected.size);
-  client_prefix got;
-  std::memcpy(&got, copy, sizeof got);
-  return got.magic == expected.magic && got.version == expected.version &&
-                 got.size == expected.size
-             ? client_lookup::found
-             : client_lookup::damaged;
-}
-
 bool card::peer_done(int proc) const {
   const card_view& v = views_[proc];
   return v.attached && v.header->done.load(std::memory_order_acquire) != 0;
@@ -254,8 +216,16 @@ sys::process_state card::peer_process(int proc) const {
   return v.attached ? sys::observe_process(v.pid) : sys::process_state::gone;
 }
 
-void card::set_handler(packet_kind kind, packet_handler fn, void* ctx) {
-  handlers_[static_cast<uint32_t>(kind)] = handler_entry{fn, ctx};
+bool card::receive_block(uint32_t q, notification& n, uint64_t timeout_ns) {
+  const uint64_t deadline = sys::clock::monotonic_ns() + timeout_ns;
+  for (uint32_t spins = 0;; ++spins) {
+    if (receiver_.receive(q, n)) return true;
+    terminus_.kick();  // my own sends may be what the peer waits for
+    if ((spins & 255) == 255) {
+      if (sys::clock::monotonic_ns() >= deadline) return false;
+      std::this_thread::yield();
+    }
+  }
 }
 
 }  // namespace hpam::nic::hamlyn

@@ -3,10 +3,11 @@
 // deltas, and deliver each packet: directly into the receiver's card (card
 // memory, or its private memory by cross-memory attach), or into its inbound
 // FIFO when neither is possible.
+#include "nic/hamlyn/send_terminus.hpp"
+
 #include <cstring>
 
-#include "nic/hamlyn/hamlyn_card.hpp"
-#include "nic/hamlyn/terminus.hpp"
+#include "nic/hamlyn/receiving_interface.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
@@ -35,23 +36,36 @@ int slice(const iovec* g, int n, uint64_t from, uint64_t len, iovec* out) {
 
 }  // namespace
 
-status card::send(const ticket& t, const message& m, send_handle& h) {
+send_terminus::send_terminus(std::vector<card_view>& views, receiving_interface& receiver,
+                             const card_config& cfg)
+    : views_(views),
+      receiver_(receiver),
+      queue_(cfg.work_queue_entries),
+      inline_data_(size_t{cfg.work_queue_entries} * cfg.direct_io_limit),
+      direct_io_limit_(cfg.direct_io_limit),
+      engine_budget_(cfg.engine_budget ? cfg.engine_budget : ~0u),
+      packet_data_bytes_(cfg.packet_size - static_cast<uint32_t>(sizeof(packet_header))),
+      my_proc_(static_cast<uint32_t>(cfg.my_proc)),
+      nprocs_(static_cast<uint32_t>(cfg.nprocs)),
+      mask_(cfg.work_queue_entries - 1),
+      results_(results_kept, result{~0ull, status::ok}) {}
+
+status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   uint64_t length = 0;
   if (m.gather_count < 0 || m.gather_count > max_gather || m.metadata_length > user_metadata_bytes)
     return status::invalid_argument;
   for (int i = 0; i < m.gather_count; ++i) length += m.gather[i].iov_len;
-  if (t.node >= static_cast<uint32_t>(nprocs_) || m.offset > t.range || length > t.range - m.offset)
+  if (t.node >= nprocs_ || m.offset > t.range || length > t.range - m.offset)
     return status::invalid_argument;
   const bool fast = t.metadata_index == fast_index;
-  const uint32_t per_packet = packet_data_bytes();
+  const uint32_t per_packet = packet_data_bytes_;
   const uint32_t packets = packets_for(length, per_packet, m.metadata_length);
   if (fast && (packets != 1 || m.metadata_length != 0)) return status::invalid_argument;
-  terminus& q = *terminus_;
-  if (q.posted - q.running > q.mask) {
+  if (posted_ - running_ > mask_) {
     kick();
-    if (q.posted - q.running > q.mask) return status::would_block;
+    if (posted_ - running_ > mask_) return status::would_block;
   }
-  work_entry& w = q.queue[q.posted & q.mask];
+  work_entry& w = queue_[posted_ & mask_];
   w.target = t;
   w.offset = t.offset + m.offset;
   w.length = length;
@@ -66,19 +80,19 @@ status card::send(const ticket& t, const message& m, send_handle& h) {
   w.two_first = packets >= 2 && static_cast<uint32_t>(t.delta - (packets - 1)) == 0;
   w.next_packet = 0;
   w.sent = 0;
-  w.sequence = q.posted;
-  h.sequence = q.posted++;
-  const bool idle = q.running + 1 == q.posted;
+  w.sequence = posted_;
+  h.sequence = posted_++;
+  const bool idle = running_ + 1 == posted_;
   if (idle) {  // the card was idle: it sends this entry at once
-    uint32_t budget = cfg_.engine_budget ? cfg_.engine_budget : ~0u;
+    uint32_t budget = engine_budget_;
     if (run_entry(w, budget)) {
-      q.running++;
-      completion_.store(q.running, std::memory_order_release);
+      running_++;
+      completion_.store(running_, std::memory_order_release);
       return status::ok;
     }
   }
-  if (length <= q.direct_io_limit) {  // direct I/O: the caller may reuse its buffer on return
-    std::byte* copy = q.inline_data.data() + (w.sequence & q.mask) * q.direct_io_limit;
+  if (length <= direct_io_limit_) {  // direct I/O: the caller may reuse its buffer on return
+    std::byte* copy = inline_data_.data() + (w.sequence & mask_) * direct_io_limit_;
     uint64_t at = 0;
     for (int i = 0; i < m.gather_count; ++i) {
       if (m.gather[i].iov_len) std::memcpy(copy + at, m.gather[i].iov_base, m.gather[i].iov_len);
@@ -91,22 +105,21 @@ status card::send(const ticket& t, const message& m, send_handle& h) {
   return status::ok;
 }
 
-void card::kick() {
-  terminus& q = *terminus_;
-  uint32_t budget = cfg_.engine_budget ? cfg_.engine_budget : ~0u;
-  while (q.running != q.posted && budget > 0) {
-    work_entry& w = q.queue[q.running & q.mask];
+void send_terminus::kick() {
+  uint32_t budget = engine_budget_;
+  while (running_ != posted_ && budget > 0) {
+    work_entry& w = queue_[running_ & mask_];
     if (!run_entry(w, budget)) return;  // waiting for room at the receiver, or out of budget
-    q.running++;
+    running_++;
     // The completion word: entries before it (and their buffers) may be reused.
-    completion_.store(q.running, std::memory_order_release);
+    completion_.store(running_, std::memory_order_release);
   }
 }
 
 // Sends the entry's remaining packets. True when the entry is finished
 // (sent, or refused by the receiving side).
-bool card::run_entry(work_entry& w, uint32_t& budget) {
-  const uint32_t per_packet = packet_data_bytes();
+bool send_terminus::run_entry(work_entry& w, uint32_t& budget) {
+  const uint32_t per_packet = packet_data_bytes_;
   while (w.next_packet < w.packets) {
     if (budget == 0) return false;
     const bool first = w.next_packet == 0;
@@ -118,7 +131,7 @@ bool card::run_entry(work_entry& w, uint32_t& budget) {
     if (last) delta = w.counter;
     packet_header h{};
     h.destination = w.target.node;
-    h.source = static_cast<uint32_t>(my_proc_);
+    h.source = my_proc_;
     h.slot = w.target.slot;
     h.metadata_index = w.target.metadata_index;
     h.protection_key = w.target.protection_key;
@@ -135,7 +148,7 @@ bool card::run_entry(work_entry& w, uint32_t& budget) {
     if (retry) return false;
     if (!is_ok(st)) {
       rejected_sends_++;
-      terminus_->results[w.sequence % terminus::results_kept] = {w.sequence, st};
+      finish(w.sequence, st);
       return true;
     }
     if (!last) w.counter -= delta;  // keeps counter + deltas sent == Y (2.5)
@@ -143,20 +156,20 @@ bool card::run_entry(work_entry& w, uint32_t& budget) {
     w.next_packet++;
     budget--;
   }
-  terminus_->results[w.sequence % terminus::results_kept] = {w.sequence, status::ok};
+  finish(w.sequence, status::ok);
   return true;
 }
 
-status card::send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
-                         bool& retry) {
+status send_terminus::send_packet(const packet_header& h, const iovec* data, int n,
+                                  const std::byte* meta, bool& retry) {
   card_view& v = views_[h.destination];
   if (!v.attached) return status::invalid_argument;
-  const bool local = static_cast<int>(h.destination) == my_proc_;
+  const bool local = h.destination == my_proc_;
   bool direct = local || v.cross_memory;
   if (!direct && h.slot < v.geo.slot_count)
     direct = v.slots[h.slot].memory == static_cast<uint32_t>(area_memory::card);
   if (direct) {
-    const status st = arrive(v, h, data, n, meta, local);
+    const status st = receiver_.arrive(v, h, data, n, meta, local);
     if (st != status::system_error) return st;
     v.cross_memory = false;  // the kernel refused after all: use packets from now on
   }
@@ -164,40 +177,20 @@ status card::send_packet(const packet_header& h, const iovec* data, int n, const
   int m = 0;
   if (h.metadata_length) pieces[m++] = iovec{const_cast<std::byte*>(meta), h.metadata_length};
   for (int i = 0; i < n; ++i) pieces[m++] = data[i];
-  if (!push_packet(static_cast<int>(h.destination), h, pieces, m)) {
+  if (!push_packet(v, h, pieces, m)) {
     retry = true;
     return status::would_block;
   }
   return status::ok;
 }
 
-bool card::push_packet(int proc, const packet_header& h, const iovec* pieces, int n) {
-  const card_view& v = views_[proc];
-  uint64_t total = 0;
-  for (int i = 0; i < n; ++i) total += pieces[i].iov_len;
-  if (!v.attached || sizeof(packet_header) + total > v.geo.packet_size) return false;
-  uint64_t buffer;
-  if (!v.rx_free->pop(buffer)) return false;
-  if (buffer >= v.geo.rx_packets) return false;  // a damaged FIFO: never write outside the pool
-  std::byte* p = v.rx_buffer(buffer);
-  std::memcpy(p, &h, sizeof h);
-  uint64_t at = sizeof h;
-  for (int i = 0; i < n; ++i) {
-    if (pieces[i].iov_len) std::memcpy(p + at, pieces[i].iov_base, pieces[i].iov_len);
-    at += pieces[i].iov_len;
-  }
-  // Publish: the packet is complete before its buffer number is on the FIFO.
-  return v.rx_ready->push(buffer);
-}
-
-send_state card::state(const send_handle& h, status* error) const {
-  const terminus& q = *terminus_;
-  if (h.sequence >= q.posted) {
+send_state send_terminus::state(const send_handle& h, status* error) const {
+  if (h.sequence >= posted_) {
     if (error) *error = status::invalid_argument;
     return send_state::error;
   }
   if (h.sequence >= completion_.load(std::memory_order_acquire)) return send_state::pending;
-  const terminus::result& r = q.results[h.sequence % terminus::results_kept];
+  const result& r = results_[h.sequence % results_kept];
   if (r.sequence == h.sequence && !is_ok(r.outcome)) {
     if (error) *error = r.outcome;
     return send_state::error;

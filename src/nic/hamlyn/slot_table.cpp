@@ -5,14 +5,11 @@
 #include <cstring>
 #include <thread>
 
+#include "sys/align.hpp"
 #include "sys/clock.hpp"
 #include "sys/protection_key.hpp"
 
 namespace hpam::nic::hamlyn {
-namespace {
-uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
-}  // namespace
-
 void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area, const slot_limits& l) {
   slots_ = slots;
   metadata_ = metadata;
@@ -27,7 +24,7 @@ void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area, co
 
 status slot_table::allocate_area(uint64_t bytes, uint64_t& offset) {
   if (bytes == 0) return status::invalid_argument;
-  const uint64_t need = align_up(bytes, 64);
+  const uint64_t need = sys::align_up(bytes, 64);
   for (auto it = free_area_.begin(); it != free_area_.end(); ++it) {
     if (it->second < need) continue;
     offset = it->first;

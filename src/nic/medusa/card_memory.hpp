@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "sys/align.hpp"
 #include "sys/ring.hpp"
 
 namespace hpam::nic::medusa {
@@ -113,10 +114,6 @@ struct card_layout {
   uint64_t size;  // total bytes of card memory
 };
 
-constexpr uint64_t align_up(uint64_t n, uint64_t a) noexcept {
-  return (n + a - 1) / a * a;
-}
-
 // Power of two >= blocks, and >= 2 (mpmc_fifo needs two cells at least).
 constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
   uint64_t c = 2;
@@ -129,11 +126,11 @@ constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
   card_layout l{};
   l.tx_fifo_capacity = fifo_capacity_for(tx_blocks);
   l.rx_fifo_capacity = fifo_capacity_for(rx_blocks);
-  l.tx_ready_offset = align_up(sizeof(card_header), 64);
-  l.tx_free_offset = align_up(l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
-  l.rx_free_offset = align_up(l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
-  l.rx_ready_offset = align_up(l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
-  l.vram_offset = align_up(l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
+  l.tx_ready_offset = sys::align_up(sizeof(card_header), 64);
+  l.tx_free_offset = sys::align_up(l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
+  l.rx_free_offset = sys::align_up(l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
+  l.rx_ready_offset = sys::align_up(l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
+  l.vram_offset = sys::align_up(l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
   l.size = l.vram_offset + (static_cast<uint64_t>(tx_blocks) + rx_blocks) * block_size;
   return l;
 }

@@ -3,19 +3,20 @@
 // the metadata entry, and on completion the notification queue entry. Run
 // by the sender's process in the receiver's card, or by the receiver for
 // packets from its inbound FIFO (poll_inbound). Every refusal is counted in
-// the receiver's card and writes nothing.
+// the receiver's card and writes nothing. It works on the card's views
+// (card_view.hpp) and owns the handlers and the fallback packets it has not
+// finished.
 //
 // Nothing read from shared memory is used twice: a fallback packet's header
 // is copied once out of its buffer, a slot's fields once the arrival holds
 // the slot, a metadata entry's secondary key and range once; the card's
 // counts and offsets come from the view (checked at attach), never from its
 // header.
+#include "nic/hamlyn/receiving_interface.hpp"
+
 #include <cstring>
-#include <thread>
 
 #include "nic/hamlyn/cross_memory.hpp"
-#include "nic/hamlyn/hamlyn_card.hpp"
-#include "sys/clock.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
@@ -25,7 +26,9 @@ bool paranoid(uint32_t mode) {
          mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
 }
 
-void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+void count(std::atomic<uint64_t>& c) {
+  c.fetch_add(1, std::memory_order_relaxed);
+}
 
 // [offset, offset+length) inside [low, high) without overflow.
 bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
@@ -38,12 +41,30 @@ constexpr uint32_t one_shot_done = 0xFFFFFFFFu;
 
 }  // namespace
 
+receiving_interface::receiving_interface(card& c, const std::vector<card_view>& views,
+                                         const card_config& cfg)
+    : card_(c),
+      views_(views),
+      nprocs_(static_cast<uint32_t>(cfg.nprocs)),
+      my_proc_(static_cast<uint32_t>(cfg.my_proc)),
+      notification_queues_(cfg.notification_queues),
+      notify_capacity_(cfg.notify_capacity),
+      rx_packets_(cfg.rx_packets),
+      packet_size_(cfg.packet_size) {
+  deferred_.reserve(rx_packets_);
+  readers_.resize(notification_queues_);
+}
+
+void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void* ctx) {
+  handlers_[static_cast<uint32_t>(kind)] = handler_entry{fn, ctx};
+}
+
 // Takes the slot for an arrival: announces it (users) before looking, so a
 // revoke either makes the state check fail or waits until the arrival is
 // done (seq_cst on both sides); then copies the fields. False (counted):
 // not active, or its memory lies outside the card's area. The caller drops
 // users whatever the answer.
-bool card::hold_slot(const card_view& v, uint32_t index, slot_copy& s) {
+bool receiving_interface::hold_slot(const card_view& v, uint32_t index, slot_copy& s) {
   slot& sl = v.slots[index];
   sl.users.fetch_add(1, std::memory_order_seq_cst);
   if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
@@ -67,8 +88,8 @@ bool card::hold_slot(const card_view& v, uint32_t index, slot_copy& s) {
   return true;
 }
 
-bool card::check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
-                        metadata_entry*& entry) {
+bool receiving_interface::check_packet(const card_view& v, const packet_header& h,
+                                       const slot_copy& s, metadata_entry*& entry) {
   arrival_counters& c = v.header->counters;
   const bool fast = h.metadata_index == fast_index;
   entry = nullptr;
@@ -110,12 +131,13 @@ bool card::check_packet(const card_view& v, const packet_header& h, const slot_c
     // One message per arming: the first packet claims the entry for its
     // sender (atomically: of two senders only one can), the message's other
     // packets carry the same source, completion closes the entry.
-    if (h.source >= static_cast<uint32_t>(nprocs_)) {
+    if (h.source >= nprocs_) {
       count(c.malformed);
       return false;
     }
     uint32_t holder = 0;
-    if (!entry->one_shot_used.compare_exchange_strong(holder, h.source + 1, std::memory_order_acq_rel) &&
+    if (!entry->one_shot_used.compare_exchange_strong(holder, h.source + 1,
+                                                      std::memory_order_acq_rel) &&
         holder != h.source + 1) {
       count(c.mode_rejections);
       return false;
@@ -124,8 +146,9 @@ bool card::check_packet(const card_view& v, const packet_header& h, const slot_c
   return true;
 }
 
-status card::write_area(const card_view& v, const slot_copy& s, const packet_header& h,
-                        const iovec* data, int n, bool local) {
+status receiving_interface::write_area(const card_view& v, const slot_copy& s,
+                                       const packet_header& h, const iovec* data, int n,
+                                       bool local) {
   if (s.memory == static_cast<uint32_t>(area_memory::card)) {
     std::byte* dst = v.area + s.base + h.offset;  // hold_slot and check_packet bounded it
     for (int i = 0; i < n; ++i) {
@@ -147,8 +170,8 @@ status card::write_area(const card_view& v, const slot_copy& s, const packet_hea
 }
 
 // `h` is the caller's own copy; the data pieces must add up to h.length.
-status card::arrive(const card_view& v, const packet_header& h, const iovec* data, int n,
-                    const std::byte* meta, bool local) {
+status receiving_interface::arrive(const card_view& v, const packet_header& h, const iovec* data,
+                                   int n, const std::byte* meta, bool local) {
   arrival_counters& c = v.header->counters;
   uint64_t total = 0;
   for (int i = 0; i < n; ++i) total += data[i].iov_len;
@@ -178,8 +201,8 @@ status card::arrive(const card_view& v, const packet_header& h, const iovec* dat
 }
 
 // Packet counting and notification (2.5, 2.6).
-void card::complete(const card_view& v, const slot_copy& s, const packet_header& h,
-                    metadata_entry* entry) {
+void receiving_interface::complete(const card_view& v, const slot_copy& s, const packet_header& h,
+                                   metadata_entry* entry) {
   if (entry && h.delta != 0) {
     const uint32_t before = entry->packet_accumulator.fetch_add(h.delta, std::memory_order_acq_rel);
     if (static_cast<uint32_t>(before + h.delta) != 0) return;  // more packets to come
@@ -196,8 +219,9 @@ void card::complete(const card_view& v, const slot_copy& s, const packet_header&
   (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
 }
 
-status card::resolve(const card_view& v, uint32_t s_index, uint64_t key, uint64_t offset,
-                     uint64_t len, std::byte*& ptr, uint64_t& address) {
+status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,
+                                    uint64_t offset, uint64_t len, std::byte*& ptr,
+                                    uint64_t& address) {
   arrival_counters& c = v.header->counters;
   if (s_index >= v.geo.slot_count) {
     count(c.malformed);
@@ -226,34 +250,22 @@ status card::resolve(const card_view& v, uint32_t s_index, uint64_t key, uint64_
   return st;  // on ok the caller calls unresolve when done with the memory
 }
 
-void card::unresolve(const card_view& v, uint32_t s_index) {
+void receiving_interface::unresolve(const card_view& v, uint32_t s_index) {
   v.slots[s_index].users.fetch_sub(1, std::memory_order_release);
 }
 
-bool card::receive(uint32_t q, notification& n) {
+bool receiving_interface::receive(uint32_t q, notification& n) {
   const card_view& v = views_[my_proc_];
-  if (q >= cfg_.notification_queues) return false;
+  if (q >= notification_queues_) return false;
   if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), cfg_.notify_capacity, readers_[q], n);
-}
-
-bool card::receive_block(uint32_t q, notification& n, uint64_t timeout_ns) {
-  const uint64_t deadline = sys::clock::monotonic_ns() + timeout_ns;
-  for (uint32_t spins = 0;; ++spins) {
-    if (receive(q, n)) return true;
-    kick();  // my own sends may be what the peer waits for
-    if ((spins & 255) == 255) {
-      if (sys::clock::monotonic_ns() >= deadline) return false;
-      std::this_thread::yield();
-    }
-  }
+  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n);
 }
 
 // The fallback path: packets senders could not deposit themselves. A
 // packet that cannot be finished now (its answer meets a full FIFO) keeps
 // its buffer, its header copy and its progress, and is served again, first,
 // at the next poll.
-uint32_t card::poll_inbound(uint32_t budget) {
+uint32_t receiving_interface::poll_inbound(uint32_t budget) {
   const card_view& v = views_[my_proc_];
   while (!deferred_.empty()) {
     if (!serve_packet(deferred_.front())) return 0;
@@ -264,7 +276,7 @@ uint32_t card::poll_inbound(uint32_t budget) {
   uint64_t buffer;
   while (done < budget && v.rx_ready->pop(buffer)) {
     ++done;
-    if (buffer >= cfg_.rx_packets) {  // a forged buffer number: not ours to touch or free
+    if (buffer >= rx_packets_) {  // a forged buffer number: not ours to touch or free
       count(v.header->counters.malformed);
       continue;
     }
@@ -280,13 +292,13 @@ uint32_t card::poll_inbound(uint32_t budget) {
   return done;
 }
 
-bool card::serve_packet(inbound_packet& in) {
+bool receiving_interface::serve_packet(inbound_packet& in) {
   const card_view& v = views_[my_proc_];
   const packet_header& h = in.header;
   const std::byte* payload = v.rx_buffer(in.buffer) + sizeof h;
   const packet_kind kind = flags_kind(h.flags);
   if (kind == packet_kind::read_request) return serve_read_request(in);
-  if (sizeof h + uint64_t{h.metadata_length} + h.length > cfg_.packet_size) {
+  if (sizeof h + uint64_t{h.metadata_length} + h.length > packet_size_) {
     count(v.header->counters.malformed);
     return true;
   }
@@ -296,7 +308,8 @@ bool card::serve_packet(inbound_packet& in) {
     return true;
   }
   const uint32_t k = static_cast<uint32_t>(kind);
-  if (k < packet_kind_count && handlers_[k].fn) return handlers_[k].fn(handlers_[k].ctx, *this, h, payload);
+  if (k < packet_kind_count && handlers_[k].fn)
+    return handlers_[k].fn(handlers_[k].ctx, card_, h, payload);
   count(v.header->counters.malformed);
   return true;
 }
@@ -306,10 +319,10 @@ bool card::serve_packet(inbound_packet& in) {
 // offset = position in the requested range). How far it has got is the
 // owner's own record (in.done), never a field of the request, so a request
 // that meets a full FIFO at the requester resumes where it stopped.
-bool card::serve_read_request(inbound_packet& in) {
+bool receiving_interface::serve_read_request(inbound_packet& in) {
   const packet_header& h = in.header;
   const card_view& v = views_[my_proc_];
-  if (h.source >= static_cast<uint32_t>(nprocs_) || !views_[h.source].attached) {
+  if (h.source >= nprocs_ || !views_[h.source].attached) {
     count(v.header->counters.malformed);
     return true;
   }
@@ -317,22 +330,22 @@ bool card::serve_read_request(inbound_packet& in) {
   uint64_t address = 0;
   packet_header r{};
   r.destination = h.source;
-  r.source = static_cast<uint32_t>(my_proc_);
+  r.source = my_proc_;
   r.flags = encode_flags(packet_kind::reply, false);
   r.fast_word = h.fast_word;
   if (!is_ok(resolve(v, h.slot, h.protection_key, h.offset, h.length, ptr, address))) {
     r.reserved = static_cast<uint64_t>(status::rejected);
-    return push_packet(static_cast<int>(h.source), r, nullptr, 0);
+    return push_packet(views_[h.source], r, nullptr, 0);
   }
   const std::byte* src = ptr ? ptr : reinterpret_cast<const std::byte*>(address);
-  const uint64_t per_packet = packet_data_bytes();
+  const uint64_t per_packet = packet_size_ - sizeof(packet_header);
   bool finished = true;
   do {  // at least one answer, also for an empty range
     const uint64_t len = std::min<uint64_t>(per_packet, h.length - in.done);
     r.offset = in.done;
     r.length = static_cast<uint32_t>(len);
     iovec piece{const_cast<std::byte*>(src + in.done), len};
-    if (!push_packet(static_cast<int>(h.source), r, &piece, 1)) {
+    if (!push_packet(views_[h.source], r, &piece, 1)) {
       finished = false;
       break;
     }

@@ -1,0 +1,117 @@
+// What the parts of a Hamlyn card share (Hamlyn OSDI'96 sections 2-3): the
+// card's configuration, where the parts of a card segment lie (its
+// geometry), and what a process knows about one card, its own or a peer's
+// (card_view: the mapping, checked at attach). The setup code, the send
+// terminus and the receiving interface all work through views; the card
+// (hamlyn_card.hpp) makes them.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "nic/hamlyn/layout.hpp"
+#include "sys/ring.hpp"
+#include "sys/shared_segment.hpp"
+
+namespace hpam::nic::hamlyn {
+
+struct card_config {
+  std::string job;                   // job id, same in every process
+  int nprocs = 1;                    // processes in the job
+  int my_proc = 0;                   // this process
+  std::string what = "hamlyn";       // segment purpose (several cards per process may coexist)
+  uint32_t slot_count = 64;          // slots in the table
+  uint32_t metadata_entries = 1024;  // metadata pool shared by the slots' metadata areas
+  uint32_t notification_queues = 1;  // queues (a slot names one)
+  uint64_t notify_capacity = 1024;   // entries per queue (power of two)
+  uint32_t packet_size = 4096;       // bytes per packet, 64-byte header included (>= 128)
+  uint32_t rx_packets = 64;          // inbound packet buffers for the fallback path (power of two)
+  uint64_t area_bytes = 16u << 20;   // message-area memory in the card segment
+  uint32_t work_queue_entries = 64;  // send terminus work queue (power of two)
+  uint32_t direct_io_limit = 256;    // messages up to this size are copied inline
+  uint32_t engine_budget = 0;        // packets the card sends per kick; 0 = all it can
+  bool cross_memory = true;          // use/accept process_vm_writev/readv; false forces packets
+  uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for the peer's card
+  uint64_t job_key = 0;                 // published in the card header for the job (0: none)
+};
+
+// A card's counts and where its parts lie, computed from the counts alone
+// (card_geometry_for), the same on every end. A peer's are read once from
+// its header at attach, checked against what the counts imply and against
+// the mapping, and used from then on: never the header again, which its
+// owner (or any peer) could rewrite at any time.
+struct card_geometry {
+  uint32_t slot_count = 0;           // slots in the table
+  uint32_t metadata_entries = 0;     // entries in the metadata pool
+  uint32_t notification_queues = 0;  // queues
+  uint32_t packet_size = 0;          // bytes per inbound packet buffer
+  uint32_t rx_packets = 0;           // inbound packet buffers (power of two)
+  uint64_t notify_capacity = 0;      // entries per queue (power of two)
+  uint64_t area_bytes = 0;           // message-area memory
+  uint64_t slots_offset = 0;         // card offsets of each part
+  uint64_t metadata_offset = 0;
+  uint64_t queues_offset = 0;
+  uint64_t entries_offset = 0;  // entries of queue 0; queue q's follow at q * capacity
+  uint64_t rx_free_offset = 0;
+  uint64_t rx_ready_offset = 0;
+  uint64_t rx_buffers_offset = 0;
+  uint64_t area_offset = 0;
+  uint64_t size = 0;  // card payload bytes in all
+};
+// The geometry the counts of `g` imply (its offsets are filled in).
+card_geometry card_geometry_for(card_geometry g);
+
+// Everything a process knows about one card (its own or a peer's).
+struct card_view {
+  sys::shared_segment segment;         // the mapping
+  card_header* header = nullptr;       // at the start of the payload
+  std::byte* base = nullptr;           // payload start: card offsets are relative to it
+  slot* slots = nullptr;               // slot table
+  metadata_entry* metadata = nullptr;  // metadata pool
+  sys::mpmc_fifo* rx_free = nullptr;   // inbound buffers free for senders
+  sys::mpmc_fifo* rx_ready = nullptr;  // inbound packets waiting for the owner
+  std::byte* area = nullptr;           // message-area memory
+  pid_t pid = 0;                       // owner process
+  bool cross_memory = false;           // process_vm_writev/readv into the owner works
+  bool attached = false;               // mapped and validated
+  card_geometry geo;                   // counts and offsets, checked at attach
+  uint64_t job_key = 0;                // the job key its header published, read at attach
+  // q < geo.notification_queues, i < geo.rx_packets (callers check).
+  notification_queue_control* queue(uint32_t q) const {
+    return reinterpret_cast<notification_queue_control*>(base + geo.queues_offset) + q;
+  }
+  notification_entry* entries(uint32_t q) const {
+    return reinterpret_cast<notification_entry*>(base + geo.entries_offset) +
+           q * geo.notify_capacity;
+  }
+  std::byte* rx_buffer(uint64_t i) const {
+    return base + geo.rx_buffers_offset + i * geo.packet_size;
+  }
+};
+
+enum class client_lookup { not_yet, found, damaged };
+
+// A copy of the client header of v's card, if its owner has published one
+// with this magic, version and size, lying inside v's area memory; `offset`
+// is where it lies. A copy: the owner's memory is read once and the copy is
+// what the caller checks further.
+client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
+                          uint64_t& offset);
+template <class Header>
+client_lookup find_client(const card_view& v, uint64_t magic, uint32_t version, Header& copy,
+                          uint64_t& offset) {
+  static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) >= sizeof(client_prefix));
+  return find_client(v, client_prefix{magic, version, sizeof(Header)}, &copy, offset);
+}
+
+// Places one raw packet in v's inbound FIFO: header, then the pieces. False
+// when the FIFO has no free buffer (try again after polling) or the packet
+// does not fit a buffer.
+bool push_packet(const card_view& v, const packet_header& h, const iovec* pieces, int n);
+
+}  // namespace hpam::nic::hamlyn

@@ -1,0 +1,124 @@
+// The send terminus and the card's send engine (Hamlyn OSDI'96 2.3, 2.5;
+// h_send_msg, 3.2): a work queue of transmission requests and a completion
+// word the card advances as entries are sent. Small messages are copied
+// into the entry (direct I/O); large ones are described by a gather list
+// and read from the caller's memory while they are sent (DMA: the buffers
+// must stay untouched until the handle says sent). The engine segments each
+// message into packets of the card's packet size (header included), each
+// carrying slot, metadata index, key, offset, length, delta and metadata
+// length, and delivers each one: the receiving interface's work done here,
+// in the receiver's card, or a packet in the receiver's inbound FIFO.
+//
+// Private to the sending process (its emulated card engine runs in the same
+// process); one terminus per card. Hot path: no allocation, lock or throw.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "nic/hamlyn/card_view.hpp"
+#include "nic/hamlyn/layout.hpp"
+#include "nic/hamlyn/ticket.hpp"
+#include "sys/status.hpp"
+
+namespace hpam::nic::hamlyn {
+
+class receiving_interface;
+
+// A posted message: its sequence number in the send terminus.
+struct send_handle {
+  uint64_t sequence = ~0ull;  // ~0 = nothing was posted
+};
+enum class send_state : uint8_t { pending, sent, error };
+
+constexpr int max_gather = 4;
+
+// A message to send (h_send_msg's arguments).
+struct message {
+  const iovec* gather = nullptr;   // data, gathered in order (at most max_gather pieces)
+  int gather_count = 0;            // pieces
+  uint64_t offset = 0;             // destination offset within the ticket's range
+  const void* metadata = nullptr;  // user metadata for the metadata entry (first packet)
+  uint32_t metadata_length = 0;    // <= user_metadata_bytes
+  uint64_t fast_word = 0;          // fast mode: the word written into the notification
+};
+
+// One transmission request in the work queue, with the engine's progress.
+struct work_entry {
+  ticket target;                            // destination, slot, metadata index, key
+  uint64_t offset;                          // destination offset of byte 0, from the area base
+  uint64_t length;                          // data bytes in the message
+  uint64_t fast_word;                       // fast mode: the word for the notification
+  uint32_t metadata_length;                 // bytes of user metadata (first packet)
+  uint32_t flags;                           // packet flags (kind data | notify)
+  std::byte metadata[user_metadata_bytes];  // user metadata, copied at post
+  int gather_count;                         // pieces of data
+  iovec gather[max_gather];                 // the data (direct I/O: the inline copy)
+  uint32_t packets;                         // packets this message takes
+  uint32_t counter;                         // the terminus packet counter (2.5)
+  uint32_t next_packet;                     // engine progress: packets sent so far
+  uint64_t sent;                            // engine progress: data bytes sent so far
+  bool two_first;                           // first packet's delta is 2 (avoids a 0 last delta)
+  uint64_t sequence;                        // position in the work queue
+};
+
+class send_terminus {
+ public:
+  // Sized from cfg (work_queue_entries, direct_io_limit, engine_budget,
+  // packet_size). Sends to the cards of `views` (indexed by process; a view
+  // whose kernel refuses cross-memory writes after all is told so here) and
+  // does their receiving interface's work through `receiver`.
+  send_terminus(std::vector<card_view>& views, receiving_interface& receiver,
+                const card_config& cfg);
+  send_terminus(const send_terminus&) = delete;
+  send_terminus& operator=(const send_terminus&) = delete;
+
+  // Posts a message to t (h_send_msg) and kicks the card. would_block when
+  // the work queue is full; invalid_argument when it exceeds the ticket.
+  status send(const ticket& t, const message& m, send_handle& h);
+  send_state state(const send_handle& h, status* error = nullptr) const;
+  // The completion word: entries before it (and their buffers) may be reused.
+  uint64_t completion_word() const { return completion_.load(std::memory_order_acquire); }
+  void kick();  // the card sends what it can (the engine)
+  uint64_t rejected_sends() const {
+    return rejected_sends_;
+  }  // messages the receiving side refused
+
+ private:
+  struct result {
+    uint64_t sequence;  // which entry this result belongs to
+    status outcome;     // ok, or why the message was refused
+  };
+  static constexpr uint32_t results_kept = 1024;  // finished entries whose outcome can be asked
+
+  bool run_entry(work_entry& w, uint32_t& budget);
+  // One packet of a message to its destination card: arrival done here (card
+  // memory, cross-memory attach) or a packet in the destination's inbound FIFO.
+  status send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
+                     bool& retry);
+  void finish(uint64_t sequence, status outcome) {
+    results_[sequence % results_kept] = {sequence, outcome};
+  }
+
+  std::vector<card_view>& views_;        // the card's views of every card [proc]
+  receiving_interface& receiver_;        // does the arrival work of direct deliveries
+  std::vector<work_entry> queue_;        // the work queue
+  std::vector<std::byte> inline_data_;   // direct I/O copies, direct_io_limit_ per entry
+  uint32_t direct_io_limit_;             // bytes copied inline at most
+  uint32_t engine_budget_;               // packets per kick (never 0: 0 in the config = all)
+  uint32_t packet_data_bytes_;           // data bytes a packet carries (packet size - header)
+  uint32_t my_proc_;                     // the source every packet names
+  uint32_t nprocs_;                      // processes in the job (valid destinations)
+  uint64_t mask_;                        // entries - 1
+  uint64_t posted_ = 0;                  // entries posted (tail)
+  uint64_t running_ = 0;                 // next entry the engine sends (head)
+  std::atomic<uint64_t> completion_{0};  // entries sent (the completion word)
+  std::vector<result> results_;          // outcome of finished entries
+  uint64_t rejected_sends_ = 0;          // messages the receiving side refused
+};
+
+}  // namespace hpam::nic::hamlyn
