@@ -18,5 +18,5 @@ bench_mpi_logp_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
 bench_mpi_logp_LDADD = $(MPI_LIBS)
 noinst_PROGRAMS += bench/mpi_coll
 bench_mpi_coll_SOURCES = bench/mpi_coll.c
-bench_mpi_coll_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
+bench_mpi_coll_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS) -I$(top_srcdir)/tests/mpi
 bench_mpi_coll_LDADD = $(MPI_LIBS)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_check.h" /* open_pvar */
+
 enum coll { barrier, allreduce, alltoall, coll_count };
 static const char *const coll_names[coll_count] = {"barrier", "allreduce_8", "alltoall_8"};
 
@@ -67,24 +69,13 @@ static int have[ncounters];
 
 static int open_counters(void)
 {
-    int num, found = 0;
-    MPI_T_pvar_get_num(&num);
+    int found = 0;
+    char name[64];
     MPI_T_pvar_session_create(&session);
-    for (int i = 0; i < num; ++i) {
-        char name[256], desc[256];
-        int nlen = sizeof name, dlen = sizeof desc, verb, cls, bind, ro, cont, atomic, count;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont,
-                            &atomic);
-        if (strncmp(name, "btl_hpam_", 9) != 0) continue;
-        for (int c = 0; c < ncounters; ++c) {
-            if (strcmp(name + 9, counter_names[c]) != 0) continue;
-            if (MPI_T_pvar_handle_alloc(session, i, NULL, &handles[c], &count) == MPI_SUCCESS) {
-                have[c] = 1;
-                ++found;
-            }
-        }
+    for (int c = 0; c < ncounters; ++c) {
+        snprintf(name, sizeof name, "btl_hpam_%s", counter_names[c]);
+        have[c] = open_pvar(session, name, &handles[c]);
+        found += have[c];
     }
     return found;
 }
