@@ -110,6 +110,38 @@ TEST(hamlyn_am_card, released_blocks_go_back_to_their_sender) {
   EXPECT_EQ(j.c[1]->overflow_drops(), 0u);
 }
 
+// A buggy or hostile receiver reads the packet in block 0 and gives the
+// block back three times. The sender takes it back once: the next packets
+// go to block 0 and, as the others come back, to the other blocks; none is
+// written over before it is read, and the two false returns are counted.
+// (Before, the sender wrote packets 4, 5 and 6 all into block 0 and the
+// receiver read packet 6 three times.)
+TEST(hamlyn_am_card, a_block_given_back_twice_is_taken_back_once) {
+  am_pair j(4, 8);
+  const uint32_t per = j.c[1]->blocks_per_sender();
+  ASSERT_EQ(per, 4u);
+  std::vector<uint32_t> blocks(2 * per);
+  for (auto& b : blocks) ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  for (uint64_t i = 0; i < per; ++i) j.launch(blocks[i], i);
+  std::vector<uint64_t> got;
+  nic::rx_packet p;
+  ASSERT_TRUE(j.c[1]->receive(p));
+  ASSERT_EQ(p.block, 0u);  // sender 0's block 0, in the receiver's numbering
+  uint64_t tag;
+  std::memcpy(&tag, p.data + nic::wire_header_size, sizeof tag);
+  got.push_back(tag);
+  for (int k = 0; k < 3; ++k) j.c[1]->release(p);
+  for (uint64_t i = per; i < per + 3; ++i) j.launch(blocks[i], i);  // one lands, two wait
+  for (int round = 0; round < 3; ++round) {
+    for (uint64_t t : j.drain()) got.push_back(t);
+    j.c[0]->service();  // the waiting packets go out as blocks come back
+  }
+  ASSERT_EQ(got.size(), per + 3u);
+  for (uint64_t i = 0; i < per + 3; ++i) EXPECT_EQ(got[i], i);
+  EXPECT_EQ(j.c[0]->malformed(), 2u);
+  EXPECT_EQ(j.c[1]->overflow_drops(), 0u);
+}
+
 TEST(hamlyn_am_card, full_region_backlogs_then_drops_and_recovers) {
   am_pair j(4, 12);
   std::vector<uint32_t> blocks(12);

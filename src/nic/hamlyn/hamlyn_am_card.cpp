@@ -134,7 +134,9 @@ void hamlyn_am_card::attach_peer(int proc) {
   ps.free_ring = reinterpret_cast<sys::spsc_fifo*>(v.area + at + ring_offset(my_proc_));
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);
   ps.backlog.reserve(per_sender_);
+  ps.free_blocks.reserve(per_sender_);
   for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
+  ps.lent.assign(per_sender_, 0);
 }
 
 // Waits for proc's inbound header and checks it against the layout this
@@ -243,10 +245,19 @@ bool hamlyn_am_card::flush_backlog(int dest) {
   return true;
 }
 
+// Takes back the blocks the peer gave back; one it does not hold (out of
+// range, never lent, or given back twice) is refused and counted, so
+// free_blocks never holds a block twice and never grows past per_sender.
 bool hamlyn_am_card::refill(peer_state& ps) {
   uint64_t blk;
-  while (ps.free_ring->pop(blk))
-    if (blk < per_sender_) ps.free_blocks.push_back(static_cast<uint32_t>(blk));
+  while (ps.free_ring->pop(blk)) {
+    if (blk >= per_sender_ || !ps.lent[blk]) {
+      malformed_++;
+      continue;
+    }
+    ps.lent[blk] = 0;
+    ps.free_blocks.push_back(static_cast<uint32_t>(blk));
+  }
   return !ps.free_blocks.empty();
 }
 
@@ -276,6 +287,7 @@ bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
     return true;
   }
   ps.free_blocks.pop_back();
+  ps.lent[blk] = 1;
   return true;
 }
 

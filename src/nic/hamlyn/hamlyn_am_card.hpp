@@ -13,7 +13,9 @@
 // with no free block in its region keeps the packet (a reference to its
 // outbound block) in its terminus backlog, at most per_sender of them, and
 // sends it when the receiver gives a block back (service, or the next
-// launch); beyond that the packet is dropped and counted in the receiver's
+// launch). A block given back that the sender had not lent (a buggy or
+// hostile receiver returning a block twice) is refused and counted in
+// malformed(): the sender never writes two packets into one block. Beyond that the packet is dropped and counted in the receiver's
 // card (overflow_drops), as the Medusa card does when RX_FREE is empty, and
 // the protocol retransmits it.
 //
@@ -89,6 +91,7 @@ class hamlyn_am_card {
   };
   struct peer_state {
     std::vector<uint32_t> free_blocks;  // blocks of my region at the peer I may write
+    std::vector<uint8_t> lent;          // [block]: 1 while the peer holds it (sent, not given back)
     std::vector<waiting> backlog;       // packets waiting for a free block (FIFO, bounded)
     size_t backlog_head = 0;            // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
