@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "am/endpoint_receive.hpp"
@@ -206,6 +208,46 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
   EXPECT_GT(r.holes, 0u);          // entries writers skipped while the cursor pointed ahead
   EXPECT_EQ(j.c[1]->malformed(), 0u);  // no planted entry was ever taken as a notification
   EXPECT_EQ(q.overruns.load(), 0u);
+}
+
+// A third process holds the entry at the reader's cursor in the claimed
+// state, as a writer would between its claim and its publish, and never
+// publishes. The honest sender's packets go into the entries after it. The
+// reader waits for the claimed entry only its patience (1 s), then takes it
+// back and reads on: every packet is delivered, once and in order. (Before,
+// the reader waited for that entry for ever: the card was deaf.)
+TEST(hamlyn_am_card, an_entry_held_claimed_does_not_deafen_the_reader) {
+  am_pair j(8, 2, {}, 3);
+  const nic::hamlyn::card_view& v = j.c[2]->hamlyn().view(1);  // the hostile mapping
+  nic::hamlyn::notification_entry* entries = v.entries(0);
+  const uint64_t cap = v.geo.notify_capacity;
+  const nic::hamlyn::notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
+  nic::hamlyn::notification_entry& held = entries[r.cursor % cap];
+  uint64_t free_flag = nic::hamlyn::encode_wrap_flag(r.cursor, nic::hamlyn::entry_state::free);
+  ASSERT_TRUE(held.wrap_flag.compare_exchange_strong(
+      free_flag, nic::hamlyn::encode_wrap_flag(r.cursor, nic::hamlyn::entry_state::claimed)));
+  uint32_t b;
+  ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  std::vector<uint64_t> got;
+  uint64_t i = 0;
+  for (; i < 3; ++i) {
+    j.launch(b, i);
+    for (uint64_t t : j.drain()) got.push_back(t);
+  }
+  EXPECT_TRUE(got.empty());  // held up behind the claimed entry, within its patience
+  const uint64_t deadline = sys::clock::monotonic_ns() + 10'000'000'000ull;
+  while (got.size() < 3 && sys::clock::monotonic_ns() < deadline) {
+    for (uint64_t t : j.drain()) got.push_back(t);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (; i < 6; ++i) {
+    j.launch(b, i);
+    for (uint64_t t : j.drain()) got.push_back(t);
+  }
+  ASSERT_EQ(got.size(), 6u);
+  for (uint64_t k = 0; k < 6; ++k) EXPECT_EQ(got[k], k);
+  EXPECT_EQ(r.abandoned, 1u);
+  EXPECT_EQ(j.c[1]->malformed(), 0u);
 }
 
 TEST(hamlyn_am_card, faults_drop_corrupt_duplicate) {

@@ -22,15 +22,21 @@
 //   each. A hostile writer can lose notifications (its own, or others' by
 //   overwriting their entries) but cannot stop the reader for good; one that
 //   moves the NQCB cursor only makes writers walk further.
+// * an entry held in the claimed state for the reader's cursor makes the
+//   reader wait, as for a writer that is slow to finish, but only for
+//   patience_ns (1 s): then the reader takes the entry back for the next lap
+//   and counts it abandoned; a writer that does finish after that finds its
+//   entry gone (its publishing compare-and-swap fails) and counts an overrun.
+//   A mapper that holds an entry claimed, or a writer killed between its
+//   claim and its publish, cannot stop the reader for good.
 // Left to the caller: a forged entry written exactly for the reader's cursor
-// looks like any other, so its fields must be checked (hamlyn_am_card does);
-// an entry held in the claimed state for the reader's cursor makes the reader
-// wait, as for a writer that is slow to finish.
+// looks like any other, so its fields must be checked (hamlyn_am_card does).
 #pragma once
 
 #include <cstdint>
 
 #include "nic/hamlyn/layout.hpp"
+#include "sys/clock.hpp"
 #include "sys/ring.hpp"
 
 namespace hpam::nic::hamlyn {
@@ -46,9 +52,13 @@ struct notification {
 
 // The reader's side of one queue, in the reader's own memory.
 struct notification_reader {
-  uint64_t cursor = 0;   // cursor value of the next entry to take
-  uint64_t damaged = 0;  // entries passed over: their flag named no cursor value of mine
-  uint64_t holes = 0;    // free entries passed over: writers had gone past them
+  uint64_t cursor = 0;     // cursor value of the next entry to take
+  uint64_t damaged = 0;    // entries passed over: their flag named no cursor value of mine
+  uint64_t holes = 0;      // free entries passed over: writers had gone past them
+  uint64_t abandoned = 0;  // entries taken back: held claimed for my cursor past patience_ns
+  uint64_t patience_ns = 1'000'000'000;  // how long a claimed entry may hold me up
+  uint64_t claimed_cursor = 0;  // the cursor value I found claimed ...
+  uint64_t claimed_since = 0;   // ... and when (monotonic ns; 0: not waiting)
 };
 
 // `cap` is the queue's capacity as the caller knows it (its card_view's
@@ -116,6 +126,18 @@ inline bool notification_append(notification_queue_control& q, notification_entr
 }
 
 namespace detail {
+// The entry at the reader's cursor c is claimed: true once it has been
+// claimed for patience_ns (the clock is read only while the reader waits).
+inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
+  const uint64_t now = sys::clock::monotonic_ns();
+  if (r.claimed_since == 0 || r.claimed_cursor != c) {
+    r.claimed_cursor = c;
+    r.claimed_since = now;
+    return false;
+  }
+  return now - r.claimed_since >= r.patience_ns;
+}
+
 // The entry at the reader's cursor c is free: true when writers have gone
 // past it (some entry between it and the NQCB cursor is claimed or
 // written), so it is a hole to pass over. A cursor that points nowhere a
@@ -154,15 +176,17 @@ inline bool notification_take(notification_queue_control& q, notification_entry*
       r.cursor = c + 1;
       return true;
     }
-    if (flag == encode_wrap_flag(c, entry_state::claimed)) return false;  // a writer is filling it
+    const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
+    if (claimed && !detail::claimed_too_long(r, c)) return false;  // a writer is filling it
     const bool hole = flag == encode_wrap_flag(c, entry_state::free);
     if (hole && !detail::writers_went_past(q, entries, cap, c)) return false;  // nothing yet
     // Not for me: free it for the next lap. A compare-and-swap, so a writer
-    // that claims it meanwhile keeps it (and I look at it again).
+    // that claims (or publishes) it meanwhile keeps it (and I look at it again).
     if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(c + cap, entry_state::free),
                                              std::memory_order_acq_rel, std::memory_order_relaxed))
       continue;
-    ++(hole ? r.holes : r.damaged);
+    ++(claimed ? r.abandoned : hole ? r.holes : r.damaged);
+    r.claimed_since = 0;
     r.cursor = c + 1;
   }
   return false;
