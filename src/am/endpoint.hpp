@@ -31,9 +31,11 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "am/ack_rows.hpp"
 #include "am/config.hpp"
 #include "am/counters.hpp"
 #include "am/descriptor.hpp"
@@ -202,7 +204,20 @@ class endpoint {
   void serve_get(hpam_token& t, const am_header& h);
   void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
   void flush_acks();
-  void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
+  // A plain ack waiting for dest rides on the request (or is left for
+  // flush_acks when there is no room after the payload): an ack_trailer at
+  // the end of the packet instead of a packet of its own. The stored ack in
+  // the reply block stays, for a duplicate of the request it answers.
+  void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
+    uint32_t instance;
+    if (length + sizeof(ack_trailer) > card_.block_size() || !acks_.take_rider(dest, instance))
+      return;
+    const ack_trailer t{replies_.at(dest, instance).ack_sequence, instance};
+    std::memcpy(pkt + length, &t, sizeof t);
+    length += sizeof t;
+    h.refusal = carries_ack;
+    counters_[dest].acks_piggybacked++;
+  }
   void on_riding_ack(const arrival& a);
   void on_ack(int src, request_desc& d, uint16_t why, bool well_formed);
   void answered(int src, request_desc& d, uint32_t instance);
@@ -267,7 +282,7 @@ class endpoint {
   std::string last_error_;
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself
-  std::vector<uint32_t> pending_acks_;       // deferred acks: peer * D + instance
+  ack_rows acks_;                            // deferred acks, per peer (defer_acks)
 };
 
 }  // namespace hpam::am

@@ -76,7 +76,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   lost_.assign(nprocs_, 0);
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
-  pending_acks_.reserve(static_cast<size_t>(nprocs_) * depth_);
+  acks_.resize(nprocs_);
   timeout_peer_ = my_proc_;
 }
 
@@ -195,7 +195,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   am_header* h = stamp_header(pkt, key_, {msg_class::request, kind, inst, d.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
-  if (!pending_acks_.empty() && piggyback_acks_) ride_ack(dest, *h, pkt, d.length);
+  if (!acks_.empty() && piggyback_acks_) ride_ack(dest, *h, pkt, d.length);
   card_.launch(dest, d.block, d.length);
   d.busy = true;
   d.retries = 0;
@@ -208,7 +208,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.get_arg = get.arg;
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
-  if (!pending_acks_.empty()) flush_acks();  // behind the request, off its critical path
+  if (!acks_.empty()) flush_acks();  // behind the request, off its critical path
   return status::ok;
 }
 
