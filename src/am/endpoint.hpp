@@ -123,6 +123,13 @@ class endpoint {
                         bool block);
   status request_get(int dest, unsigned handler, uint64_t remote, void* local, size_t len,
                      uint64_t arg, bool block);
+  // The small-message fast path (hpam_send_medium_now): a medium request of
+  // a head and a body (either may be empty), sent now or not at all:
+  // status::busy when all D instances to dest are in use, and from a
+  // handler, where a request would break the rule (nothing is sent or
+  // counted then); else as request_medium.
+  status try_medium_now(int dest, unsigned handler, const void* head, size_t head_len,
+                        const void* body, size_t body_len, uint64_t arg);
   // Replies, from a request handler only, through its token, at most once.
   status reply_4(hpam_token& token, unsigned handler, const uint64_t (&args)[4]);
   status reply_store(hpam_token& token, unsigned handler, const void* src, size_t len,

@@ -271,6 +271,27 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
 }
 
 template <class Card>
+status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* head,
+                                      size_t head_len, const void* body, size_t body_len,
+                                      uint64_t arg) {
+  if (__builtin_expect(state_ != handler_state::none, 0)) return status::busy;
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  const uint64_t limit = max_bulk();
+  if (head_len > limit || body_len > limit - head_len || (head_len && !head) || (body_len && !body))
+    return status::invalid_argument;
+  if (__builtin_expect(dest == my_proc_, 0)) {
+    const iovec iov[2] = {{const_cast<void*>(head), head_len}, {const_cast<void*>(body), body_len}};
+    return request_medium(dest, handler, iov, 2, arg, false);
+  }
+  return send_request(dest, msg_kind::medium, handler, false, [&](am_header& h, std::byte* payload) {
+    h.word[medium_word::arg] = arg;
+    sys::short_copy(payload, head, head_len);
+    sys::short_copy(payload + head_len, body, body_len);
+    return static_cast<uint32_t>(head_len + body_len);
+  });
+}
+
+template <class Card>
 status endpoint<Card>::request_get(int dest, unsigned handler, uint64_t remote, void* local,
                                    size_t len, uint64_t arg, bool block) {
   if (status s = check_send(dest, handler); s != status::ok) return s;
