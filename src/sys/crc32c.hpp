@@ -26,16 +26,12 @@ inline uint64_t crc_step(uint64_t c, uint64_t w) noexcept {
   asm("crc32q %1, %0" : "+r"(c) : "rm"(w));
   return c;
 }
-inline uint32_t crc_step(uint32_t c, uint32_t w) noexcept {
-  asm("crc32l %1, %0" : "+r"(c) : "r"(w));
-  return c;
-}
-inline uint32_t crc_step(uint32_t c, uint16_t w) noexcept {
-  asm("crc32w %1, %0" : "+r"(c) : "r"(w));
-  return c;
-}
-inline uint32_t crc_step(uint32_t c, uint8_t w) noexcept {
-  asm("crc32b %1, %0" : "+r"(c) : "q"(w));
+// The 4-, 2- and 1-byte steps (the assembler takes the size from the
+// source register).
+template <class W>
+inline uint32_t crc_step(uint32_t c, W w) noexcept {
+  static_assert(sizeof(W) <= 4);
+  asm("crc32 %1, %0" : "+r"(c) : "r"(w));
   return c;
 }
 template <class W>
