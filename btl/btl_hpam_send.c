@@ -23,20 +23,22 @@
 /* The active-message endpoint (an Open MPI endpoint is a peer, `endpoint`). */
 static inline hpam_ep_t *am_endpoint(void) { return mca_btl_hpam_component.ep; }
 
-/* One message to the peer, numbered in its stream (btl_hpam_order.c). */
-static inline int launch(int peer, const struct iovec *iov, int iovcnt, mca_btl_base_tag_t tag)
+/* One message to the peer, numbered in its stream (btl_hpam_order.c): head
+ * and body (either may be empty) in one packet, sent now or not at all;
+ * HPAM_ERR_BUSY from a handler too (HPAM's rule: the send waits). */
+static inline int launch(int peer, const void *head, size_t head_len, const void *body,
+                         size_t body_len, mca_btl_base_tag_t tag)
 {
-    const int rc = hpam_try_request_medium(am_endpoint(), peer, MCA_BTL_HPAM_HANDLER, iov, iovcnt,
-                                           mca_btl_hpam_order_arg(peer, tag));
+    const int rc = hpam_send_medium_now(am_endpoint(), peer, MCA_BTL_HPAM_HANDLER, head, head_len,
+                                        body, body_len, mca_btl_hpam_order_arg(peer, tag));
     if (OPAL_LIKELY(HPAM_OK == rc)) mca_btl_hpam_order_sent(peer);
     return rc;
 }
 
 static inline int try_send(mca_btl_hpam_frag_t *frag)
 {
-    struct iovec iov = {.iov_base = frag->segments[0].seg_addr.pval,
-                        .iov_len = frag->segments[0].seg_len};
-    return launch(frag->endpoint->peer, &iov, 1, frag->tag);
+    return launch(frag->endpoint->peer, frag->segments[0].seg_addr.pval,
+                  frag->segments[0].seg_len, NULL, 0, frag->tag);
 }
 
 static void complete(mca_btl_hpam_frag_t *frag, int status)
@@ -63,10 +65,11 @@ static void enqueue(mca_btl_hpam_frag_t *frag)
  * exhausted): the fragment waits on the endpoint's queue, never dropped. */
 static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AGAIN == rc; }
 
-/* The packet can go now: not from a handler, nothing queued before it. */
+/* The packet may go now: nothing queued before it (from a handler, launch
+ * refuses with HPAM_ERR_BUSY and the packet waits). */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
-    return !hpam_in_handler(am_endpoint()) && opal_list_is_empty(&endpoint->pending);
+    return opal_list_is_empty(&endpoint->pending);
 }
 
 int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -101,12 +104,11 @@ int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_convertor_t *convertor,
                     void *header, size_t header_size, size_t payload_size, mca_btl_base_tag_t tag)
 {
-    struct iovec iov[2] = {{.iov_base = header, .iov_len = header_size},
-                           {.iov_base = NULL, .iov_len = payload_size}};
-    if (0 == payload_size) return launch(endpoint->peer, iov, 1, tag);
+    if (0 == payload_size) return launch(endpoint->peer, header, header_size, NULL, 0, tag);
     if (!opal_convertor_need_buffers(convertor)) {
-        opal_convertor_get_current_pointer(convertor, &iov[1].iov_base);
-        return launch(endpoint->peer, iov, 2, tag);
+        void *payload;
+        opal_convertor_get_current_pointer(convertor, &payload);
+        return launch(endpoint->peer, header, header_size, payload, payload_size, tag);
     }
     size_t position = convertor->bConverted, max_data = payload_size;
     struct iovec packed = {.iov_base = mca_btl_hpam_component.pack_buffer, .iov_len = payload_size};
@@ -115,8 +117,7 @@ static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_conver
         opal_convertor_set_position(convertor, &position);
         return HPAM_ERR_INVALID;
     }
-    iov[1].iov_base = packed.iov_base;
-    const int rc = launch(endpoint->peer, iov, 2, tag);
+    const int rc = launch(endpoint->peer, header, header_size, packed.iov_base, payload_size, tag);
     if (HPAM_OK != rc) opal_convertor_set_position(convertor, &position);
     return rc;
 }

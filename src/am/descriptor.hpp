@@ -45,9 +45,8 @@ struct reply_desc {
   uint32_t block = 0;          // VRAM block holding the stored reply packet
   uint32_t length = 0;         // stored reply length; 0 = no reply sent yet
   uint32_t expected = 1;       // sequence number the next new request must carry
-  bool ack_pending = false;    // an empty acknowledgement waits to be launched (defer_acks)
-  bool ack_may_ride = false;   // it is a plain ack (no refusal): it may ride on a request
-  uint32_t ack_sequence = 0;   // the sequence the pending acknowledgement answers
+  uint32_t ack_sequence = 0;   // the sequence of the last ack stamped here (a deferred one's
+                               // waiting state is in endpoint::acks_, am/ack_rows.hpp)
 };
 
 // [peer][instance] tables, flat, sized once at setup.

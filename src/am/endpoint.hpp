@@ -31,9 +31,11 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "am/ack_rows.hpp"
 #include "am/config.hpp"
 #include "am/counters.hpp"
 #include "am/descriptor.hpp"
@@ -121,6 +123,13 @@ class endpoint {
                         bool block);
   status request_get(int dest, unsigned handler, uint64_t remote, void* local, size_t len,
                      uint64_t arg, bool block);
+  // The small-message fast path (hpam_send_medium_now): a medium request of
+  // a head and a body (either may be empty), sent now or not at all:
+  // status::busy when all D instances to dest are in use, and from a
+  // handler, where a request would break the rule (nothing is sent or
+  // counted then); else as request_medium.
+  status try_medium_now(int dest, unsigned handler, const void* head, size_t head_len,
+                        const void* body, size_t body_len, uint64_t arg);
   // Replies, from a request handler only, through its token, at most once.
   status reply_4(hpam_token& token, unsigned handler, const uint64_t (&args)[4]);
   status reply_store(hpam_token& token, unsigned handler, const void* src, size_t len,
@@ -160,9 +169,12 @@ class endpoint {
   uint64_t now_ns() const { return clock_.now_ns(); }
 
  private:
+  // Inline into each request kind: its build step and arguments stay in
+  // registers (a call cost the small-message path about 30 instructions).
   template <class Build>
-  status send_request(int dest, msg_kind kind, unsigned handler, bool block, Build&& build,
-                      const expected_get& get = {});
+  [[gnu::always_inline]] inline status send_request(int dest, msg_kind kind, unsigned handler,
+                                                    bool block, Build&& build,
+                                                    const expected_get& get = {});
   template <class Build>
   status send_reply(hpam_token& token, msg_kind kind, unsigned handler, Build&& build);
   uint64_t key_of_process_0();
@@ -202,7 +214,20 @@ class endpoint {
   void serve_get(hpam_token& t, const am_header& h);
   void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
   void flush_acks();
-  void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
+  // A plain ack waiting for dest rides on the request (or is left for
+  // flush_acks when there is no room after the payload): an ack_trailer at
+  // the end of the packet instead of a packet of its own. The stored ack in
+  // the reply block stays, for a duplicate of the request it answers.
+  void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
+    uint32_t instance;
+    if (length + sizeof(ack_trailer) > card_.block_size() || !acks_.take_rider(dest, instance))
+      return;
+    const ack_trailer t{replies_.at(dest, instance).ack_sequence, instance};
+    std::memcpy(pkt + length, &t, sizeof t);
+    length += sizeof t;
+    h.refusal = carries_ack;
+    counters_[dest].acks_piggybacked++;
+  }
   void on_riding_ack(const arrival& a);
   void on_ack(int src, request_desc& d, uint16_t why, bool well_formed);
   void answered(int src, request_desc& d, uint32_t instance);
@@ -267,7 +292,7 @@ class endpoint {
   std::string last_error_;
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself
-  std::vector<uint32_t> pending_acks_;       // deferred acks: peer * D + instance
+  ack_rows acks_;                            // deferred acks, per peer (defer_acks)
 };
 
 }  // namespace hpam::am

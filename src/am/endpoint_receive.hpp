@@ -11,7 +11,7 @@ namespace hpam::am {
 template <class Card>
 status endpoint<Card>::poll(int* handled, bool report) {
   if (state_ != handler_state::none) return rule_broken("poll called from a handler");
-  if (!pending_acks_.empty()) flush_acks();
+  if (!acks_.empty()) flush_acks();
   card_.service();
   ++polls_;
   nic::rx_packet p;
@@ -35,7 +35,7 @@ status endpoint<Card>::poll(int* handled, bool report) {
 template <class Card>
 status endpoint<Card>::resend_due() {
   if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
-  if (!pending_acks_.empty()) flush_acks();
+  if (!acks_.empty()) flush_acks();
   card_.send_due();
   if (nprocs_ > 1) check_timeouts();
   return status::ok;
@@ -206,49 +206,18 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
     card_.launch(src, r.block, r.length);
     return;
   }
-  r.ack_may_ride = why == refusal::none;  // a refusal keeps a packet of its own
   r.ack_sequence = sequence;
-  if (!r.ack_pending) {
-    r.ack_pending = true;
-    pending_acks_.push_back(static_cast<uint32_t>(src) * depth_ + instance);  // capacity P*D
-  }
-}
-
-// A plain ack waiting for dest rides on the request (or is left for
-// flush_acks when there is no room after the payload): an ack_trailer at
-// the end of the packet instead of a packet of its own. The stored ack in
-// the reply block stays, for a duplicate of the request it answers.
-template <class Card>
-void endpoint<Card>::ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
-  if (length + sizeof(ack_trailer) > card_.block_size()) return;
-  for (size_t i = 0; i < pending_acks_.size(); ++i) {
-    const uint32_t idx = pending_acks_[i];
-    if (idx / depth_ != static_cast<uint32_t>(dest)) continue;
-    reply_desc& r = replies_.at(dest, idx % depth_);
-    if (!r.ack_may_ride) continue;
-    const ack_trailer t{r.ack_sequence, idx % depth_};
-    std::memcpy(pkt + length, &t, sizeof t);
-    length += sizeof t;
-    h.refusal = carries_ack;
-    r.ack_pending = false;
-    pending_acks_[i] = pending_acks_.back();
-    pending_acks_.pop_back();
-    counters_[dest].acks_piggybacked++;
-    return;
-  }
+  acks_.defer(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
 }
 
 // Deferred acknowledgements go out after the next packet launched by a
 // send, or at the start of the next poll, whichever comes first.
 template <class Card>
 void endpoint<Card>::flush_acks() {
-  for (uint32_t idx : pending_acks_) {
-    const int peer = static_cast<int>(idx / depth_);
-    reply_desc& r = replies_.at(peer, idx % depth_);
-    r.ack_pending = false;
+  acks_.flush([this](int peer, uint32_t instance) {
+    const reply_desc& r = replies_.at(peer, instance);
     card_.launch(peer, r.block, r.length);
-  }
-  pending_acks_.clear();
+  });
 }
 
 // Whether a (non-ack) reply answers its request as asked: a get is answered

@@ -76,7 +76,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   lost_.assign(nprocs_, 0);
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
-  pending_acks_.reserve(static_cast<size_t>(nprocs_) * depth_);
+  acks_.resize(nprocs_);
   timeout_peer_ = my_proc_;
 }
 
@@ -195,7 +195,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   am_header* h = stamp_header(pkt, key_, {msg_class::request, kind, inst, d.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
-  if (!pending_acks_.empty() && piggyback_acks_) ride_ack(dest, *h, pkt, d.length);
+  if (!acks_.empty() && piggyback_acks_) ride_ack(dest, *h, pkt, d.length);
   card_.launch(dest, d.block, d.length);
   d.busy = true;
   d.retries = 0;
@@ -208,7 +208,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.get_arg = get.arg;
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
-  if (!pending_acks_.empty()) flush_acks();  // behind the request, off its critical path
+  if (!acks_.empty()) flush_acks();  // behind the request, off its critical path
   return status::ok;
 }
 
@@ -267,6 +267,27 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
     h.word[medium_word::arg] = arg;
     gather(payload, iov, iovcnt);
     return static_cast<uint32_t>(total);
+  });
+}
+
+template <class Card>
+status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* head,
+                                      size_t head_len, const void* body, size_t body_len,
+                                      uint64_t arg) {
+  if (__builtin_expect(state_ != handler_state::none, 0)) return status::busy;
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  const uint64_t limit = max_bulk();
+  if (head_len > limit || body_len > limit - head_len || (head_len && !head) || (body_len && !body))
+    return status::invalid_argument;
+  if (__builtin_expect(dest == my_proc_, 0)) {
+    const iovec iov[2] = {{const_cast<void*>(head), head_len}, {const_cast<void*>(body), body_len}};
+    return request_medium(dest, handler, iov, 2, arg, false);
+  }
+  return send_request(dest, msg_kind::medium, handler, false, [&](am_header& h, std::byte* payload) {
+    h.word[medium_word::arg] = arg;
+    sys::short_copy(payload, head, head_len);
+    sys::short_copy(payload + head_len, body, body_len);
+    return static_cast<uint32_t>(head_len + body_len);
   });
 }
 

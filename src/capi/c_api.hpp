@@ -40,6 +40,8 @@ struct c_ops {
              uint64_t arg, bool block);
   int (*medium)(void* impl, int dest, unsigned h, const iovec* iov, int iovcnt, uint64_t arg,
                 bool block);
+  int (*medium_now)(void* impl, int dest, unsigned h, const void* head, size_t head_len,
+                    const void* body, size_t body_len, uint64_t arg);
   int (*poll)(void* impl, bool report);
   int (*resend_due)(void* impl);
   int (*set_segment)(void* impl, void* base, size_t len);
@@ -65,4 +67,7 @@ struct hpam_ep {
   const hpam::capi::c_ops* ops;  // bound once at creation
   void* impl;                  // the endpoint<Card>
   bool poll_on_send;           // HPAM functions poll after sending (appendix A)
+  // ops->medium_now, copied here: hpam_send_medium_now's one indirect call.
+  int (*medium_now)(void* impl, int dest, unsigned h, const void* head, size_t head_len,
+                    const void* body, size_t body_len, uint64_t arg);
 };

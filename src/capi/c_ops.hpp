@@ -89,6 +89,11 @@ struct c_ops_for {
       [](void* impl, int dest, unsigned h, const iovec* iov, int n, uint64_t arg, bool block) {
         return to_c_error(self(impl).request_medium(dest, h, iov, n, arg, block));
       },
+      [](void* impl, int dest, unsigned h, const void* head, size_t head_len, const void* body,
+         size_t body_len, uint64_t arg) {
+        const status s = self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg);
+        return __builtin_expect(s == status::ok, 1) ? HPAM_OK : to_c_error(s);
+      },
       [](void* impl, bool report) {
         int handled = 0;
         const status s = self(impl).poll(&handled, report);

@@ -157,6 +157,14 @@ int hpam_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const struct 
                         int iovcnt, uint64_t arg);
 int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const struct iovec* iov,
                             int iovcnt, uint64_t arg);
+/* The small-message fast path (the BTL's): a medium request of a head and
+ * a body (either may be empty: len 0, pointer may be NULL), sent now or not
+ * at all. HPAM_ERR_BUSY when all D instances to dest are in use and when
+ * called from a handler (nothing is sent; it is not a rule violation, just
+ * "not now"); otherwise as hpam_try_request_medium. Never polls, whatever
+ * poll_on_send says. */
+int hpam_send_medium_now(hpam_ep_t* ep, int dest, unsigned handler, const void* head,
+                         size_t head_len, const void* body, size_t body_len, uint64_t arg);
 
 /* Serves the network: runs handlers for arrived packets, checks K request
  * descriptors for timeout. Returns the number of packets handled (>= 0),

@@ -67,7 +67,7 @@ constexpr uint32_t wire_header_size = sizeof(wire_header);
 // field itself is not covered).
 inline uint32_t wire_crc(const std::byte* packet, uint32_t length) {
   constexpr uint32_t from = offsetof(wire_header, length);
-  return sys::crc32c(packet + from, length - from);
+  return sys::crc32c_short(packet + from, length - from);
 }
 
 // Writes the wire header of a packet of `length` bytes from src to dst at

@@ -122,4 +122,6 @@ uint32_t crc32c(const void* data, size_t len, uint32_t crc) noexcept {
 
 bool crc32c_uses_hardware() noexcept { return have_hw; }
 
+const bool detail::crc32c_hw = cpu_has_sse42();
+
 }  // namespace hpam::sys

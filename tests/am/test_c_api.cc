@@ -159,5 +159,70 @@ TEST(c_api, strerror_names_every_code) {
     EXPECT_STRNE(hpam_strerror(e), "unknown error") << e;
 }
 
+// hpam_send_medium_now: head and body arrive as one payload; busy (never
+// queued) when the peer's D instances are in use and from a handler (not a
+// rule violation); too long is invalid; to oneself it runs the handler.
+struct medium_now_ctx {
+  hpam_ep_t* ep = nullptr;
+  std::vector<std::string> got;
+  int from_handler = 1;  // hpam_send_medium_now's result inside the handler
+};
+void medium_now_bulk(hpam_token_t*, void* c, void* data, size_t len, uint64_t arg) {
+  auto* x = static_cast<medium_now_ctx*>(c);
+  x->got.push_back(std::string(static_cast<char*>(data), len) + "#" + std::to_string(arg));
+  x->from_handler = hpam_send_medium_now(x->ep, 0, h_bulk, "r", 1, nullptr, 0, 0);
+}
+
+TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
+  const std::string job = unique_job("capi-now");
+  hpam_ep_t* ep[2] = {};
+  medium_now_ctx c[2];
+  for (int p = 0; p < 2; ++p) {
+    hpam_config_t cfg;
+    hpam_config_init(&cfg);
+    cfg.job = job.c_str();
+    cfg.nprocs = 2;
+    cfg.my_proc = p;
+    cfg.depth = 2;
+    cfg.give_up_ns = 50'000'000;  // destroy one after the other: not a long wait for the other
+    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
+    c[p].ep = ep[p];
+    hpam_register_handler_bulk(ep[p], h_bulk, medium_now_bulk, &c[p]);
+  }
+  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
+  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  const std::string body(200, 'b');
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "head", 4, body.data(), body.size(), 7), HPAM_OK);
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, nullptr, 0, "x", 1, 8), HPAM_OK);
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "y", 1, nullptr, 0, 9), HPAM_ERR_BUSY);
+  const size_t max = hpam_max_bulk(ep[0]);
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, body.data(), max, "z", 1, 0), HPAM_ERR_INVALID);
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, nullptr, 1, nullptr, 0, 0), HPAM_ERR_INVALID);
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return c[1].got.size() == 2;
+  }));
+  EXPECT_EQ(c[1].got[0], "head" + body + "#7");
+  EXPECT_EQ(c[1].got[1], "x#8");
+  EXPECT_EQ(c[1].from_handler, HPAM_ERR_BUSY);
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 0, h_bulk, "se", 2, "lf", 2, 3), HPAM_OK);
+  ASSERT_EQ(c[0].got.size(), 1u);
+  EXPECT_EQ(c[0].got[0], "self#3");
+  hpam_counters_t k;
+  ASSERT_TRUE(spin_until([&] {  // both answered
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == 2;
+  }));
+  ASSERT_EQ(hpam_get_counters(ep[1], &k), HPAM_OK);
+  EXPECT_EQ(k.rule_violations, 0u);
+  EXPECT_EQ(k.requests_received, 2u);
+  ASSERT_EQ(hpam_get_counters(ep[0], &k), HPAM_OK);
+  EXPECT_EQ(k.requests_sent, 2u);
+  EXPECT_EQ(k.busy_returns, 1u);
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
 }  // namespace
 }  // namespace hpam::test

@@ -51,6 +51,15 @@ TEST(Crc32c, HardwareEqualsPortable) {
   if (!crc32c_uses_hardware()) GTEST_SKIP() << "no SSE4.2: only the table version ran";
 }
 
+TEST(Crc32c, ShortEqualsPortableAtEveryLengthAndAlignment) {
+  std::vector<uint8_t> buf(160);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 131 + 17);
+  for (size_t len = 0; len <= 150; ++len)
+    for (size_t align = 0; align < 8; ++align)
+      ASSERT_EQ(crc32c_short(buf.data() + align, len), crc32c_portable(buf.data() + align, len))
+          << "len " << len << " align " << align;
+}
+
 TEST(Crc32c, EverySingleBitFlipChangesIt) {
   std::vector<uint8_t> buf(512);
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7);

@@ -1,0 +1,90 @@
+// Deferred acknowledgements (endpoint_config::defer_acks), kept per peer:
+// the peer's row holds one bit per instance whose acknowledgement waits to
+// be launched, and one bit per instance whose waiting ack is plain (no
+// refusal) and so may ride on the next request to that peer
+// (piggyback_acks). A send touches only its destination's row (O(1)); a
+// flush visits only the rows listed since the last flush. The acks'
+// packets themselves stay in the reply descriptors' blocks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "am/packet.hpp"
+
+namespace hpam::am {
+
+class ack_rows {
+ public:
+  static_assert(max_depth <= 64, "a row is one 64-bit word of instances");
+
+  // Setup: nprocs empty rows (capacity for every [peer][instance]).
+  void resize(int nprocs) {
+    rows_.assign(static_cast<size_t>(nprocs), row{});
+    listed_.clear();
+    listed_.reserve(static_cast<size_t>(nprocs));
+    waiting_ = 0;
+  }
+
+  bool empty() const { return waiting_ == 0; }
+  uint32_t waiting() const { return waiting_; }  // acks waiting, all peers
+  bool waits(int peer, uint32_t instance) const {
+    return (rows_[static_cast<size_t>(peer)].waiting >> instance) & 1;
+  }
+
+  // [peer][instance]'s ack waits (again). An ack already waiting there is
+  // the same packet slot: it is not counted twice; may_ride is the latest
+  // ack's.
+  void defer(int peer, uint32_t instance, bool may_ride) {
+    row& r = rows_[static_cast<size_t>(peer)];
+    const uint64_t bit = uint64_t{1} << instance;
+    if (!(r.waiting & bit)) {
+      r.waiting |= bit;
+      ++waiting_;
+    }
+    r.may_ride = may_ride ? r.may_ride | bit : r.may_ride & ~bit;
+    if (!r.listed) {
+      r.listed = true;
+      listed_.push_back(static_cast<uint32_t>(peer));  // capacity nprocs: no allocation
+    }
+  }
+
+  // Takes one waiting plain ack of peer's row (the lowest instance) to ride
+  // on a request to that peer; false when the row has none.
+  bool take_rider(int peer, uint32_t& instance) {
+    row& r = rows_[static_cast<size_t>(peer)];
+    if (__builtin_expect(r.may_ride == 0, 0)) return false;
+    instance = static_cast<uint32_t>(__builtin_ctzll(r.may_ride));
+    const uint64_t clear = ~(uint64_t{1} << instance);
+    r.may_ride &= clear;
+    r.waiting &= clear;
+    --waiting_;
+    return true;  // the row stays listed until the next flush (it may fill again)
+  }
+
+  // Calls launch(peer, instance) once for every waiting ack, then empties
+  // every row.
+  template <class Launch>
+  void flush(Launch&& launch) {
+    for (uint32_t peer : listed_) {
+      row& r = rows_[peer];
+      for (uint64_t w = r.waiting; w != 0; w &= w - 1)
+        launch(static_cast<int>(peer), static_cast<uint32_t>(__builtin_ctzll(w)));
+      r = row{};
+    }
+    listed_.clear();
+    waiting_ = 0;
+  }
+
+ private:
+  struct row {
+    uint64_t waiting = 0;   // bit i: [peer][i]'s ack waits to be launched
+    uint64_t may_ride = 0;  // bit i: and it is plain, so it may ride (subset of waiting)
+    bool listed = false;    // the peer is in listed_
+  };
+  std::vector<row> rows_;        // per peer
+  std::vector<uint32_t> listed_; // peers whose row filled since the last flush
+  uint32_t waiting_ = 0;         // set bits of every row's waiting
+};
+
+}  // namespace hpam::am

@@ -1,0 +1,113 @@
+// ack_rows (am/ack_rows.hpp): deferred acknowledgements per peer. Every ack
+// deferred is launched exactly once, by riding on a request to its own
+// peer or by a flush, never lost and never twice; refusals never ride.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "am/ack_rows.hpp"
+
+namespace hpam::test {
+namespace {
+
+using am::ack_rows;
+using slot = std::pair<int, uint32_t>;  // [peer][instance]
+
+std::multiset<slot> flushed(ack_rows& a) {
+  std::multiset<slot> out;
+  a.flush([&](int peer, uint32_t instance) { out.insert({peer, instance}); });
+  return out;
+}
+
+TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
+  constexpr int nprocs = 5;
+  ack_rows a;
+  a.resize(nprocs);
+  std::set<slot> deferred;
+  for (int p = 0; p < nprocs; ++p)
+    for (uint32_t i : {0u, 3u, 17u, 63u})
+      if ((p + i) % 3 != 0) {
+        a.defer(p, i, true);
+        deferred.insert({p, i});
+      }
+  EXPECT_EQ(a.waiting(), deferred.size());
+  std::multiset<slot> launched;
+  // Two requests to peer 1 and one to peer 4 carry one ack each, of their own peer.
+  for (int dest : {1, 1, 4}) {
+    uint32_t i = 99;
+    ASSERT_TRUE(a.take_rider(dest, i));
+    EXPECT_FALSE(a.waits(dest, i));
+    launched.insert({dest, i});
+  }
+  EXPECT_EQ(a.waiting(), deferred.size() - 3);
+  for (const slot& s : flushed(a)) launched.insert(s);
+  EXPECT_EQ(launched.size(), deferred.size());  // none twice
+  EXPECT_EQ(std::set<slot>(launched.begin(), launched.end()), deferred);  // none lost
+  EXPECT_TRUE(a.empty());
+  EXPECT_TRUE(flushed(a).empty());  // a second flush launches nothing
+}
+
+TEST(ack_rows, rider_comes_only_from_the_destination_row) {
+  ack_rows a;
+  a.resize(3);
+  a.defer(2, 5, true);
+  uint32_t i = 99;
+  EXPECT_FALSE(a.take_rider(0, i));
+  EXPECT_FALSE(a.take_rider(1, i));
+  ASSERT_TRUE(a.take_rider(2, i));
+  EXPECT_EQ(i, 5u);
+  EXPECT_FALSE(a.take_rider(2, i));
+  EXPECT_TRUE(a.empty());
+  EXPECT_TRUE(flushed(a).empty());
+}
+
+TEST(ack_rows, a_refusal_never_rides_but_is_flushed) {
+  ack_rows a;
+  a.resize(2);
+  a.defer(1, 2, false);
+  a.defer(1, 4, true);
+  uint32_t i = 99;
+  ASSERT_TRUE(a.take_rider(1, i));
+  EXPECT_EQ(i, 4u);
+  EXPECT_FALSE(a.take_rider(1, i));  // instance 2 waits with a refusal
+  EXPECT_EQ(flushed(a), (std::multiset<slot>{{1, 2}}));
+}
+
+TEST(ack_rows, deferring_a_waiting_slot_again_counts_once_and_takes_the_latest_kind) {
+  ack_rows a;
+  a.resize(2);
+  a.defer(1, 7, true);
+  a.defer(1, 7, false);  // the slot's stored ack is now a refusal
+  EXPECT_EQ(a.waiting(), 1u);
+  uint32_t i = 99;
+  EXPECT_FALSE(a.take_rider(1, i));
+  a.defer(1, 7, true);
+  EXPECT_EQ(a.waiting(), 1u);
+  ASSERT_TRUE(a.take_rider(1, i));
+  EXPECT_EQ(i, 7u);
+  EXPECT_TRUE(flushed(a).empty());
+}
+
+TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
+  ack_rows a;
+  a.resize(4);
+  std::map<slot, int> launches;
+  uint32_t i = 99;
+  for (int round = 0; round < 3; ++round) {
+    a.defer(3, 1, true);
+    ASSERT_TRUE(a.take_rider(3, i));  // the row empties but stays listed
+    launches[{3, i}]++;
+    a.defer(3, 1, true);  // and fills again before the flush
+    a.defer(0, 0, true);
+    for (const slot& s : flushed(a)) launches[s]++;
+  }
+  EXPECT_EQ(launches[slot(3, 1)], 6);
+  EXPECT_EQ(launches[slot(0, 0)], 3);
+  EXPECT_EQ(launches.size(), 2u);
+}
+
+}  // namespace
+}  // namespace hpam::test
