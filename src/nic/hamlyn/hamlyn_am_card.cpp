@@ -225,7 +225,7 @@ void hamlyn_am_card::overflow(int dest) {
 // that is full, is dropped).
 void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
   peer_state& ps = peers_[dest];
-  if (flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
+  if ((ps.backlog.empty() || flush_backlog(dest)) && transmit(dest, tx_block(block), len)) return;
   for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
     if (ps.backlog[i].block == block) {  // already waiting: it goes out with its latest bytes
       ps.backlog[i].length = len;

@@ -141,9 +141,9 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
 
 // The packet's key against `key` (0: none matches), its bytes inside the
 // slot's bound and inside [low, high); a refusal is counted.
-bool receiving_interface::check_key_and_bounds(arrival_counters& c, const packet_header& h,
-                                               uint64_t key, uint64_t low, uint64_t high,
-                                               uint64_t bound) {
+[[gnu::always_inline]] inline bool receiving_interface::check_key_and_bounds(
+    arrival_counters& c, const packet_header& h, uint64_t key, uint64_t low, uint64_t high,
+    uint64_t bound) {
   if (key == 0 || h.protection_key != key) {
     count(c.key_rejections);
     return false;
@@ -209,6 +209,16 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
   return st;
 }
 
+// A completed message: counted, and its notification appended to the
+// slot's queue (a full queue counts the overrun).
+[[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
+                                                              const slot_copy& s,
+                                                              const notification& n) {
+  count(v.header->counters.messages);
+  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
+  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
+}
+
 status receiving_interface::arrive_fast(const card_view& v, const packet_header& h,
                                         const std::byte* data, bool local) {
   arrival_counters& c = v.header->counters;
@@ -226,7 +236,8 @@ status receiving_interface::arrive_fast(const card_view& v, const packet_header&
     count(c.mode_rejections);
   } else if (check_key_and_bounds(c, h, s.key, 0, s.bound, s.bound)) {
     if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-      std::memcpy(v.area + s.base + h.offset, data, h.length);  // hold_slot and the check bounded it
+      // hold_slot and check_key_and_bounds bounded it
+      std::memcpy(v.area + s.base + h.offset, data, h.length);
       st = status::ok;
     } else {
       const iovec piece{const_cast<std::byte*>(data), h.length};
@@ -258,13 +269,6 @@ void receiving_interface::complete(const card_view& v, const slot_copy& s, const
   notify(v, s, n);
 }
 
-// A completed message: counted, and its notification appended to the
-// slot's queue (a full queue counts the overrun).
-void receiving_interface::notify(const card_view& v, const slot_copy& s, const notification& n) {
-  count(v.header->counters.messages);
-  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
-  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
-}
 
 status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,
                                     uint64_t offset, uint64_t len, std::byte*& ptr,

@@ -133,7 +133,8 @@ status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t
                       v.slots[p.slot].memory == static_cast<uint32_t>(area_memory::card)));
   if (__builtin_expect(!direct, 0)) return send_fast_posted(t, data, length, word, h);
   const status st = receiver_.arrive_fast(v, p, data, local);
-  if (__builtin_expect(st == status::system_error, 0)) return send_fast_posted(t, data, length, word, h);
+  if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
+    return send_fast_posted(t, data, length, word, h);
   h.sequence = posted_++;
   running_ = posted_;
   if (__builtin_expect(!is_ok(st), 0)) {
