@@ -64,7 +64,8 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 // done (seq_cst on both sides); then copies the fields. False (counted):
 // not active, or its memory lies outside the card's area. The caller drops
 // users whatever the answer.
-bool receiving_interface::hold_slot(const card_view& v, uint32_t index, slot_copy& s) {
+[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
+                                                                 slot_copy& s) {
   slot& sl = v.slots[index];
   sl.users.fetch_add(1, std::memory_order_seq_cst);
   if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
