@@ -275,7 +275,8 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 
 // One packet into a block of my region at dest: a single-packet fast-mode
 // Hamlyn message whose word names the block, on the block's ticket.
-bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
+[[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
+                                                            uint32_t len) {
   peer_state& ps = peers_[dest];
   if (ps.free_blocks.empty() && !refill(ps)) return false;
   const uint32_t blk = ps.free_blocks.back();
