@@ -3,7 +3,7 @@
 // private memory); card 0 is a sender that holds their keys and lies in its
 // packets. Each step of an input is one of: a direct arrival (the sender's
 // process doing the receiving interface's work: check_packet, deposit,
-// counting, notification), a packet through the owner's inbound FIFO
+// counting, notification; or the lean fast-mode arrival, arrive_fast), a packet through the owner's inbound FIFO
 // (serve_packet), a read request (answered through the sender's FIFO), or
 // the owner revoking, re-keying, re-arming a slot or changing a secondary
 // range. The owner drains its notification queue after each step.
@@ -121,7 +121,11 @@ struct world {
         std::byte meta[user_metadata_bytes] = {};
         iovec d{const_cast<uint8_t*>(bytes), h.length};
         const bool local = h.slot == slot[4];  // private memory: only its owner writes it directly
-        (void)sender->receiver().arrive(sender->view(1), h, &d, 1, meta, local);
+        if (choose & 128)  // the lean fast-mode arrival: the same checks must hold
+          (void)sender->receiver().arrive_fast(sender->view(1), h,
+                                               reinterpret_cast<const std::byte*>(bytes), local);
+        else
+          (void)sender->receiver().arrive(sender->view(1), h, &d, 1, meta, local);
         break;
       }
       case 1:

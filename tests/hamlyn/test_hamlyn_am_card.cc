@@ -409,6 +409,39 @@ TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
   EXPECT_FALSE(c[2]->receive(p));
 }
 
+// Each packet is a fast-mode Hamlyn message on the block's ticket, made at
+// attach: when the receiver revokes the sender's slot (or gives it a new
+// key), the receiving interface refuses the packet and counts it, the
+// sender counts it lost (malformed) and keeps the block, and nothing is
+// notified.
+TEST(hamlyn_am_card, a_revoked_or_rekeyed_region_refuses_and_counts) {
+  am_pair j(4, 2);
+  nic::hamlyn::card& h1 = j.c[1]->hamlyn();
+  nic::hamlyn::am_inbound_header ib;
+  uint64_t at = 0;
+  ASSERT_EQ(nic::hamlyn::find_client(h1.view(1), nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, ib, at),
+            nic::hamlyn::client_lookup::found);
+  const uint32_t slot =
+      reinterpret_cast<const nic::hamlyn::am_sender_entry*>(h1.view(1).area + ib.senders_offset)[0].slot;
+  uint32_t b;
+  ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  j.launch(b, 1);
+  EXPECT_EQ(j.drain(), std::vector<uint64_t>{1});
+  ASSERT_EQ(h1.slots().revoke(slot), status::ok);
+  for (uint64_t tag = 2; tag < 2 + 2 * j.c[1]->blocks_per_sender(); ++tag) j.launch(b, tag);
+  EXPECT_EQ(h1.counters().revoked_rejections.load(), 2 * j.c[1]->blocks_per_sender());
+  EXPECT_EQ(j.c[0]->malformed(), 2 * j.c[1]->blocks_per_sender());
+  EXPECT_TRUE(j.drain().empty());
+  EXPECT_EQ(j.c[1]->overflow_drops(), 0u);  // refused, never waiting for a block
+  ASSERT_EQ(h1.slots().rekey(slot, 0x5151), status::ok);
+  j.launch(b, 9);
+  EXPECT_EQ(h1.counters().key_rejections.load(), 1u);
+  EXPECT_EQ(j.c[0]->malformed(), 2 * j.c[1]->blocks_per_sender() + 1);
+  EXPECT_TRUE(j.drain().empty());
+  EXPECT_EQ(h1.counters().packets.load(), 1u);
+}
+
 // The inbound area is typed and checked: a peer whose header disagrees with
 // the layout this card computes for the same configuration is refused.
 TEST(hamlyn_am_card, a_damaged_inbound_header_is_refused) {

@@ -378,6 +378,108 @@ TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
   EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
 }
 
+// send_fast (the lean single-packet path) does what send() does for a
+// fast-mode message: the receiving interface's checks (key, bounds, slot
+// state) refuse and count, a good message is deposited, counted and
+// notified with its word, and it takes a work-queue position (completion
+// word, state) like any other message.
+TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
+  hamlyn_job j(2, [](card_config& c) { c.packet_size = 256; });
+  guarded_area a(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a, slot_mode::fast);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 256, 256, true);
+  const auto data = pattern(150, 9);
+  const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
+  send_terminus& tx = j[0].terminus();
+  send_handle h;
+  ASSERT_EQ(tx.send_fast(t, bytes, 150, 0xBEEF, h), status::ok);
+  EXPECT_EQ(tx.state(h), send_state::sent);
+  EXPECT_EQ(tx.completion_word(), 1u);
+  EXPECT_EQ(j[1].counters().packets.load(), 1u);
+  EXPECT_EQ(j[1].counters().messages.load(), 1u);
+  EXPECT_EQ(std::memcmp(a.memory + 256, data.data(), 150), 0);
+  notification n;
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, s);
+  EXPECT_EQ(n.metadata_index, fast_index);
+  EXPECT_EQ(n.source, 0u);
+  EXPECT_EQ(n.metadata, 0xBEEFu);
+  EXPECT_EQ(n.length, 150u);
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
+  std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
+  // The terminus's own checks: beyond the ticket's range, or one packet.
+  EXPECT_EQ(tx.send_fast(t, bytes, 257, 1, h), status::invalid_argument);
+  ticket wide = t;
+  wide.range = 4096;
+  EXPECT_EQ(tx.send_fast(wide, bytes, 1000, 1, h), status::invalid_argument);
+  // The receiving interface's: key, bounds, fast mode on a slot that is not.
+  ticket bad = t;
+  bad.protection_key ^= 1;
+  EXPECT_EQ(tx.send_fast(bad, bytes, 8, 1, h), status::rejected);
+  status why = status::ok;
+  EXPECT_EQ(tx.state(h, &why), send_state::error);
+  EXPECT_EQ(why, status::rejected);
+  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  ticket outside = t;
+  outside.offset = 4000;  // 150 bytes from 4000 cross the slot's bound (4096)
+  EXPECT_EQ(tx.send_fast(outside, bytes, 150, 1, h), status::rejected);
+  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
+  ticket not_fast = t;
+  not_fast.metadata_index = 0;  // through send(): a fast slot takes fast-mode packets only
+  EXPECT_EQ(tx.send_fast(not_fast, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  // A revoked slot refuses; so does the old key once it has a new one.
+  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
+  EXPECT_EQ(tx.send_fast(t, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  ASSERT_EQ(j[1].slots().rekey(s, 0x4321), status::ok);
+  EXPECT_EQ(tx.send_fast(t, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(j[1].counters().key_rejections.load(), 2u);
+  EXPECT_EQ(tx.rejected_sends(), 5u);
+  EXPECT_TRUE(a.untouched());
+  EXPECT_FALSE(j[1].receiver().receive(0, n));  // nothing refused was notified
+  EXPECT_EQ(j[1].counters().packets.load(), 1u);
+  const ticket fresh = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
+  ASSERT_EQ(tx.send_fast(fresh, bytes, 100, 7, h), status::ok);
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.metadata, 7u);
+  EXPECT_EQ(tx.completion_word(), 7u);  // every message posted took a position
+}
+
+// Behind a message the engine has not finished, a fast message waits its
+// turn in the work queue (in order), and the caller's buffer may be reused.
+TEST(hamlyn_card, fast_send_behind_a_busy_engine_is_posted_in_order) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.engine_budget = 1;
+    c.packet_size = 256;
+  });
+  guarded_area a(j[1], 4096), f(j[1], 256);
+  const uint32_t s = make_slot(j[1], a);
+  const uint32_t fs = make_slot(j[1], f, slot_mode::fast);
+  const ticket t = j[1].slots().make_ticket(s, 0, 0, 4096, true);
+  const auto big = pattern(192 * 3, 2);  // 3 packets: the engine sends one per kick
+  send_terminus& tx = j[0].terminus();
+  ASSERT_EQ(send_bytes(j[0], t, big.data(), big.size()).state, send_state::pending);
+  uint64_t word = 0x55;
+  send_handle h;
+  ASSERT_EQ(tx.send_fast(j[1].slots().make_ticket(fs, fast_index, 0, 256, true),
+                         reinterpret_cast<const std::byte*>(&word), sizeof word, 3, h),
+            status::ok);
+  EXPECT_EQ(tx.state(h), send_state::pending);
+  word = 0;  // direct I/O: the terminus holds its own copy
+  for (int k = 0; k < 100 && tx.state(h) != send_state::sent; ++k) tx.kick();
+  ASSERT_EQ(tx.state(h), send_state::sent);
+  notification n;
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, s);  // the earlier message first
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, fs);
+  EXPECT_EQ(n.metadata, 3u);
+  uint64_t got = 0;
+  std::memcpy(&got, f.memory, sizeof got);
+  EXPECT_EQ(got, 0x55u);
+}
+
 TEST(hamlyn_card, work_queue_fills_then_the_completion_word_catches_up) {
   // engine_budget 1 and a receiver FIFO it cannot use: each kick sends one packet.
   hamlyn_job j(2, [](card_config& c) {

@@ -129,14 +129,26 @@ void hamlyn_am_card::attach_peer(int proc) {
   hamlyn::am_sender_entry mine;
   std::memcpy(&mine, v.area + at + layout_.senders + sizeof mine * static_cast<uint64_t>(my_proc_),
               sizeof mine);
-  ps.slot = mine.slot;
-  ps.key = mine.key;
   ps.free_ring = reinterpret_cast<sys::spsc_fifo*>(v.area + at + ring_offset(my_proc_));
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);
   ps.backlog.reserve(per_sender_);
   ps.free_blocks.reserve(per_sender_);
   for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
   ps.lent.assign(per_sender_, 0);
+  // One ticket per block, made once: the block's range of my region at proc
+  // (my slot there, its key), fast mode (the word names the block), notify.
+  ps.tickets.resize(per_sender_);
+  for (uint32_t b = 0; b < per_sender_; ++b) {
+    hamlyn::ticket& t = ps.tickets[b];
+    t = hamlyn::ticket{};
+    t.node = static_cast<uint32_t>(proc);
+    t.slot = mine.slot;
+    t.metadata_index = hamlyn::fast_index;
+    t.protection_key = mine.key;
+    t.offset = uint64_t{b} * block_size_;  // within my region (my slot at proc)
+    t.range = block_size_;
+    t.flags = hamlyn::ticket_flags::notify;
+  }
 }
 
 // Waits for proc's inbound header and checks it against the layout this
@@ -213,7 +225,7 @@ void hamlyn_am_card::overflow(int dest) {
 // that is full, is dropped).
 void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
   peer_state& ps = peers_[dest];
-  if (flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
+  if ((ps.backlog.empty() || flush_backlog(dest)) && transmit(dest, tx_block(block), len)) return;
   for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
     if (ps.backlog[i].block == block) {  // already waiting: it goes out with its latest bytes
       ps.backlog[i].length = len;
@@ -262,27 +274,14 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 }
 
 // One packet into a block of my region at dest: a single-packet fast-mode
-// Hamlyn message whose word names the block.
-bool hamlyn_am_card::transmit(int dest, const std::byte* data, uint32_t len) {
+// Hamlyn message whose word names the block, on the block's ticket.
+[[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
+                                                            uint32_t len) {
   peer_state& ps = peers_[dest];
   if (ps.free_blocks.empty() && !refill(ps)) return false;
   const uint32_t blk = ps.free_blocks.back();
-  hamlyn::ticket t{};
-  t.node = static_cast<uint32_t>(dest);
-  t.slot = ps.slot;
-  t.metadata_index = hamlyn::fast_index;
-  t.protection_key = ps.key;
-  t.offset = uint64_t{blk} * block_size_;  // within my region (my slot at dest)
-  t.range = block_size_;
-  t.flags = hamlyn::ticket_flags::notify;
-  iovec piece{const_cast<std::byte*>(data), len};
-  hamlyn::message m;
-  m.gather = &piece;
-  m.gather_count = 1;
-  m.fast_word = blk;
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send(t, m, h)) ||
-      card_.terminus().state(h) != hamlyn::send_state::sent) {
+  if (!is_ok(card_.terminus().send_fast(ps.tickets[blk], data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }

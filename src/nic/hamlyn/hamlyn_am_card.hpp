@@ -96,8 +96,7 @@ class hamlyn_am_card {
     size_t backlog_head = 0;            // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
     sys::spsc_fifo* free_ring = nullptr;  // the peer's FIFO of blocks it gave back to me
-    uint32_t slot = 0;                  // the peer's inbound slot
-    uint64_t key = 0;                   // its protection key
+    std::vector<hamlyn::ticket> tickets;  // [block]: fast-mode ticket for that block of my region
   };
 
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);

@@ -64,7 +64,8 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 // done (seq_cst on both sides); then copies the fields. False (counted):
 // not active, or its memory lies outside the card's area. The caller drops
 // users whatever the answer.
-bool receiving_interface::hold_slot(const card_view& v, uint32_t index, slot_copy& s) {
+[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
+                                                                 slot_copy& s) {
   slot& sl = v.slots[index];
   sl.users.fetch_add(1, std::memory_order_seq_cst);
   if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
@@ -115,14 +116,7 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
     low = entry->paranoid_low;
     high = entry->paranoid_high;
   }
-  if (key == 0 || h.protection_key != key) {
-    count(c.key_rejections);
-    return false;
-  }
-  if (!inside(h.offset, h.length, 0, s.bound) || !inside(h.offset, h.length, low, high)) {
-    count(c.bounds_rejections);
-    return false;
-  }
+  if (!check_key_and_bounds(c, h, key, low, high, s.bound)) return false;
   if (h.delta == 0 && !(h.flags & flag_single) && flags_notify(h.flags)) {
     count(c.malformed);  // a zero delta is only meaningful for a single-packet message
     return false;
@@ -142,6 +136,22 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
       count(c.mode_rejections);
       return false;
     }
+  }
+  return true;
+}
+
+// The packet's key against `key` (0: none matches), its bytes inside the
+// slot's bound and inside [low, high); a refusal is counted.
+[[gnu::always_inline]] inline bool receiving_interface::check_key_and_bounds(
+    arrival_counters& c, const packet_header& h, uint64_t key, uint64_t low, uint64_t high,
+    uint64_t bound) {
+  if (key == 0 || h.protection_key != key) {
+    count(c.key_rejections);
+    return false;
+  }
+  if (!inside(h.offset, h.length, 0, bound) || !inside(h.offset, h.length, low, high)) {
+    count(c.bounds_rejections);
+    return false;
   }
   return true;
 }
@@ -200,6 +210,49 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
   return st;
 }
 
+// A completed message: counted, and its notification appended to the
+// slot's queue (a full queue counts the overrun).
+[[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
+                                                              const slot_copy& s,
+                                                              const notification& n) {
+  count(v.header->counters.messages);
+  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
+  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
+}
+
+status receiving_interface::arrive_fast(const card_view& v, const packet_header& h,
+                                        const std::byte* data, bool local) {
+  arrival_counters& c = v.header->counters;
+  if (h.slot >= v.geo.slot_count || (h.flags & ~known_flags) ||
+      flags_kind(h.flags) != packet_kind::data) {
+    count(c.malformed);
+    return status::rejected;
+  }
+  slot_copy s;
+  status st = status::rejected;
+  if (!hold_slot(v, h.slot, s)) {
+    // counted by hold_slot
+  } else if (paranoid(s.mode) || h.metadata_index != fast_index || !(h.flags & flag_single) ||
+             h.metadata_length) {
+    count(c.mode_rejections);
+  } else if (check_key_and_bounds(c, h, s.key, 0, s.bound, s.bound)) {
+    if (s.memory == static_cast<uint32_t>(area_memory::card)) {
+      // hold_slot and check_key_and_bounds bounded it
+      std::memcpy(v.area + s.base + h.offset, data, h.length);
+      st = status::ok;
+    } else {
+      const iovec piece{const_cast<std::byte*>(data), h.length};
+      st = write_area(v, s, h, &piece, 1, local);
+    }
+    if (is_ok(st)) {
+      count(c.packets);
+      notify(v, s, notification{h.slot, fast_index, h.source, h.fast_word, h.length});
+    }
+  }
+  v.slots[h.slot].users.fetch_sub(1, std::memory_order_release);
+  return st;
+}
+
 // Packet counting and notification (2.5, 2.6).
 void receiving_interface::complete(const card_view& v, const slot_copy& s, const packet_header& h,
                                    metadata_entry* entry) {
@@ -214,10 +267,9 @@ void receiving_interface::complete(const card_view& v, const slot_copy& s, const
     if (s.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot))
       entry->one_shot_used.store(one_shot_done, std::memory_order_release);
   }
-  count(v.header->counters.messages);
-  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
-  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
+  notify(v, s, n);
 }
+
 
 status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,
                                     uint64_t offset, uint64_t len, std::byte*& ptr,

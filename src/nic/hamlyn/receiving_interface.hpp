@@ -51,6 +51,12 @@ class receiving_interface {
   // caller's own copy; the data pieces must add up to h.length.
   status arrive(const card_view& v, const packet_header& h, const iovec* data, int n,
                 const std::byte* meta, bool local);
+  // arrive() for the one packet of a fast-mode message (OSDI'96 2.7:
+  // metadata index all ones, flag_single, no metadata), its data one piece
+  // of h.length bytes: the same slot hold, mode, key and bounds checks,
+  // deposit, packet count and notification (the word in place of a
+  // metadata entry), without the metadata entry's cases.
+  status arrive_fast(const card_view& v, const packet_header& h, const std::byte* data, bool local);
   // Resolves [offset, offset+len) of slot `s` at v after the key and bounds
   // checks (for gets and atomics): card memory gives a pointer; process
   // memory gives the owner's address with ptr = null.
@@ -95,6 +101,9 @@ class receiving_interface {
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
                     metadata_entry*& entry);
+  static bool check_key_and_bounds(arrival_counters& c, const packet_header& h, uint64_t key,
+                                   uint64_t low, uint64_t high, uint64_t bound);
+  void notify(const card_view& v, const slot_copy& s, const notification& n);
   void complete(const card_view& v, const slot_copy& s, const packet_header& h,
                 metadata_entry* entry);
   status write_area(const card_view& v, const slot_copy& s, const packet_header& h,

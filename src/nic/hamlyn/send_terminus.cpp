@@ -105,6 +105,62 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   return status::ok;
 }
 
+status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t length,
+                                uint64_t word, send_handle& h) {
+  if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index ||
+                           t.node >= nprocs_ || length > t.range || length > packet_data_bytes_,
+                       0))
+    return send_fast_posted(t, data, length, word, h);  // busy card, or send() refuses it
+  packet_header p{};  // the one packet of the message (Table 1)
+  p.destination = t.node;
+  p.source = my_proc_;
+  p.slot = t.slot;
+  p.metadata_index = fast_index;
+  p.protection_key = t.protection_key;
+  p.offset = t.offset;
+  p.length = length;
+  p.delta = t.delta;
+  p.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0) | flag_single;
+  p.fast_word = word;
+  // Delivered here when the destination's memory can be written directly
+  // (as send_packet decides); otherwise, and when the kernel refuses a
+  // cross-memory write, through the work queue and send_packet.
+  const card_view& v = views_[p.destination];
+  const bool local = p.destination == my_proc_;
+  const bool direct =
+      v.attached && (local || v.cross_memory ||
+                     (p.slot < v.geo.slot_count &&
+                      v.slots[p.slot].memory == static_cast<uint32_t>(area_memory::card)));
+  if (__builtin_expect(!direct, 0)) return send_fast_posted(t, data, length, word, h);
+  const status st = receiver_.arrive_fast(v, p, data, local);
+  if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
+    return send_fast_posted(t, data, length, word, h);
+  h.sequence = posted_++;
+  running_ = posted_;
+  if (__builtin_expect(!is_ok(st), 0)) {
+    rejected_sends_++;
+    finish(h.sequence, st);
+  }
+  // The completion word: this entry (and the caller's buffer) may be reused.
+  completion_.store(running_, std::memory_order_release);
+  return st;
+}
+
+// The fast-mode message as a work entry, through send(): behind entries
+// already queued, into an inbound FIFO that is full, or refused by send().
+[[gnu::cold, gnu::noinline]] status send_terminus::send_fast_posted(
+    const ticket& t, const std::byte* data, uint32_t length, uint64_t word, send_handle& h) {
+  const iovec piece{const_cast<std::byte*>(data), length};
+  message m;
+  m.gather = &piece;
+  m.gather_count = 1;
+  m.fast_word = word;
+  const status st = send(t, m, h);
+  status why = status::ok;
+  if (is_ok(st) && state(h, &why) == send_state::error) return why;  // refused at once
+  return st;
+}
+
 void send_terminus::kick() {
   uint32_t budget = engine_budget_;
   while (running_ != posted_ && budget > 0) {
