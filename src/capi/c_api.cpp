@@ -71,7 +71,6 @@ int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
       ep->impl = hpam::capi::create_hamlyn_endpoint(ecfg, &ep->ops, ep);
     else
       throw std::logic_error("hpam: nic " + nic + " passed the knob check but has no card");
-    ep->medium_now = ep->ops->medium_now;
   } catch (const std::invalid_argument& e) {
     delete ep;
     return fail(HPAM_ERR_INVALID, e.what());
@@ -185,7 +184,7 @@ int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned h, const struct io
 
 int hpam_send_medium_now(hpam_ep_t* ep, int dest, unsigned h, const void* head, size_t head_len,
                          const void* body, size_t body_len, uint64_t arg) {
-  const int rc = ep->medium_now(ep->impl, dest, h, head, head_len, body, body_len, arg);
+  const int rc = ep->ops->medium_now(ep->impl, dest, h, head, head_len, body, body_len, arg);
   return __builtin_expect(rc == HPAM_OK, 1) ? rc : noted(ep, rc);
 }
 

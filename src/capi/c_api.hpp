@@ -67,7 +67,4 @@ struct hpam_ep {
   const hpam::capi::c_ops* ops;  // bound once at creation
   void* impl;                  // the endpoint<Card>
   bool poll_on_send;           // HPAM functions poll after sending (appendix A)
-  // ops->medium_now, copied here: hpam_send_medium_now's one indirect call.
-  int (*medium_now)(void* impl, int dest, unsigned h, const void* head, size_t head_len,
-                    const void* body, size_t body_len, uint64_t arg);
 };

@@ -26,7 +26,6 @@ bool cpu_has_sse42() {
   unsigned a, b, c, d;
   return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
 }
-const bool have_hw = cpu_has_sse42();
 
 // One stream of crc32 instructions is bound by their 3-cycle latency; three
 // independent streams over three equal blocks keep the unit busy, and the
@@ -115,13 +114,14 @@ uint32_t crc32c_portable(const void* data, size_t len, uint32_t crc) noexcept {
   return ~c;
 }
 
+const bool detail::crc32c_hw = cpu_has_sse42();  // crc32c() and crc32c_short() (the header)
+
 uint32_t crc32c(const void* data, size_t len, uint32_t crc) noexcept {
-  if (have_hw) return crc32c_hw(static_cast<const uint8_t*>(data), len, crc);
+  if (detail::crc32c_hw) return crc32c_hw(static_cast<const uint8_t*>(data), len, crc);
   return crc32c_portable(data, len, crc);
 }
 
-bool crc32c_uses_hardware() noexcept { return have_hw; }
+bool crc32c_uses_hardware() noexcept { return detail::crc32c_hw; }
 
-const bool detail::crc32c_hw = cpu_has_sse42();
 
 }  // namespace hpam::sys

@@ -135,20 +135,17 @@ void hamlyn_am_card::attach_peer(int proc) {
   ps.free_blocks.reserve(per_sender_);
   for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
   ps.lent.assign(per_sender_, 0);
-  // One ticket per block, made once: the block's range of my region at proc
-  // (my slot there, its key), fast mode (the word names the block), notify.
-  ps.tickets.resize(per_sender_);
-  for (uint32_t b = 0; b < per_sender_; ++b) {
-    hamlyn::ticket& t = ps.tickets[b];
-    t = hamlyn::ticket{};
-    t.node = static_cast<uint32_t>(proc);
-    t.slot = mine.slot;
-    t.metadata_index = hamlyn::fast_index;
-    t.protection_key = mine.key;
-    t.offset = uint64_t{b} * block_size_;  // within my region (my slot at proc)
-    t.range = block_size_;
-    t.flags = hamlyn::ticket_flags::notify;
-  }
+  // The ticket of block 0 of my region at proc, made once (my slot there,
+  // its key, one block's range, fast mode: the word names the block,
+  // notify); block b's is the same at offset b * block_size.
+  hamlyn::ticket& t = ps.ticket;
+  t = hamlyn::ticket{};
+  t.node = static_cast<uint32_t>(proc);
+  t.slot = mine.slot;
+  t.metadata_index = hamlyn::fast_index;
+  t.protection_key = mine.key;
+  t.range = block_size_;
+  t.flags = hamlyn::ticket_flags::notify;
 }
 
 // Waits for proc's inbound header and checks it against the layout this
@@ -280,8 +277,10 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   peer_state& ps = peers_[dest];
   if (ps.free_blocks.empty() && !refill(ps)) return false;
   const uint32_t blk = ps.free_blocks.back();
+  hamlyn::ticket t = ps.ticket;
+  t.offset = uint64_t{blk} * block_size_;  // within my region (my slot at dest)
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send_fast(ps.tickets[blk], data, len, blk, h))) {
+  if (!is_ok(card_.terminus().send_fast(t, data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }

@@ -13,11 +13,11 @@
 // with no free block in its region keeps the packet (a reference to its
 // outbound block) in its terminus backlog, at most per_sender of them, and
 // sends it when the receiver gives a block back (service, or the next
-// launch). A block given back that the sender had not lent (a buggy or
-// hostile receiver returning a block twice) is refused and counted in
-// malformed(): the sender never writes two packets into one block. Beyond that the packet is dropped and counted in the receiver's
+// launch); beyond that the packet is dropped and counted in the receiver's
 // card (overflow_drops), as the Medusa card does when RX_FREE is empty, and
-// the protocol retransmits it.
+// the protocol retransmits it. A block given back that the sender had not
+// lent (a buggy or hostile receiver returning a block twice) is refused and
+// counted in malformed(): the sender never writes two packets into one block.
 //
 // Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) come
 // from the shared seeded wire (nic/wire/wire.hpp), the same as the Medusa
@@ -96,7 +96,7 @@ class hamlyn_am_card {
     size_t backlog_head = 0;            // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
     sys::spsc_fifo* free_ring = nullptr;  // the peer's FIFO of blocks it gave back to me
-    std::vector<hamlyn::ticket> tickets;  // [block]: fast-mode ticket for that block of my region
+    hamlyn::ticket ticket;              // block 0 of my region at the peer (fast mode, notify)
   };
 
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);

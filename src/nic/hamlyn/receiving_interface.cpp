@@ -59,6 +59,24 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
   handlers_[static_cast<uint32_t>(kind)] = handler_entry{fn, ctx};
 }
 
+// The header's own fields, before any slot is looked at: a slot the card
+// has, a data packet, no unknown flag. A refusal is counted malformed.
+[[gnu::always_inline]] inline bool receiving_interface::well_formed(const card_view& v,
+                                                                   const packet_header& h) {
+  if (h.slot < v.geo.slot_count && flags_kind(h.flags) == packet_kind::data &&
+      !(h.flags & ~known_flags))
+    return true;
+  count(v.header->counters.malformed);
+  return false;
+}
+
+// A fast-mode packet (OSDI'96 2.7) is a whole message of one packet with no
+// user metadata, into a slot that is not paranoid.
+[[gnu::always_inline]] inline bool receiving_interface::fast_mode_fits(const slot_copy& s,
+                                                                      const packet_header& h) {
+  return !paranoid(s.mode) && (h.flags & flag_single) && h.metadata_length == 0;
+}
+
 // Takes the slot for an arrival: announces it (users) before looking, so a
 // revoke either makes the state check fail or waits until the arrival is
 // done (seq_cst on both sides); then copies the fields. False (counted):
@@ -95,7 +113,7 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
   const bool fast = h.metadata_index == fast_index;
   entry = nullptr;
   if (fast) {
-    if (paranoid(s.mode) || !(h.flags & flag_single) || h.metadata_length) {
+    if (!fast_mode_fits(s, h)) {
       count(c.mode_rejections);
       return false;
     }
@@ -156,9 +174,9 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
   return true;
 }
 
-status receiving_interface::write_area(const card_view& v, const slot_copy& s,
-                                       const packet_header& h, const iovec* data, int n,
-                                       bool local) {
+[[gnu::always_inline]] inline status receiving_interface::write_area(
+    const card_view& v, const slot_copy& s, const packet_header& h, const iovec* data, int n,
+    bool local) {
   if (s.memory == static_cast<uint32_t>(area_memory::card)) {
     std::byte* dst = v.area + s.base + h.offset;  // hold_slot and check_packet bounded it
     for (int i = 0; i < n; ++i) {
@@ -185,8 +203,8 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
   arrival_counters& c = v.header->counters;
   uint64_t total = 0;
   for (int i = 0; i < n; ++i) total += data[i].iov_len;
-  if (h.slot >= v.geo.slot_count || flags_kind(h.flags) != packet_kind::data ||
-      (h.flags & ~known_flags) || total != h.length) {
+  if (!well_formed(v, h)) return status::rejected;
+  if (total != h.length) {
     count(c.malformed);
     return status::rejected;
   }
@@ -223,27 +241,16 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
 status receiving_interface::arrive_fast(const card_view& v, const packet_header& h,
                                         const std::byte* data, bool local) {
   arrival_counters& c = v.header->counters;
-  if (h.slot >= v.geo.slot_count || (h.flags & ~known_flags) ||
-      flags_kind(h.flags) != packet_kind::data) {
-    count(c.malformed);
-    return status::rejected;
-  }
+  if (!well_formed(v, h)) return status::rejected;
   slot_copy s;
   status st = status::rejected;
   if (!hold_slot(v, h.slot, s)) {
     // counted by hold_slot
-  } else if (paranoid(s.mode) || h.metadata_index != fast_index || !(h.flags & flag_single) ||
-             h.metadata_length) {
+  } else if (h.metadata_index != fast_index || !fast_mode_fits(s, h)) {
     count(c.mode_rejections);
   } else if (check_key_and_bounds(c, h, s.key, 0, s.bound, s.bound)) {
-    if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-      // hold_slot and check_key_and_bounds bounded it
-      std::memcpy(v.area + s.base + h.offset, data, h.length);
-      st = status::ok;
-    } else {
-      const iovec piece{const_cast<std::byte*>(data), h.length};
-      st = write_area(v, s, h, &piece, 1, local);
-    }
+    const iovec piece{const_cast<std::byte*>(data), h.length};
+    st = write_area(v, s, h, &piece, 1, local);
     if (is_ok(st)) {
       count(c.packets);
       notify(v, s, notification{h.slot, fast_index, h.source, h.fast_word, h.length});

@@ -98,7 +98,9 @@ class receiving_interface {
     void* ctx = nullptr;
   };
 
+  static bool well_formed(const card_view& v, const packet_header& h);
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
+  static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
                     metadata_entry*& entry);
   static bool check_key_and_bounds(arrival_counters& c, const packet_header& h, uint64_t key,

@@ -34,6 +34,27 @@ int slice(const iovec* g, int n, uint64_t from, uint64_t len, iovec* out) {
   return m;
 }
 
+// Whether a packet to v's card can be delivered by doing the receiving
+// interface's work here: my own card, a card whose process lets me write its
+// memory (cross-memory attach), or a slot whose area lies in card memory.
+// Otherwise the packet goes into the card's inbound FIFO.
+inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
+  return local || v.cross_memory ||
+         (slot < v.geo.slot_count && v.slots[slot].memory == static_cast<uint32_t>(area_memory::card));
+}
+
+// The fields of a packet header a ticket gives (Table 1): where it goes,
+// from whom, and the slot, metadata index and key it presents.
+inline packet_header addressed(const ticket& t, uint32_t source) {
+  packet_header h{};
+  h.destination = t.node;
+  h.source = source;
+  h.slot = t.slot;
+  h.metadata_index = t.metadata_index;
+  h.protection_key = t.protection_key;
+  return h;
+}
+
 }  // namespace
 
 send_terminus::send_terminus(std::vector<card_view>& views, receiving_interface& receiver,
@@ -111,27 +132,19 @@ status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t
                            t.node >= nprocs_ || length > t.range || length > packet_data_bytes_,
                        0))
     return send_fast_posted(t, data, length, word, h);  // busy card, or send() refuses it
-  packet_header p{};  // the one packet of the message (Table 1)
-  p.destination = t.node;
-  p.source = my_proc_;
-  p.slot = t.slot;
-  p.metadata_index = fast_index;
-  p.protection_key = t.protection_key;
+  packet_header p = addressed(t, my_proc_);  // the one packet of the message
   p.offset = t.offset;
   p.length = length;
   p.delta = t.delta;
   p.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0) | flag_single;
   p.fast_word = word;
   // Delivered here when the destination's memory can be written directly
-  // (as send_packet decides); otherwise, and when the kernel refuses a
+  // (direct_to, as in send_packet); otherwise, and when the kernel refuses a
   // cross-memory write, through the work queue and send_packet.
   const card_view& v = views_[p.destination];
   const bool local = p.destination == my_proc_;
-  const bool direct =
-      v.attached && (local || v.cross_memory ||
-                     (p.slot < v.geo.slot_count &&
-                      v.slots[p.slot].memory == static_cast<uint32_t>(area_memory::card)));
-  if (__builtin_expect(!direct, 0)) return send_fast_posted(t, data, length, word, h);
+  if (__builtin_expect(!v.attached || !direct_to(v, local, p.slot), 0))
+    return send_fast_posted(t, data, length, word, h);
   const status st = receiver_.arrive_fast(v, p, data, local);
   if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
     return send_fast_posted(t, data, length, word, h);
@@ -185,12 +198,7 @@ bool send_terminus::run_entry(work_entry& w, uint32_t& budget) {
     uint32_t delta = 1;
     if (first && w.two_first) delta = 2;
     if (last) delta = w.counter;
-    packet_header h{};
-    h.destination = w.target.node;
-    h.source = my_proc_;
-    h.slot = w.target.slot;
-    h.metadata_index = w.target.metadata_index;
-    h.protection_key = w.target.protection_key;
+    packet_header h = addressed(w.target, my_proc_);
     h.offset = w.offset + w.sent;
     h.length = static_cast<uint32_t>(len);
     h.delta = delta;
@@ -221,10 +229,7 @@ status send_terminus::send_packet(const packet_header& h, const iovec* data, int
   card_view& v = views_[h.destination];
   if (!v.attached) return status::invalid_argument;
   const bool local = h.destination == my_proc_;
-  bool direct = local || v.cross_memory;
-  if (!direct && h.slot < v.geo.slot_count)
-    direct = v.slots[h.slot].memory == static_cast<uint32_t>(area_memory::card);
-  if (direct) {
+  if (direct_to(v, local, h.slot)) {
     const status st = receiver_.arrive(v, h, data, n, meta, local);
     if (st != status::system_error) return st;
     v.cross_memory = false;  // the kernel refused after all: use packets from now on

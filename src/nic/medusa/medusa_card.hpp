@@ -159,6 +159,10 @@ class medusa_card {
   void init_memory();
   void view_card(peer_view& v, std::byte* base) noexcept;
   void run_tx_engine() noexcept;
+  // The engine's step for one packet to dest (< nprocs): onto the wire, or
+  // counted malformed when dest's card is not mapped here.
+  void engine_send(engine_sink& sink, uint32_t dest, const std::byte* packet,
+                   uint32_t length) noexcept;
   void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
@@ -205,12 +209,8 @@ inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
     // The idle engine's step for this one entry (run_tx_engine), b never
     // leaving the processor: it is transmitted before launch returns.
     ++direct_sends_;
-    if (__builtin_expect(peers_[dest].vram == nullptr, 0)) {
-      ++malformed_;
-      return;
-    }
     engine_sink sink{*this};
-    wire_.transmit(sink, dest, tx_block(b), len);
+    engine_send(sink, static_cast<uint32_t>(dest), tx_block(b), len);
     return;
   }
   transmit_block(b, len);
@@ -238,8 +238,8 @@ inline void medusa_card::run_tx_engine() noexcept {
       uint16_t dst;
       std::memcpy(&dst, pkt + offsetof(wire_header, dst), sizeof dst);
       // The card reads the destination address from the packet, like the FDDI header.
-      if (dst < nprocs_ && peers_[dst].vram != nullptr)
-        wire_.transmit(sink, dst, pkt, len);
+      if (dst < nprocs_)
+        engine_send(sink, dst, pkt, len);
       else
         ++malformed_;
     } else {
@@ -248,6 +248,15 @@ inline void medusa_card::run_tx_engine() noexcept {
     // Transmitted: the VRAM is unchanged, the block goes to TX_FREE.
     (void)tx_free_->push(medusa::encode_entry(b, len));
   }
+}
+
+[[gnu::always_inline]] inline void medusa_card::engine_send(engine_sink& sink, uint32_t dest,
+                                                            const std::byte* packet,
+                                                            uint32_t length) noexcept {
+  if (__builtin_expect(peers_[dest].vram != nullptr, 1))
+    wire_.transmit(sink, static_cast<int>(dest), packet, length);
+  else
+    ++malformed_;
 }
 
 // Inline into the engine's step: a packet's only call on the way out.
