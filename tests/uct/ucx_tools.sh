@@ -32,20 +32,31 @@ done
 check "a bad value is refused naming the variable" \
   grep -q "invalid UCX_HPAM_DEPTH = 0: valid range is \[1, 64\]" <<< "$(UCX_HPAM_DEPTH=0 info -d)"
 
-# perftest NIC TEST LAYOUT: server and client on this node over hpam
+# perftest NIC TEST LAYOUT: server and client on this node over hpam. The
+# client retries while the server lives and has not yet opened its port (a
+# busy machine can take seconds to start it); on failure both sides' output
+# is shown.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 perftest() {
-  local nic=$1 test=$2 layout=$3 port=$((14000 + RANDOM % 1000)) attempt line=
+  local nic=$1 test=$2 layout=$3 port=$((14000 + RANDOM % 1000)) line= deadline=$((SECONDS + 40))
   local -a e=(env LD_PRELOAD="$lib" UCX_HPAM_NIC="$nic" UCX_WARN_UNUSED_ENV_VARS=n)
   local -a a=(-t "$test" -x hpam -d "$nic" -D "$layout" -n 2000 -w 100 -p "$port")
-  "${e[@]}" timeout 60 ucx_perftest "${a[@]}" > /dev/null 2>&1 &
+  "${e[@]}" timeout 60 ucx_perftest "${a[@]}" > "$logs/server" 2>&1 &
   local server=$!
-  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+  : > "$logs/client"
+  while [ -z "$line" ] && [ $SECONDS -lt $deadline ] && kill -0 "$server" 2> /dev/null; do
     sleep 0.3
-    line=$("${e[@]}" timeout 60 ucx_perftest localhost "${a[@]}" -v 2> /dev/null | grep -E "^2000,") && break
+    "${e[@]}" timeout 60 ucx_perftest localhost "${a[@]}" -v > "$logs/out" 2>> "$logs/client"
+    line=$(grep -E "^2000," "$logs/out") || cat "$logs/out" >> "$logs/client"
   done
   kill "$server" 2> /dev/null
   wait "$server" 2> /dev/null
-  [ -n "$line" ]
+  if [ -z "$line" ]; then
+    echo "-- $nic $test: server output (last 20 lines)"; tail -n 20 "$logs/server"
+    echo "-- $nic $test: client output (last 30 lines)"; tail -n 30 "$logs/client"
+    return 1
+  fi
 }
 for nic in medusa hamlyn; do
   check "ucx_perftest am_lat over hpam/$nic" perftest "$nic" am_lat short
