@@ -219,6 +219,10 @@ constexpr knob table[] = {
           "Medusa: an idle card engine sends a launched block at once instead of taking it "
           "through TX_READY and TX_FREE"),
      1, bind<field<&am_cfg::direct_tx>, field<&core::card, &card::direct_tx>>(), nullptr},
+    {power2("rx_ready_cell", "rx_ready_cell", 6, 16, 4096,
+            "Medusa: bytes per RX_READY cell; a packet of up to this less 16 bytes travels in the "
+            "cell beside its entry instead of in its block (16: every packet in its block)"),
+     1, bind<field<&am_cfg::rx_ready_cell>, field<&core::card, &card::rx_ready_cell>>(), nullptr},
     {probability("fault_drop", "fault_drop", "Probability that the emulated wire drops a packet"),
      1, bind<field<&am_cfg::fault_drop>, field<&core::card, &card::faults, &faults::drop>>(),
      nullptr},

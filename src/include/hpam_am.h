@@ -73,6 +73,8 @@ typedef struct hpam_config {
                                * together with fault_corrupt > 0)                          */
   int direct_tx;              /* Medusa: an idle card engine sends a launched block at   */
                               /* once, without the TX_READY/TX_FREE round trip (default 1) */
+  uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */
+                              /* less 16 bytes travels in the cell (16: in its block)     */
   uint64_t key;               /* job protection key, the same in every process; 0: process
                                * 0 draws a random key and publishes it in its card, where
                                * the others read it (their hpam_ep_create then waits for

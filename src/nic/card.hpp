@@ -87,6 +87,7 @@ inline void stamp_wire_header(std::byte* packet, uint32_t length, int src, int d
 // was deposited in), and the card has checked that the packet's wire header
 // agrees with it (length, src, dst). Only then is crc_ok true.
 struct rx_packet {
+  uint64_t position;        // the card's own mark for release (Medusa: the RX_READY position)
   uint32_t block;           // VRAM block number in my card
   uint32_t length;          // packet bytes including the wire header
   const std::byte* data;    // start of the packet (the wire header)
@@ -122,6 +123,8 @@ struct card_setup {
   bool crc = true;                   // compute and verify CRC32C per packet
   bool direct_tx = true;             // Medusa: an idle engine sends a launched block at once,
                                      // without the TX_READY/TX_FREE round trip
+  uint32_t rx_ready_cell = 128;      // Medusa: bytes per RX_READY cell; a packet of up to
+                                     // rx_ready_cell - 16 bytes travels in it (16: none does)
   fault_config faults;               // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
   uint64_t job_key = 0;              // published in my card's setup region for the job's other

@@ -70,4 +70,29 @@ inline uint64_t check_packet(const rx_packet& p, int src, int dst, uint32_t bloc
   return seq;
 }
 
+// Puts an entry on c's RX_READY as a card engine would: the entry, and the
+// packet's bytes in the cell when `packet` is given and fits there (a
+// packet longer than that must already be in the entry's block). Tests
+// forge entries, or deliver a packet again, with it.
+inline bool forge_rx_ready(medusa_card& c, uint64_t entry, const std::byte* packet = nullptr) {
+  uint64_t pos;
+  std::byte* cell = c.rx_ready_fifo().claim(pos);
+  if (!cell) return false;
+  const uint32_t len = medusa::entry_length(entry);
+  if (packet && len <= c.inline_bytes()) std::memcpy(cell + sys::cell_fifo::head_bytes, packet, len);
+  c.rx_ready_fifo().publish(cell, pos, entry);
+  return true;
+}
+
+// Delivers received packet r to c again through a new RX_READY entry for
+// the same block (r's bytes, as they are now, go with it) and gives r's own
+// cell back without its block, which the new entry now holds.
+inline bool redeliver(medusa_card& c, const rx_packet& r) {
+  if (!forge_rx_ready(c, medusa::encode_entry(r.block, r.length, r.src), r.data)) return false;
+  rx_packet cell_only = r;
+  cell_only.block = medusa_card::no_block;
+  c.release(cell_only);
+  return true;
+}
+
 }  // namespace hpam::nic::test

@@ -67,7 +67,8 @@ TEST(MedusaCard, BlocksStartOnTheirFifos) {
   const std::string job = unique_job("start");
   medusa_card c(make_setup(job, 1, 0, 5, 7));
   EXPECT_EQ(c.rx_free_fifo().size(), 7u);
-  EXPECT_EQ(c.rx_ready_fifo().size(), 0u);
+  rx_packet none{};
+  EXPECT_FALSE(c.receive(none));
   std::vector<bool> seen(5, false);
   uint32_t b;
   for (int i = 0; i < 5; ++i) {
@@ -89,6 +90,11 @@ TEST(MedusaCard, RejectsBadSetup) {
   card_setup s = make_setup(job, 1, 0, 1, 1);
   s.faults.drop = 1.5;
   EXPECT_THROW(medusa_card{s}, std::invalid_argument);
+  for (uint32_t cell : {0u, 8u, 96u, 8192u}) {
+    card_setup c = make_setup(job, 1, 0, 1, 1);
+    c.rx_ready_cell = cell;
+    EXPECT_THROW(medusa_card{c}, std::invalid_argument) << cell;
+  }
 }
 
 // Two cards of one job in one process, attached to each other.
@@ -285,8 +291,8 @@ TEST(MedusaCard, CrcDetectsAFlippedBit) {
     ASSERT_TRUE(r.crc_ok);
     auto* bytes = const_cast<std::byte*>(r.data);
     bytes[bit / 8] ^= std::byte{static_cast<unsigned char>(1u << (bit % 8))};
-    // Re-deliver the damaged block through RX_READY as the card would.
-    ASSERT_TRUE(p.b->rx_ready_fifo().push(encode_entry(r.block, r.length)));
+    // Re-deliver the damaged packet through RX_READY as the card would.
+    ASSERT_TRUE(redeliver(*p.b, r));
     rx_packet bad{};
     ASSERT_TRUE(p.b->receive(bad));
     EXPECT_FALSE(bad.crc_ok) << "bit " << bit;
@@ -314,7 +320,7 @@ TEST(MedusaCard, CrcOffStillChecksTheHeader) {
   // A header naming another destination is rejected even without CRC.
   h.dst = 0;
   std::memcpy(const_cast<std::byte*>(r.data), &h, sizeof h);
-  ASSERT_TRUE(b.rx_ready_fifo().push(encode_entry(r.block, r.length)));
+  ASSERT_TRUE(redeliver(b, r));
   rx_packet bad{};
   ASSERT_TRUE(b.receive(bad));
   EXPECT_FALSE(bad.crc_ok);
@@ -347,7 +353,7 @@ TEST(MedusaCard, ForgedRxReadyEntriesAreRejectedAndCounted) {
       ASSERT_TRUE(b.rx_free_fifo().pop(taken));
       ASSERT_EQ(entry_block(taken), f.block);
     }
-    ASSERT_TRUE(b.rx_ready_fifo().push(encode_entry(f.block, f.length)));
+    ASSERT_TRUE(forge_rx_ready(b, encode_entry(f.block, f.length)));
     rx_packet r{};
     ASSERT_TRUE(b.receive(r));
     ++expect_malformed;
@@ -436,6 +442,19 @@ TEST(MedusaCard, IncompatiblePeerIsRefused) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("process 1"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("block size"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MedusaCard, PeerWithAnotherRxReadyCellIsRefused) {
+  const std::string job = unique_job("incell");
+  card_setup s0 = make_setup(job, 2, 0, 1, 1), s1 = make_setup(job, 2, 1, 1, 1);
+  s1.rx_ready_cell = 256;
+  medusa_card a(s0), b(s1);
+  try {
+    a.attach_peer(1);
+    FAIL() << "attached a card with another RX_READY cell size";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("RX_READY cell"), std::string::npos) << e.what();
   }
 }
 
@@ -657,6 +676,116 @@ TEST(MedusaCard, TwoSendersOneReceiver) {
   EXPECT_GE(got[1] + got[2], 32u);  // at least the blocks that were free at the start
   EXPECT_EQ(got[1] + got[2] + r.overflow_drops(), 2 * count);
   EXPECT_EQ(r.rx_free_fifo().size(), 32u);
+}
+
+// A packet of exactly `len` bytes (after the wire header: the tag, then a
+// pattern of it), and its check.
+uint32_t build_exact(std::byte* pkt, uint32_t len, uint64_t tag) {
+  std::memcpy(pkt + wire_header_size, &tag, sizeof tag);
+  for (uint32_t i = payload_offset; i < len; ++i) pkt[i] = pattern(tag, i);
+  return len;
+}
+bool exact(const rx_packet& r, uint32_t len, uint64_t tag) {
+  uint64_t got;
+  if (r.length != len || !r.crc_ok) return false;
+  std::memcpy(&got, r.data + wire_header_size, sizeof got);
+  if (got != tag) return false;
+  for (uint32_t i = payload_offset; i < len; ++i)
+    if (r.data[i] != pattern(tag, i)) return false;
+  return true;
+}
+
+// Every length around the RX_READY cell's inline room, for every cell size:
+// a packet that fits travels in the cell (its block untouched), a longer
+// one in its block, byte for byte either way; RX_FREE blocks are taken and
+// given back for both.
+TEST(MedusaCard, PacketsInlineOrInTheirBlockAroundTheCellBoundary) {
+  for (uint32_t cell : {16u, 64u, 128u, 256u}) {
+    SCOPED_TRACE("rx_ready_cell " + std::to_string(cell));
+    const std::string job = unique_job("inline");
+    card_setup s0 = make_setup(job, 2, 0, 2, 8), s1 = make_setup(job, 2, 1, 2, 8);
+    s0.rx_ready_cell = s1.rx_ready_cell = cell;
+    medusa_card a(s0), b(s1);
+    a.attach_peer(1);
+    ASSERT_EQ(b.inline_bytes(), cell - 16);
+    uint32_t t;
+    ASSERT_TRUE(a.claim_tx_block(t));
+    const uint32_t lengths[] = {payload_offset, 32, 47, 48, 49, 63, 64, 65, 111, 112, 113,
+                                cell - 17, cell - 16, cell - 15, 500, 1024};
+    for (uint32_t len : lengths) {
+      if (len < payload_offset || len > a.block_size()) continue;
+      SCOPED_TRACE("length " + std::to_string(len));
+      a.launch(1, t, build_exact(a.tx_block(t), len, len * 7 + cell));
+      rx_packet r{};
+      ASSERT_TRUE(b.receive(r));
+      EXPECT_TRUE(exact(r, len, len * 7 + cell));
+      const std::byte* block = b.tx_block(r.block);  // where the block lies in b's VRAM
+      if (len <= b.inline_bytes())
+        EXPECT_NE(r.data, block) << "a packet that fits must come in the cell";
+      else
+        EXPECT_EQ(r.data, block) << "a longer packet must come in its block";
+      b.release(r);
+    }
+    EXPECT_EQ(b.rx_free_fifo().size(), 8u);  // every block back
+    EXPECT_EQ(b.overflow_drops(), 0u);
+  }
+}
+
+// Packets released in another order than they came: each held packet's
+// bytes stay as they arrived while later ones come and go (cells go back to
+// the senders only in order, each block after its cell), and nothing is
+// lost over many laps.
+TEST(MedusaCard, ReleasesOutOfOrderNeverLetAHeldPacketBeOverwritten) {
+  card_pair p("outoforder", 4, 4);  // 4 blocks, RX_READY of 4 cells
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  uint64_t tag = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<rx_packet> held;
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t len = 24 + static_cast<uint32_t>((tag * 29) % 150);  // inline and not
+      p.a->launch(1, t, build_exact(p.a->tx_block(t), len, tag));
+      rx_packet r{};
+      ASSERT_TRUE(p.b->receive(r));
+      ASSERT_TRUE(exact(r, len, tag)) << "round " << round;
+      held.push_back(r);
+      ++tag;
+    }
+    // Release all but the oldest, in a rotating order; the senders get
+    // nothing back (no block, no cell) until the oldest goes too.
+    const int order[4][3] = {{3, 1, 2}, {2, 3, 1}, {1, 2, 3}, {3, 2, 1}};
+    for (int k : order[round % 4]) p.b->release(held[k]);
+    EXPECT_EQ(p.b->rx_free_fifo().size(), 0u);
+    p.a->launch(1, t, build_exact(p.a->tx_block(t), 40, 999999));  // no block: dropped
+    EXPECT_EQ(p.b->overflow_drops(), static_cast<uint64_t>(round + 1));
+    const uint64_t oldest_tag = tag - 4;
+    ASSERT_TRUE(exact(held[0], held[0].length, oldest_tag)) << "the held packet was overwritten";
+    p.b->release(held[0]);
+    p.b->release(held[1]);  // twice: ignored
+    EXPECT_EQ(p.b->rx_free_fifo().size(), 4u);
+  }
+  rx_packet r{};
+  EXPECT_FALSE(p.b->receive(r));
+}
+
+// A release naming a position never popped (stale or made up) gives back
+// nothing: no cell, no block.
+TEST(MedusaCard, ReleaseOfAPositionNeverPoppedIsIgnored) {
+  card_pair p("stale", 4, 4);
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 40, 5));
+  rx_packet r{};
+  ASSERT_TRUE(p.b->receive(r));
+  rx_packet forged = r;
+  for (uint64_t pos : {r.position + 1, r.position + 100, ~uint64_t{0}}) {
+    forged.position = pos;
+    p.b->release(forged);
+  }
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 3u);  // only r's block is out
+  EXPECT_TRUE(exact(r, 40, 5));
+  p.b->release(r);
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 4u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@ check_PROGRAMS += tests/sys/test_sys
 TESTS += tests/sys/test_sys
 tests_sys_test_sys_SOURCES = \
   tests/sys/test_ring.cc \
+  tests/sys/test_cell_fifo.cc \
   tests/sys/test_crc32c.cc \
   tests/sys/test_shared_segment.cc \
   tests/sys/test_misc.cc \

@@ -6,6 +6,14 @@
 //   VRAM blocks [0, tx_blocks)                     outbound, processor-owned
 //   VRAM blocks [tx_blocks, tx_blocks + rx_blocks) inbound, start on RX_FREE
 //
+// RX_READY's cells are wider than its entries (card_header::rx_ready_cell,
+// default 128 bytes): the card writes a packet that fits beside the entry
+// into the cell itself instead of into the block it took from RX_FREE, so
+// the processor finds a small packet in the cache lines it polls (one
+// line transfer per small message, not entry then block). The block is
+// still taken, owned and released as for any packet: a packet that finds
+// RX_FREE empty is dropped, whatever its size.
+//
 // Everything in it is offsets and block numbers, never pointers, so every
 // process can map it at its own address.
 #pragma once
@@ -16,17 +24,24 @@
 #include <type_traits>
 
 #include "sys/align.hpp"
+#include "sys/cell_fifo.hpp"
 #include "sys/ring.hpp"
 
 namespace hpam::nic::medusa {
 
 constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
-constexpr uint32_t card_version = 2;  // 2: RX_READY entries carry the source
+constexpr uint32_t card_version = 3;  // 2: RX_READY entries carry the source; 3: RX_READY cells
+                                      // carry small packets inline
 constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
 
 // Block sizes accepted at setup (power of two).
 constexpr uint32_t min_block_size = 64;
 constexpr uint32_t max_block_size = 1u << 20;
+// RX_READY cell sizes accepted at setup (power of two; 16: the entry alone,
+// every packet in its block, as on the real card).
+constexpr uint32_t min_rx_ready_cell = sys::cell_fifo::min_cell_bytes;
+constexpr uint32_t max_rx_ready_cell = sys::cell_fifo::max_cell_bytes;
+constexpr uint32_t default_rx_ready_cell = 128;  // entry + 112 bytes: an 8-byte MPI message
 // Blocks per card, both kinds together (bounds the segment size).
 constexpr uint64_t max_blocks = 1u << 20;
 static_assert(max_blocks <= (1u << 24) && max_block_size < (1u << 24));  // fit the entry fields
@@ -79,7 +94,7 @@ struct card_header {
   uint64_t tx_ready_offset;   // spsc_fifo TX_READY, bytes from this header
   uint64_t tx_free_offset;    // spsc_fifo TX_FREE
   uint64_t rx_free_offset;    // mpmc_fifo RX_FREE
-  uint64_t rx_ready_offset;   // mpmc_fifo RX_READY
+  uint64_t rx_ready_offset;   // cell_fifo RX_READY
   uint64_t vram_offset;       // block 0 of the VRAM (64-byte aligned)
   // Written by the owner each time it polls (peers read it only when it has
   // been silent for their give-up time: is it polling, or busy elsewhere?).
@@ -89,7 +104,9 @@ struct card_header {
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
   std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
   uint64_t job_key;                                  // the job key the owner publishes (0: none)
-  uint64_t reserved[4];                              // zero
+  uint32_t rx_ready_cell;                            // bytes per RX_READY cell (entry + inline packet)
+  uint32_t reserved32;                               // zero
+  uint64_t reserved[3];                              // zero
 };
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(sizeof(card_header) == 192);
@@ -99,6 +116,7 @@ static_assert(offsetof(card_header, vram_offset) == 88);
 static_assert(offsetof(card_header, heartbeat) == 96);
 static_assert(offsetof(card_header, overflow_drops) == 128);
 static_assert(offsetof(card_header, job_key) == 152);
+static_assert(offsetof(card_header, rx_ready_cell) == 160);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // ---- Where each region lives, computed from the counts ------------------
@@ -121,8 +139,8 @@ constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
   return c;
 }
 
-constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
-                                     uint32_t rx_blocks) noexcept {
+constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks, uint32_t rx_blocks,
+                                     uint32_t rx_ready_cell = default_rx_ready_cell) noexcept {
   card_layout l{};
   l.tx_fifo_capacity = fifo_capacity_for(tx_blocks);
   l.rx_fifo_capacity = fifo_capacity_for(rx_blocks);
@@ -130,7 +148,8 @@ constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks,
   l.tx_free_offset = sys::align_up(l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
   l.rx_free_offset = sys::align_up(l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
   l.rx_ready_offset = sys::align_up(l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
-  l.vram_offset = sys::align_up(l.rx_ready_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
+  l.vram_offset =
+      sys::align_up(l.rx_ready_offset + sys::cell_fifo::bytes_for(l.rx_fifo_capacity, rx_ready_cell), 64);
   l.size = l.vram_offset + (static_cast<uint64_t>(tx_blocks) + rx_blocks) * block_size;
   return l;
 }

@@ -28,13 +28,17 @@ void check_setup(const card_setup& s) {
     bad("block_size must be a power of two in [64, 1 MiB], got " + std::to_string(s.block_size));
   if (static_cast<uint64_t>(s.tx_blocks) + s.rx_blocks > medusa::max_blocks)
     bad("tx_blocks + rx_blocks must be at most " + std::to_string(medusa::max_blocks));
+  if (!sys::ring_math::is_power_of_two(s.rx_ready_cell) || s.rx_ready_cell < medusa::min_rx_ready_cell ||
+      s.rx_ready_cell > medusa::max_rx_ready_cell)
+    bad("rx_ready_cell must be a power of two in [" + std::to_string(medusa::min_rx_ready_cell) +
+        ", " + std::to_string(medusa::max_rx_ready_cell) + "], got " + std::to_string(s.rx_ready_cell));
   if (s.job.empty()) bad("job id is empty");
 }
 
 // The card header fields that must be equal on both ends, and the layout a
 // header's counts imply: a peer whose header disagrees is not trusted.
 std::string peer_problem(const card_header& h, size_t mapped, int proc, uint32_t block_size,
-                         int nprocs, uint32_t flags) {
+                         int nprocs, uint32_t flags, uint32_t rx_ready_cell) {
   if (h.magic != medusa::card_magic) return "bad magic";
   if (h.version != medusa::card_version) return "version " + std::to_string(h.version);
   if (h.header_size != sizeof(card_header)) return "header size differs";
@@ -43,9 +47,11 @@ std::string peer_problem(const card_header& h, size_t mapped, int proc, uint32_t
   if (h.owner_proc != proc) return "card belongs to process " + std::to_string(h.owner_proc);
   if (h.nprocs != nprocs) return "job has " + std::to_string(h.nprocs) + " processes";
   if (h.flags != flags) return "CRC setting differs";
+  if (h.rx_ready_cell != rx_ready_cell)
+    return "RX_READY cell " + std::to_string(h.rx_ready_cell) + " != " + std::to_string(rx_ready_cell);
   if (static_cast<uint64_t>(h.tx_blocks) + h.rx_blocks > medusa::max_blocks)
     return "too many blocks";
-  const card_layout l = medusa::compute_layout(h.block_size, h.tx_blocks, h.rx_blocks);
+  const card_layout l = medusa::compute_layout(h.block_size, h.tx_blocks, h.rx_blocks, h.rx_ready_cell);
   if (h.size != l.size || l.size > mapped || h.rx_free_offset != l.rx_free_offset ||
       h.rx_ready_offset != l.rx_ready_offset || h.vram_offset != l.vram_offset ||
       h.rx_fifo_capacity != l.rx_fifo_capacity)
@@ -63,12 +69,13 @@ medusa_card::medusa_card(const card_setup& setup)
       rx_blocks_(setup.rx_blocks),
       crc_(setup.crc),
       direct_tx_(setup.direct_tx),
+      rx_ready_cell_(setup.rx_ready_cell),
       attach_timeout_ms_(setup.attach_timeout_ms),
       job_key_(setup.job_key),
       job_(setup.job),
       wire_((check_setup(setup), setup.faults), setup.my_proc, setup.block_size, clock_for(setup)) {
   sys::remove_stale_segments();
-  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_);
+  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, rx_ready_cell_);
   segment_ = sys::shared_segment::create(sys::segment_name(job_, "medusa", my_proc_), l.size);
   try {
     init_memory();
@@ -77,6 +84,7 @@ medusa_card::medusa_card(const card_setup& setup)
     peers_.resize(static_cast<size_t>(nprocs_));
     view_card(peers_[my_proc_], segment_.payload());  // loopback to my own card
     spare_tx_.reserve(tx_blocks_);
+    rx_released_.assign(rx_ready_.capacity(), 0);
     null_packet_ = std::make_unique<std::byte[]>(block_size_);
   } catch (...) {
     segment_.unlink();  // no half-made card left under the job's name
@@ -91,7 +99,7 @@ medusa_card::~medusa_card() {
 }
 
 void medusa_card::init_memory() {
-  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_);
+  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, rx_ready_cell_);
   std::byte* base = segment_.payload();
   header_ = new (base) card_header{};
   header_->version = medusa::card_version;
@@ -111,15 +119,16 @@ void medusa_card::init_memory() {
   header_->rx_ready_offset = l.rx_ready_offset;
   header_->vram_offset = l.vram_offset;
   header_->job_key = job_key_;
+  header_->rx_ready_cell = rx_ready_cell_;
   tx_ready_ = reinterpret_cast<sys::spsc_fifo*>(base + l.tx_ready_offset);
   tx_free_ = reinterpret_cast<sys::spsc_fifo*>(base + l.tx_free_offset);
   rx_free_ = reinterpret_cast<sys::mpmc_fifo*>(base + l.rx_free_offset);
-  rx_ready_ = reinterpret_cast<sys::mpmc_fifo*>(base + l.rx_ready_offset);
+  rx_ready_ = sys::cell_fifo(base + l.rx_ready_offset, l.rx_fifo_capacity, rx_ready_cell_);
   vram_ = base + l.vram_offset;
   tx_ready_->init(l.tx_fifo_capacity);
   tx_free_->init(l.tx_fifo_capacity);
   rx_free_->init(l.rx_fifo_capacity);
-  rx_ready_->init(l.rx_fifo_capacity);
+  rx_ready_.init();
   for (uint32_t b = 0; b < tx_blocks_; ++b)
     (void)tx_free_->push(medusa::encode_entry(b, block_size_));
   for (uint32_t b = tx_blocks_; b < tx_blocks_ + rx_blocks_; ++b)
@@ -130,7 +139,9 @@ void medusa_card::init_memory() {
 void medusa_card::view_card(peer_view& v, std::byte* base) noexcept {
   v.header = reinterpret_cast<card_header*>(base);
   v.rx_free = reinterpret_cast<sys::mpmc_fifo*>(base + v.header->rx_free_offset);
-  v.rx_ready = reinterpret_cast<sys::mpmc_fifo*>(base + v.header->rx_ready_offset);
+  // The header's geometry was checked against my own (peer_problem).
+  v.rx_ready = sys::cell_fifo(base + v.header->rx_ready_offset, v.header->rx_fifo_capacity,
+                              v.header->rx_ready_cell);
   v.first_rx_block = v.header->tx_blocks;
   v.rx_blocks = v.header->rx_blocks;
   v.vram = base + v.header->vram_offset;
@@ -165,7 +176,7 @@ void medusa_card::attach_peer(int proc) {
                              " is too small");
   const auto& h = *reinterpret_cast<const card_header*>(seg.payload());
   const std::string problem = peer_problem(h, seg.payload_size(), proc, block_size_, nprocs_,
-                                           crc_ ? medusa::card_flag_crc : 0);
+                                           crc_ ? medusa::card_flag_crc : 0, rx_ready_cell_);
   if (!problem.empty())
     throw std::runtime_error("hpam: the Medusa card of process " + std::to_string(proc) +
                              " is incompatible with process " + std::to_string(my_proc_) +
@@ -201,6 +212,31 @@ void medusa_card::reconcile_tx_free(uint32_t b, uint32_t first) noexcept {
   if (first != no_block) sort_out(first);
   uint64_t e;
   while (tx_free_->pop(e)) sort_out(medusa::entry_block(e));
+}
+
+// The block popped from dest's RX_FREE is not one of its inbound blocks (a
+// damaged or forged entry): counted, and nothing is written.
+void medusa_card::refuse_rx_free_entry(peer_view& p, uint32_t) noexcept {
+  p.header->bad_rx_free.fetch_add(1, std::memory_order_relaxed);
+  ++malformed_;
+}
+
+// A cell released before an older one: kept, with its block, and given
+// back together with every consecutive released one once the oldest comes.
+// Released twice, or not popped (a stale or made-up position): ignored.
+void medusa_card::release_out_of_order(uint64_t position, uint32_t block) noexcept {
+  constexpr uint64_t released = 1ull << 32;
+  const uint64_t mask = rx_ready_.capacity() - 1;
+  if (position < rx_freed_ || position >= rx_cursor_ || rx_released_[position & mask]) return;
+  rx_released_[position & mask] = released | block;
+  ++rx_early_;
+  while (rx_freed_ < rx_cursor_ && rx_released_[rx_freed_ & mask]) {
+    const auto b = static_cast<uint32_t>(rx_released_[rx_freed_ & mask]);
+    rx_released_[rx_freed_ & mask] = 0;
+    --rx_early_;
+    rx_ready_.release(rx_freed_++);
+    give_back_block(b);
+  }
 }
 
 void medusa_card::reject_entry(rx_packet& p, uint32_t b) noexcept {

@@ -3,7 +3,9 @@
 // ownership, and a card engine that runs synchronously in the sender's
 // process: it moves each launched packet over the wire (wire.hpp) into a
 // block popped from the destination card's RX_FREE and pushes it on the
-// destination's RX_READY. Provides the card interface of nic/card.hpp.
+// destination's RX_READY — a packet that fits in an RX_READY cell is
+// written into the cell instead of the block (card_memory.hpp). Provides
+// the card interface of nic/card.hpp.
 //
 // Hot path (launch, receive, release, service): inline, no allocation,
 // system call, lock, exception or logging. Bad entries and packets are
@@ -19,6 +21,7 @@
 #include "nic/card.hpp"
 #include "nic/medusa/card_memory.hpp"
 #include "nic/wire/wire.hpp"
+#include "sys/cell_fifo.hpp"
 #include "sys/crc32c.hpp"
 #include "sys/process_state.hpp"
 #include "sys/ring.hpp"
@@ -50,6 +53,8 @@ class medusa_card {
   uint32_t block_size() const noexcept { return block_size_; }
   uint32_t tx_blocks() const noexcept { return tx_blocks_; }
   uint32_t rx_blocks() const noexcept { return rx_blocks_; }
+  // Packets of at most this many bytes travel in the RX_READY cell.
+  uint32_t inline_bytes() const noexcept { return rx_ready_.inline_bytes(); }
 
   // Setup: takes a block from TX_FREE for a descriptor to own for the run.
   bool claim_tx_block(uint32_t& b);
@@ -74,8 +79,11 @@ class medusa_card {
   // Pops RX_READY. crc_ok is false when the CRC failed or the entry/header was
   // malformed (then rejected is true too); then the packet must not be
   // processed, only released. src comes from the entry (see card_memory.hpp).
+  // A packet that came inline lies in its RX_READY cell, which stays the
+  // processor's until release.
   bool receive(rx_packet& p) noexcept;
-  // Gives the block back to the card (push on RX_FREE).
+  // Gives the packet's RX_READY cell and block back to the card (the block
+  // is pushed on RX_FREE). Every received packet is released once.
   void release(const rx_packet& p) noexcept;
   // The processor polls: the heartbeat advances, then send_due().
   void service() noexcept {
@@ -131,7 +139,7 @@ class medusa_card {
 
   // Test access to the card memory (forging entries, inspecting FIFOs).
   medusa::card_header& header() noexcept { return *header_; }
-  sys::mpmc_fifo& rx_ready_fifo() noexcept { return *rx_ready_; }
+  sys::cell_fifo& rx_ready_fifo() noexcept { return rx_ready_; }
   sys::mpmc_fifo& rx_free_fifo() noexcept { return *rx_free_; }
   sys::spsc_fifo& tx_free_fifo() noexcept { return *tx_free_; }
   sys::spsc_fifo& tx_ready_fifo() noexcept { return *tx_ready_; }
@@ -142,7 +150,7 @@ class medusa_card {
     sys::shared_segment segment;            // the mapping (empty for my own card)
     medusa::card_header* header = nullptr;  // the peer's card header
     sys::mpmc_fifo* rx_free = nullptr;      // its RX_FREE
-    sys::mpmc_fifo* rx_ready = nullptr;     // its RX_READY
+    sys::cell_fifo rx_ready;                // its RX_READY (geometry checked at attach)
     std::byte* vram = nullptr;              // its block 0; null until attached
     uint32_t first_rx_block = 0;            // its tx_blocks, checked at attach
     uint32_t rx_blocks = 0;                 // its rx_blocks, checked at attach
@@ -151,7 +159,7 @@ class medusa_card {
   // Where the wire delivers: the card engine's receive side.
   struct engine_sink {
     medusa_card& card;
-    void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
+    [[gnu::always_inline]] void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
       card.deliver(dest, packet, length);
     }
   };
@@ -166,6 +174,9 @@ class medusa_card {
   void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
+  [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p, uint32_t b) noexcept;
+  [[gnu::cold, gnu::noinline]] void release_out_of_order(uint64_t position, uint32_t block) noexcept;
+  void give_back_block(uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] void reconcile_tx_free(uint32_t b, uint32_t first) noexcept;
 
   int my_proc_;
@@ -175,6 +186,7 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   bool direct_tx_;
+  uint32_t rx_ready_cell_;
   uint64_t attach_timeout_ms_;
   uint64_t job_key_;
   std::string job_;
@@ -183,7 +195,12 @@ class medusa_card {
   sys::spsc_fifo* tx_ready_ = nullptr;
   sys::spsc_fifo* tx_free_ = nullptr;
   sys::mpmc_fifo* rx_free_ = nullptr;
-  sys::mpmc_fifo* rx_ready_ = nullptr;
+  sys::cell_fifo rx_ready_;                   // my RX_READY
+  uint64_t rx_cursor_ = 0;                    // next RX_READY position to pop (mine alone)
+  uint64_t rx_freed_ = 0;                     // next RX_READY position to give back
+  uint32_t rx_early_ = 0;                     // cells released ahead of rx_freed_
+  std::vector<uint64_t> rx_released_;         // [position % capacity]: released early, not yet
+                                              // given back: 2^32 | its block (0: not released)
   std::byte* vram_ = nullptr;
   std::vector<peer_view> peers_;              // indexed by process, sized at setup
   std::vector<uint32_t> spare_tx_;            // unclaimed tx blocks taken off TX_FREE
@@ -269,23 +286,33 @@ inline void medusa_card::run_tx_engine() noexcept {
     return;
   }
   const uint32_t blk = medusa::entry_block(e);
+  uint64_t pos;
   if (__builtin_expect(blk - p.first_rx_block >= p.rx_blocks, 0)) {
-    p.header->bad_rx_free.fetch_add(1, std::memory_order_relaxed);
-    ++malformed_;
+    refuse_rx_free_entry(p, blk);
     return;
   }
-  std::memcpy(p.vram + static_cast<size_t>(blk) * block_size_, packet, length);
-  // Publish: the packet bytes are visible before the receiver sees the entry.
-  // Room by construction: RX_READY holds every inbound block and only its
-  // owner releases them (see mpmc_fifo::push_unchecked).
-  // The entry names me, the sending card, as the packet's source.
-  p.rx_ready->push_unchecked(medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
+  // Room by construction: the block stands for the cell (RX_READY holds
+  // every inbound block, and the owner gives cells back in order before it
+  // releases their blocks; see release()).
+  std::byte* cell = p.rx_ready.claim_free(pos);
+  std::byte* to = length <= p.rx_ready.inline_bytes()
+                      ? cell + sys::cell_fifo::head_bytes
+                      : p.vram + static_cast<size_t>(blk) * block_size_;
+  std::memcpy(to, packet, length);
+  // Publish: the packet bytes are visible before the receiver sees the
+  // entry, which names me, the sending card, as the packet's source.
+  p.rx_ready.publish(cell, pos, medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
   p.rx_free->prefetch_pop();  // the next packet to dest takes the next free block
 }
 
 inline bool medusa_card::receive(rx_packet& p) noexcept {
   uint64_t e;
-  if (!rx_ready_->pop(e)) return false;
+  const std::byte* cell = rx_ready_.ready(rx_cursor_, e);
+  if (!cell) {
+    rx_ready_.prefetch_second_line(rx_cursor_);
+    return false;
+  }
+  p.position = rx_cursor_++;
   rx_free_->prefetch_push();  // the release of this block writes there
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
@@ -297,7 +324,8 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   }
   p.block = b;
   p.length = len;
-  p.data = vram_ + static_cast<size_t>(b) * block_size_;
+  p.data = len <= rx_ready_.inline_bytes() ? cell + sys::cell_fifo::head_bytes
+                                           : vram_ + static_cast<size_t>(b) * block_size_;
   p.src = static_cast<uint16_t>(src);
   p.rejected = false;
   p.crc_ok = packet_ok(p, src);
@@ -324,9 +352,22 @@ inline bool medusa_card::packet_ok(rx_packet& p, uint32_t src) noexcept {
 }
 
 inline void medusa_card::release(const rx_packet& p) noexcept {
-  // Only blocks of my inbound range go back; a rejected entry's no_block is dropped.
-  if (__builtin_expect(p.block - tx_blocks_ < rx_blocks_, 1))
-    (void)rx_free_->push(medusa::encode_entry(p.block, block_size_));
+  // Cells go back in the order they were popped, and each block only after
+  // its cell (the engine's claim relies on both: see deliver), whatever the
+  // order of the releases: one released early waits, with its block, for
+  // the ones before it. A stale or made-up position is ignored.
+  if (__builtin_expect(p.position == rx_freed_ && p.position < rx_cursor_ && !rx_early_, 1)) {
+    rx_ready_.release(rx_freed_++);
+    give_back_block(p.block);
+  } else {
+    release_out_of_order(p.position, p.block);
+  }
+}
+
+// Only blocks of my inbound range go back; a rejected entry's no_block is dropped.
+inline void medusa_card::give_back_block(uint32_t b) noexcept {
+  if (__builtin_expect(b - tx_blocks_ < rx_blocks_, 1))
+    (void)rx_free_->push(medusa::encode_entry(b, block_size_));
 }
 
 }  // namespace hpam::nic
