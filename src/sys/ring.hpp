@@ -147,6 +147,19 @@ class mpmc_fifo {
     c.sequence.store(pos + 1, std::memory_order_release);
   }
 
+  // Push by the FIFO's only producer when it knows there is room without
+  // looking (Medusa's RX_FREE: only the owner gives its blocks back, and it
+  // holds every block it pushes): no compare-and-swap and no read of the
+  // cell, whose line the consumer that popped it a lap ago last wrote.
+  void push_sole_producer(uint64_t entry) noexcept {
+    const uint64_t pos = enqueue_.load(std::memory_order_relaxed);
+    cell& c = cells()[ring_math::slot(pos, capacity_)];
+    c.value = entry;
+    // Publish: the value is visible to the consumer that sees this sequence.
+    c.sequence.store(pos + 1, std::memory_order_release);
+    enqueue_.store(pos + 1, std::memory_order_relaxed);
+  }
+
   // Starts fetching the cell the next pop will read (a sender calls it on a
   // destination's RX_FREE after taking a block: its next send then finds
   // the next free block's cell in cache).

@@ -365,9 +365,11 @@ inline void medusa_card::release(const rx_packet& p) noexcept {
 }
 
 // Only blocks of my inbound range go back; a rejected entry's no_block is dropped.
+// Room by construction: RX_FREE holds every inbound block, and I push back
+// only a block I popped from RX_READY (each at most once: see release).
 inline void medusa_card::give_back_block(uint32_t b) noexcept {
   if (__builtin_expect(b - tx_blocks_ < rx_blocks_, 1))
-    (void)rx_free_->push(medusa::encode_entry(b, block_size_));
+    rx_free_->push_sole_producer(medusa::encode_entry(b, block_size_));
 }
 
 }  // namespace hpam::nic
