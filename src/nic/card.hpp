@@ -63,6 +63,20 @@ static_assert(std::is_standard_layout_v<wire_header> && std::is_trivially_copyab
 static_assert(sizeof(wire_header) == 16);
 constexpr uint32_t wire_header_size = sizeof(wire_header);
 
+// The header's length, src and dst fields, contiguous, as one 64-bit word
+// (little-endian): a receiver checks all three with one compare.
+static_assert(offsetof(wire_header, src) == offsetof(wire_header, length) + 4 &&
+              offsetof(wire_header, dst) == offsetof(wire_header, src) + 2);
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+constexpr uint64_t wire_address(uint32_t length, uint32_t src, uint32_t dst) {
+  return uint64_t{length} | (uint64_t{src & 0xFFFFu} << 32) | (uint64_t{dst & 0xFFFFu} << 48);
+}
+inline uint64_t read_wire_address(const std::byte* packet) {
+  uint64_t w;
+  std::memcpy(&w, packet + offsetof(wire_header, length), sizeof w);
+  return w;
+}
+
 // The wire CRC: CRC32C of the packet from the length field on (the CRC
 // field itself is not covered).
 inline uint32_t wire_crc(const std::byte* packet, uint32_t length) {

@@ -335,13 +335,13 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
 // The CRC, then the wire header (one copy of it) against what the entry
 // says: its length, its source, me as destination.
 inline bool medusa_card::packet_ok(rx_packet& p, uint32_t src) noexcept {
-  wire_header h;
-  std::memcpy(&h, p.data, sizeof h);
-  if (crc_ && __builtin_expect(wire_crc(p.data, p.length) != h.crc, 0)) {
+  uint32_t crc;
+  std::memcpy(&crc, p.data + offsetof(wire_header, crc), sizeof crc);
+  if (crc_ && __builtin_expect(wire_crc(p.data, p.length) != crc, 0)) {
     ++crc_failures_;
     return false;
   }
-  if (__builtin_expect(h.length != p.length || h.dst != my_proc_ || h.src != src ||
+  if (__builtin_expect(read_wire_address(p.data) != wire_address(p.length, src, my_proc_) ||
                            src >= static_cast<uint32_t>(nprocs_),
                        0)) {
     ++malformed_;
