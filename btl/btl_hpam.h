@@ -117,6 +117,7 @@ typedef struct mca_btl_hpam_component_t {
     size_t frag_stride;                 /* bytes per fragment: struct + max_send_size */
     unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
     uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
+    uint64_t send_queued;               /* sends that waited on their endpoint's queue */
     opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */
