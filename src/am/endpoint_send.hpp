@@ -206,9 +206,11 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.timeout = timeout_ns_;
   d.kind = kind;
   d.handler = static_cast<uint16_t>(handler);
-  d.get_length = get.length;
-  d.get_local = get.local;
-  d.get_arg = get.arg;
+  if (kind == msg_kind::get) {  // a constant here: other kinds never read these
+    d.get_length = get.length;
+    d.get_local = get.local;
+    d.get_arg = get.arg;
+  }
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
   // Behind the request, off its critical path (multi_ack: gathered for the next poll).
