@@ -117,6 +117,7 @@ typedef struct mca_btl_hpam_component_t {
     size_t frag_stride;                 /* bytes per fragment: struct + max_send_size */
     unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
     uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
+    uint64_t send_queued;               /* sends that waited on their endpoint's queue */
     opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */
@@ -172,11 +173,18 @@ int mca_btl_hpam_drain_pending(void);
 /* btl_hpam_order.c: each peer's messages are delivered in the order sent */
 int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload);
 void mca_btl_hpam_order_fini(void);
-/* The argument word of the next message to `peer`: tag and stream number. */
-uint64_t mca_btl_hpam_order_arg(int peer, mca_btl_base_tag_t tag);
-/* That message was launched: the next one takes the next number. */
-void mca_btl_hpam_order_sent(int peer);
 void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg);
+/* By local rank: the stream number of my next message to that peer (made
+ * by order_init; read and advanced inline on the send path). */
+extern uint64_t *mca_btl_hpam_next_send;
+#define MCA_BTL_HPAM_TAG_BITS 8
+/* The argument word of the next message to `peer`: stream number and tag. */
+static inline uint64_t mca_btl_hpam_order_arg(int peer, mca_btl_base_tag_t tag)
+{
+    return (mca_btl_hpam_next_send[peer] << MCA_BTL_HPAM_TAG_BITS) | tag;
+}
+/* That message was launched: the next one takes the next number. */
+static inline void mca_btl_hpam_order_sent(int peer) { mca_btl_hpam_next_send[peer]++; }
 
 /* btl_hpam_rdma.c */
 int mca_btl_hpam_rdma_init(void);

@@ -43,6 +43,7 @@ static const counter_row_t counters[] = {
     C(wire_delayed, "Packets the fault model delayed"),
     C(busy_peer_waits, "Give-up time passed on a peer that lives but does not poll (computes): kept waiting"),
     C(acks_piggybacked, "Acknowledgements (counted in acks_sent) that rode on a request instead of their own packet"),
+    C(acks_combined, "Acknowledgements (counted in acks_sent) that went inside another acknowledgement's packet (multi_ack)"),
 #undef C
 };
 
@@ -62,6 +63,7 @@ static const counter_row_t btl_counters[] = {
     C(held_in_order, "Messages that arrived ahead of their turn and waited to be delivered in order"),
     C(stream_rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
     C(frag_exhausted, "Fragment allocations refused: all btl_hpam_max_frags in use (Open MPI queued the send)"),
+    C(send_queued, "Sends that waited on their peer's queue for a free instance (sent from progress, in order)"),
 #undef C
 };
 
@@ -126,13 +128,15 @@ void mca_btl_hpam_print_stats(void)
             continue;
         }
         opal_output(0,
-                    "btl/hpam stats: local rank %d -> %d: requests %llu, replies %llu, acks %llu, "
-                    "received %llu, stalls %llu, busy %llu, hint misses %llu, timeouts %llu, "
+                    "btl/hpam stats: local rank %d -> %d: requests %llu, replies %llu, acks %llu "
+                    "(riding %llu, combined %llu), received %llu, answered %llu, stalls %llu, busy %llu, hint misses %llu, timeouts %llu, "
                     "retransmissions %llu, duplicates reflected %llu, stale replies %llu, "
                     "key rejections %llu, malformed %llu",
                     c->my_local_rank, p, (unsigned long long) k.requests_sent,
                     (unsigned long long) k.replies_sent, (unsigned long long) k.acks_sent,
-                    (unsigned long long) k.requests_received, (unsigned long long) k.stalls,
+                    (unsigned long long) k.acks_piggybacked, (unsigned long long) k.acks_combined,
+                    (unsigned long long) k.requests_received, (unsigned long long) k.replies_received,
+                    (unsigned long long) k.stalls,
                     (unsigned long long) k.busy_returns, (unsigned long long) k.hint_misses,
                     (unsigned long long) k.timeouts, (unsigned long long) k.retransmissions,
                     (unsigned long long) k.duplicates_reflected,

@@ -34,7 +34,6 @@ typedef struct held_slot {
 } held_slot_t;
 
 typedef struct peer_stream {
-    uint64_t next_send;    /* stream number of my next message to the peer */
     uint64_t next_deliver; /* stream number the peer's next delivered message carries */
     held_slot_t *slots;    /* depth slots, by stream number modulo depth */
     unsigned char *data;   /* depth * max_payload bytes behind the slots */
@@ -48,16 +47,19 @@ static struct {
     void *memory; /* slots and data of every peer, one allocation */
 } order;
 
-enum { tag_bits = 8 };
+enum { tag_bits = MCA_BTL_HPAM_TAG_BITS };
+
+uint64_t *mca_btl_hpam_next_send = NULL;
 
 int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload)
 {
     const size_t slots = sizeof(held_slot_t) * (size_t) depth;
     const size_t per_peer = slots + (size_t) depth * max_payload;
     order.peers = calloc((size_t) nlocal, sizeof(peer_stream_t));
+    mca_btl_hpam_next_send = calloc((size_t) nlocal, sizeof(uint64_t));
     /* Touched only when a message comes early: untouched pages cost nothing. */
     order.memory = calloc((size_t) nlocal, per_peer);
-    if (NULL == order.peers || NULL == order.memory) {
+    if (NULL == order.peers || NULL == mca_btl_hpam_next_send || NULL == order.memory) {
         mca_btl_hpam_order_fini();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -75,16 +77,11 @@ int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload)
 void mca_btl_hpam_order_fini(void)
 {
     free(order.peers);
+    free(mca_btl_hpam_next_send);
+    mca_btl_hpam_next_send = NULL;
     free(order.memory);
     memset(&order, 0, sizeof order);
 }
-
-uint64_t mca_btl_hpam_order_arg(int peer, mca_btl_base_tag_t tag)
-{
-    return (order.peers[peer].next_send << tag_bits) | tag;
-}
-
-void mca_btl_hpam_order_sent(int peer) { order.peers[peer].next_send++; }
 
 /* Hands one message to the callback Open MPI registered for its tag. */
 static void deliver(uint8_t tag, void *data, size_t len)

@@ -55,6 +55,7 @@ static void enqueue(mca_btl_hpam_frag_t *frag)
 {
     mca_btl_base_endpoint_t *endpoint = frag->endpoint;
     opal_list_append(&endpoint->pending, (opal_list_item_t *) frag);
+    mca_btl_hpam_component.send_queued++;
     if (!endpoint->queued) {
         endpoint->queued = true;
         opal_list_append(&mca_btl_hpam_component.pending_endpoints, &endpoint->super);
@@ -122,10 +123,14 @@ static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_conver
     return rc;
 }
 
-/* Sends at once or refuses: OPAL_ERR_OUT_OF_RESOURCE (no descriptor) when
- * the peer's instance is busy, something is queued before it, or this is a
- * handler; Open MPI then keeps the request and tries again from progress,
- * so MPI_Send returns only once its packet is out. */
+/* Sends at once or refuses when the peer's instance is busy, something is
+ * queued before it, or this is a handler: then, as btl.h has it for a busy
+ * BTL, OPAL_ERR_RESOURCE_BUSY with a descriptor of the message's size when
+ * the caller asked for one and a fragment is free (ob1 packs the message
+ * into it and hands it to send, which queues it on the endpoint behind what
+ * waits there: sent from progress as answers free instances, in order);
+ * else OPAL_ERR_OUT_OF_RESOURCE, and Open MPI keeps the request and tries
+ * again from its progress. */
 int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                        struct opal_convertor_t *convertor, void *header, size_t header_size,
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -142,7 +147,10 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     if (OPAL_UNLIKELY(HPAM_ERR_UNREACHABLE == rc)) mca_btl_hpam_report_lost_peer();
     MCA_BTL_HPAM_UNLOCK();
     if (OPAL_LIKELY(HPAM_OK == rc)) return OPAL_SUCCESS;
-    return must_wait(rc) ? OPAL_ERR_OUT_OF_RESOURCE : mca_btl_hpam_to_opal_error(rc);
+    if (!must_wait(rc)) return mca_btl_hpam_to_opal_error(rc);
+    if (NULL == descriptor) return OPAL_ERR_OUT_OF_RESOURCE;
+    *descriptor = mca_btl_hpam_alloc(btl, endpoint, order, header_size + payload_size, flags);
+    return NULL != *descriptor ? OPAL_ERR_RESOURCE_BUSY : OPAL_ERR_OUT_OF_RESOURCE;
 }
 
 /* Sends queued fragments in order, endpoint by endpoint, until the peer's

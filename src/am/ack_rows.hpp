@@ -3,8 +3,10 @@
 // be launched, and one bit per instance whose waiting ack is plain (no
 // refusal) and so may ride on the next request to that peer
 // (piggyback_acks). A send touches only its destination's row (O(1)); a
-// flush visits only the rows listed since the last flush. The acks'
-// packets themselves stay in the reply descriptors' blocks.
+// flush visits only the rows listed since the last flush, and may launch
+// only the rows that are due (multi_ack: enough acks waiting), keeping the
+// others listed. The acks' packets themselves stay in the reply
+// descriptors' blocks.
 #pragma once
 
 #include <cstdint>
@@ -62,18 +64,38 @@ class ack_rows {
     return true;  // the row stays listed until the next flush (it may fill again)
   }
 
-  // Calls launch(peer, instance) once for every waiting ack, then empties
-  // every row.
-  template <class Launch>
-  void flush(Launch&& launch) {
+  // Acks waiting for peer.
+  uint32_t count(int peer) const {
+    return static_cast<uint32_t>(__builtin_popcountll(rows_[static_cast<size_t>(peer)].waiting));
+  }
+
+  // Empties every listed row for which due(number of acks waiting there)
+  // holds, calling launch(peer, waiting, may_ride) with its two bit sets
+  // first; the other rows stay as they are (and listed). A row the riders
+  // emptied is dropped from the list.
+  template <class Due, class Launch>
+  void flush(Due&& due, Launch&& launch) {
+    size_t kept = 0;
     for (uint32_t peer : listed_) {
       row& r = rows_[peer];
-      for (uint64_t w = r.waiting; w != 0; w &= w - 1)
-        launch(static_cast<int>(peer), static_cast<uint32_t>(__builtin_ctzll(w)));
+      const uint32_t n = static_cast<uint32_t>(__builtin_popcountll(r.waiting));
+      if (n != 0 && !due(n)) {
+        listed_[kept++] = peer;
+        continue;
+      }
+      const row taken = r;
       r = row{};
+      waiting_ -= n;
+      if (n != 0) launch(static_cast<int>(peer), taken.waiting, taken.may_ride);
     }
-    listed_.clear();
-    waiting_ = 0;
+    listed_.resize(kept);  // never grows: no allocation
+  }
+
+  // Calls launch(peer, waiting, may_ride) for every row with acks waiting,
+  // then empties every row.
+  template <class Launch>
+  void flush_all(Launch&& launch) {
+    flush([](uint32_t) { return true; }, launch);
   }
 
  private:

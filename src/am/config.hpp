@@ -27,6 +27,8 @@ struct endpoint_config {
   bool defer_acks = true;               // launch empty acks after the next send or poll, not at once
   bool piggyback_acks = true;           // a deferred ack rides on the next request to its peer
                                         // (an 8-byte trailer) instead of a packet of its own
+  bool multi_ack = true;                // deferred plain acks to one peer go out together in one
+                                        // ack packet, gathered while a stream arrives (endpoint.hpp)
   bool ordered = false;                 // requests to a peer take its D instances in turn (see endpoint.hpp)
   uint64_t key = 0;                     // job protection key; 0 = process 0 draws a random one and
                                         // publishes it in its card for the others to read

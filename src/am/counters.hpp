@@ -28,6 +28,8 @@ struct protocol_counters {
                                       // poll (computes, sleeps): kept retransmitting
   uint64_t acks_piggybacked = 0;      // acks (counted in acks_sent) that rode on a request to
                                       // their peer instead of a packet of their own
+  uint64_t acks_combined = 0;         // acks (counted in acks_sent) that went inside another
+                                      // ack's packet (multi_ack) instead of a packet of their own
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;
@@ -36,6 +38,6 @@ struct protocol_counters {
     return *this;
   }
 };
-static_assert(sizeof(protocol_counters) == 20 * sizeof(uint64_t));
+static_assert(sizeof(protocol_counters) == 21 * sizeof(uint64_t));
 
 }  // namespace hpam::am

@@ -25,8 +25,9 @@ struct request_desc {
   bool peer_drained = false;  // the peer has polled enough since peer_beat to have answered
   msg_kind kind = msg_kind::short4;  // what was asked: a reply is checked against it
   uint16_t handler = 0;     // the handler index the request named
-  // A get: where its reply's bytes go and what runs there. Recorded when the
-  // request is sent; the reply's own words (the peer's echo) are never used.
+  // A get: where its reply's bytes go and what runs there. Recorded when a
+  // get request is sent (left as they were by other kinds, which never read
+  // them); the reply's own words (the peer's echo) are never used.
   uint32_t get_length = 0;  // bytes asked for
   uint64_t get_local = 0;   // my address for them
   uint64_t get_arg = 0;     // argument word for my reply handler

@@ -62,14 +62,25 @@ struct arrival {
   am_header h;              // the header (words beyond header_bytes(c.kind) unused)
   const std::byte* payload; // bytes after the header, in the card block
   uint32_t payload_len;     // their number (an ack trailer not included)
-  bool has_ack;             // a request carrying an ack_trailer (piggyback_acks)
-  ack_trailer ack;          // its copy
+  bool has_ack;             // a request carrying an ack_entry trailer (piggyback_acks)
+  ack_entry ack;            // its copy
+  uint32_t more_acks;       // an ack packet: the further ack_entry records it carries
+  ack_entry more[max_depth - 1];  // their copies (multi_ack); more_acks of them are set
 };
 
 // Once a peer has been silent for the give-up time and is only busy, its
 // outstanding requests are retransmitted and its liveness looked at again
 // at least this often: a death after that is noticed within it.
 constexpr uint64_t liveness_recheck_ns = 500'000'000;
+
+// multi_ack: a poll launches the acks of a peer only once half a window
+// waits there, while the polls before it used their whole receive budget
+// (a stream is arriving; its acks are gathered). When a poll finds its
+// queue drained, every waiting ack goes at the next poll's start, or at this
+// one's end if it handled nothing. Acks never wait more than this many polls
+// that launched only some rows: a peer waiting for one ack is not kept
+// waiting by a stream from others.
+constexpr uint32_t ack_hold_polls = 16;
 
 // What a peer silent for the give-up time was seen doing (on_timeout).
 enum class silence : uint8_t {
@@ -213,23 +224,31 @@ class endpoint {
   void run_request_handler(hpam_token& t, const arrival& a);
   void serve_get(hpam_token& t, const am_header& h);
   void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
-  void flush_acks();
+  // Launches deferred acks: every row (all), or only the rows due (multi_ack:
+  // half a window waits for that peer), and every row once acks have waited
+  // ack_hold_polls polls.
+  void flush_acks(bool all);
+  void launch_acks(int peer, uint64_t waiting, uint64_t plain);
   // A plain ack waiting for dest rides on the request (or is left for
-  // flush_acks when there is no room after the payload): an ack_trailer at
+  // flush_acks when there is no room after the payload): an ack_entry at
   // the end of the packet instead of a packet of its own. The stored ack in
   // the reply block stays, for a duplicate of the request it answers.
   void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
     uint32_t instance;
-    if (length + sizeof(ack_trailer) > card_.block_size() || !acks_.take_rider(dest, instance))
+    if (length + sizeof(ack_entry) > card_.block_size() || !acks_.take_rider(dest, instance))
       return;
-    const ack_trailer t{replies_.at(dest, instance).ack_sequence, instance};
+    const ack_entry t{replies_.at(dest, instance).ack_sequence, instance};
     std::memcpy(pkt + length, &t, sizeof t);
     length += sizeof t;
     h.refusal = carries_ack;
     counters_[dest].acks_piggybacked++;
   }
-  void on_riding_ack(const arrival& a);
-  void on_ack(int src, request_desc& d, uint16_t why, bool well_formed);
+  bool acks_well_formed(arrival& a) const;
+  void on_ack_packet(const arrival& a);
+  // A plain ack of my request [instance] at sequence, carried inside another
+  // packet: matched like an ack packet (a stale one is counted and dropped).
+  void take_ack(int src, const ack_entry& e);
+  void on_ack(int src, request_desc& d, uint16_t why);
   void answered(int src, request_desc& d, uint32_t instance);
   refusal check_request(const arrival& a) const;
   bool reply_ok(const request_desc& d, const arrival& a) const;
@@ -268,6 +287,11 @@ class endpoint {
   uint32_t receive_budget_;
   bool defer_acks_;
   bool piggyback_acks_;
+  bool multi_ack_;                       // deferred plain acks to a peer share one packet
+  bool streaming_ = false;               // multi_ack: my last poll used its whole budget
+  uint32_t ack_threshold_;               // multi_ack: a row this full is flushed (D/2, >= 1)
+  uint32_t ack_capacity_;                // ack_entry records one ack packet carries
+  uint32_t acks_held_polls_ = 0;         // polls that flushed only some rows, since a full one
   bool ordered_;                         // instances strictly in turn per peer (no search)
   sys::clock clock_;
   Card card_;

@@ -11,7 +11,7 @@ namespace hpam::am {
 template <class Card>
 status endpoint<Card>::poll(int* handled, bool report) {
   if (state_ != handler_state::none) return rule_broken("poll called from a handler");
-  if (!acks_.empty()) flush_acks();
+  if (!acks_.empty()) flush_acks(!streaming_);
   card_.service();
   ++polls_;
   nic::rx_packet p;
@@ -21,6 +21,8 @@ status endpoint<Card>::poll(int* handled, bool report) {
     card_.release(p);
     ++n;
   }
+  streaming_ = multi_ack_ && n == receive_budget_;
+  if (n == 0 && !acks_.empty()) flush_acks(true);  // they had a poll to ride on a request
   if (nprocs_ > 1) check_timeouts();
   if (handled) *handled = static_cast<int>(n);
   if (__builtin_expect(!report || !(newly_unreachable_ || newly_refused_), 1)) return status::ok;
@@ -35,7 +37,7 @@ status endpoint<Card>::poll(int* handled, bool report) {
 template <class Card>
 status endpoint<Card>::resend_due() {
   if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
-  if (!acks_.empty()) flush_acks();
+  if (!acks_.empty()) flush_acks(true);
   card_.send_due();
   if (nprocs_ > 1) check_timeouts();
   return status::ok;
@@ -76,7 +78,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   }
   a.c = read_control(a.h);
   a.has_ack = a.c.cls == msg_class::request && (a.h.refusal & carries_ack) != 0;
-  const uint32_t trailer = a.has_ack ? sizeof(ack_trailer) : 0;
+  const uint32_t trailer = a.has_ack ? sizeof(ack_entry) : 0;
   if (a.c.instance >= depth_ || static_cast<uint32_t>(a.c.kind) >= msg_kind_count ||
       a.h.handler >= max_handlers || p.length < header_bytes(a.c.kind) + trailer) {
     counters_[src].malformed++;
@@ -93,7 +95,34 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   a.src = src;
   a.payload = p.data + header_bytes(a.c.kind);
   a.payload_len = p.length - header_bytes(a.c.kind) - trailer;
+  a.more_acks = 0;
+  if (a.c.kind == msg_kind::ack && a.payload_len != 0 && !acks_well_formed(a)) {
+    counters_[src].malformed++;
+    return false;
+  }
   return connected_[src] != 0;
+}
+
+// An ack packet with a payload (multi_ack): a plain acknowledgement of the
+// reply class whose payload is whole ack_entry records, at most
+// multi_ack_capacity of them, each naming an instance below D that no other
+// acknowledgement in the packet names. Copied once into the arrival here;
+// anything else makes the whole packet malformed (nothing in it is taken).
+template <class Card>
+bool endpoint<Card>::acks_well_formed(arrival& a) const {
+  const uint32_t n = a.payload_len / sizeof(ack_entry);
+  if (a.c.cls != msg_class::reply || a.h.refusal != static_cast<uint8_t>(refusal::none) ||
+      a.payload_len % sizeof(ack_entry) != 0 || n > ack_capacity_)
+    return false;
+  std::memcpy(a.more, a.payload, a.payload_len);
+  uint64_t named = uint64_t{1} << a.c.instance;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = a.more[k].instance;
+    if (i >= depth_ || (named >> i) & 1) return false;
+    named |= uint64_t{1} << i;
+  }
+  a.more_acks = n;
+  return true;
 }
 
 template <class Card>
@@ -101,7 +130,7 @@ void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   arrival a;
   if (!accept(p, a)) return;
   if (a.c.cls == msg_class::request) {
-    if (a.has_ack) on_riding_ack(a);  // first: it may free the instance the handler's send needs
+    if (a.has_ack) take_ack(a.src, a.ack);  // first: it may free the instance the handler's send needs
     on_request(a);
   } else {
     on_reply(a);
@@ -211,13 +240,54 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
 }
 
 // Deferred acknowledgements go out after the next packet launched by a
-// send, or at the start of the next poll, whichever comes first.
+// send, or at the start of the next poll, whichever comes first; with
+// multi_ack, as the poll policy above ack_hold_polls says.
 template <class Card>
-void endpoint<Card>::flush_acks() {
-  acks_.flush([this](int peer, uint32_t instance) {
-    const reply_desc& r = replies_.at(peer, instance);
+void endpoint<Card>::flush_acks(bool all) {
+  auto launch = [this](int peer, uint64_t waiting, uint64_t plain) {
+    launch_acks(peer, waiting, plain);
+  };
+  if (!all) {
+    const uint32_t due = ack_threshold_;
+    acks_.flush([due](uint32_t n) { return n >= due; }, launch);
+    if (acks_.empty()) {
+      acks_held_polls_ = 0;
+      return;
+    }
+    if (++acks_held_polls_ < ack_hold_polls) return;
+  }
+  acks_.flush_all(launch);
+  acks_held_polls_ = 0;
+}
+
+// One peer's waiting acks (bit i: [peer][i]): a refusal, or any ack without
+// multi_ack, goes as the packet stored in its reply block; with multi_ack
+// the plain ones go together, each packet the stored ack of its lowest
+// instance followed by ack_entry records for up to ack_capacity_ more. The
+// stored ack (its length) is unchanged: a duplicate request still gets
+// exactly its own ack.
+template <class Card>
+void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
+  uint64_t alone = multi_ack_ ? waiting & ~plain : waiting;
+  uint64_t together = waiting & ~alone;
+  for (; alone != 0; alone &= alone - 1) {
+    const reply_desc& r = replies_.at(peer, static_cast<uint32_t>(__builtin_ctzll(alone)));
     card_.launch(peer, r.block, r.length);
-  });
+  }
+  while (together != 0) {
+    const reply_desc& r = replies_.at(peer, static_cast<uint32_t>(__builtin_ctzll(together)));
+    together &= together - 1;
+    std::byte* pkt = card_.tx_block(r.block);
+    uint32_t length = r.length;
+    for (uint32_t k = 0; k < ack_capacity_ && together != 0; ++k, together &= together - 1) {
+      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(together));
+      const ack_entry e{replies_.at(peer, i).ack_sequence, i};
+      std::memcpy(pkt + length, &e, sizeof e);
+      length += sizeof e;
+      counters_[peer].acks_combined++;
+    }
+    card_.launch(peer, r.block, length);
+  }
 }
 
 // Whether a (non-ack) reply answers its request as asked: a get is answered
@@ -246,14 +316,16 @@ template <class Card>
 void endpoint<Card>::on_reply(const arrival& a) {
   const int src = a.src;
   const control_word& c = a.c;
+  if (c.kind == msg_kind::ack) {
+    on_ack_packet(a);
+    return;
+  }
   request_desc& d = requests_.at(src, c.instance);
   if (!d.busy || c.sequence != d.sequence) {
     counters_[src].stale_replies++;
     return;
   }
-  if (c.kind == msg_kind::ack) {
-    on_ack(src, d, a.h.refusal, a.payload_len == 0);
-  } else if (!reply_ok(d, a)) {
+  if (!reply_ok(d, a)) {
     counters_[src].malformed++;
     if (a.c.kind == msg_kind::store && d.kind != msg_kind::get) counters_[src].segment_rejections++;
     refused(src, d, "its reply did not match the request or lay outside my segment; ignored");
@@ -273,11 +345,28 @@ void endpoint<Card>::on_reply(const arrival& a) {
   answered(src, d, c.instance);
 }
 
-// An acknowledgement (a packet of its own or riding on a request) of my
+// An acknowledgement packet: its own instance and sequence, then each
+// ack_entry it carries (accept checked them), each matched on its own: a
+// stale one (a duplicate, or an answer to a resent request already
+// answered) is counted and dropped without touching the others.
+template <class Card>
+void endpoint<Card>::on_ack_packet(const arrival& a) {
+  const int src = a.src;
+  request_desc& d = requests_.at(src, a.c.instance);
+  if (!d.busy || a.c.sequence != d.sequence) {
+    counters_[src].stale_replies++;
+  } else {
+    on_ack(src, d, a.h.refusal);
+    answered(src, d, a.c.instance);
+  }
+  for (uint32_t k = 0; k < a.more_acks; ++k) take_ack(src, a.more[k]);
+}
+
+// An acknowledgement (a packet of its own or carried by another) of my
 // request d: a refusal or an ack where bytes were due is reported.
 template <class Card>
-void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why, bool well_formed) {
-  if (!well_formed || why >= refusal_count) {
+void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why) {
+  if (why >= refusal_count) {
     counters_[src].malformed++;
     refused(src, d, "its acknowledgement was malformed");
   } else if (why != static_cast<uint16_t>(refusal::none)) {
@@ -300,20 +389,17 @@ void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance) {
   counters_[src].replies_received++;
 }
 
-// The ack_trailer of a request from src (its instance checked by accept): a
-// plain acknowledgement of my request [instance], matched like an ack
-// packet (a stale one, e.g. on a retransmitted copy of that request, is
-// dropped and counted).
+// An ack_entry riding on a request from src or carried by an ack packet
+// (its instance checked by accept).
 template <class Card>
-void endpoint<Card>::on_riding_ack(const arrival& a) {
-  const int src = a.src;
-  request_desc& d = requests_.at(src, a.ack.instance);
-  if (!d.busy || a.ack.sequence != d.sequence) {
+void endpoint<Card>::take_ack(int src, const ack_entry& e) {
+  request_desc& d = requests_.at(src, e.instance);
+  if (!d.busy || e.sequence != d.sequence) {
     counters_[src].stale_replies++;
     return;
   }
-  on_ack(src, d, static_cast<uint16_t>(refusal::none), true);
-  answered(src, d, a.ack.instance);
+  on_ack(src, d, static_cast<uint16_t>(refusal::none));
+  answered(src, d, e.instance);
 }
 
 template <class Card>

@@ -57,6 +57,9 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       receive_budget_(cfg.receive_budget),
       defer_acks_(cfg.defer_acks),
       piggyback_acks_(cfg.piggyback_acks),
+      multi_ack_(cfg.multi_ack && cfg.defer_acks),
+      ack_threshold_(std::max<uint32_t>(1, cfg.depth / 2)),
+      ack_capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)),
       ordered_(cfg.ordered),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
       card_(detail::card_setup_for(cfg, &clock_, cfg.key ? 0 : key_)) {
@@ -203,12 +206,15 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.timeout = timeout_ns_;
   d.kind = kind;
   d.handler = static_cast<uint16_t>(handler);
-  d.get_length = get.length;
-  d.get_local = get.local;
-  d.get_arg = get.arg;
+  if (kind == msg_kind::get) {  // a constant here: other kinds never read these
+    d.get_length = get.length;
+    d.get_local = get.local;
+    d.get_arg = get.arg;
+  }
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
-  if (!acks_.empty()) flush_acks();  // behind the request, off its critical path
+  // Behind the request, off its critical path (multi_ack: gathered for the next poll).
+  if (!acks_.empty() && !multi_ack_) flush_acks(true);
   return status::ok;
 }
 

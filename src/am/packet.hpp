@@ -112,16 +112,22 @@ enum class refusal : uint16_t {
 };
 constexpr uint16_t refusal_count = 3;  // values that may travel in an ack (in 8 bits)
 
-// An acknowledgement riding on a request the other way
-// (endpoint_config::piggyback_acks): the packet's last 8 bytes, present when
-// the request's am_header::refusal is carries_ack. It answers the receiver's
-// own request [instance] of that sequence exactly as a plain (not refusing)
-// ack packet would; the stored ack packet still answers a duplicate request.
-struct ack_trailer {
+// One acknowledgement carried inside another packet: it answers the
+// receiver's own request [instance] of that sequence exactly as a plain (not
+// refusing) ack packet would; the stored ack packet in the reply descriptor
+// still answers a duplicate of that request.
+//  - riding on a request the other way (endpoint_config::piggyback_acks): the
+//    packet's last 8 bytes, present when the request's am_header::refusal is
+//    carries_ack;
+//  - inside a plain ack packet (endpoint_config::multi_ack): the ack packet
+//    answers its own instance and sequence, and its payload holds up to D-1
+//    further entries, each for a different instance, none its own (at most
+//    multi_ack_capacity of them).
+struct ack_entry {
   uint32_t sequence;  // of the request it acknowledges (30 bits)
   uint32_t instance;  // that request's instance, 0..D-1
 };
-static_assert(std::is_standard_layout_v<ack_trailer> && sizeof(ack_trailer) == 8);
+static_assert(std::is_standard_layout_v<ack_entry> && sizeof(ack_entry) == 8);
 constexpr uint8_t carries_ack = 0x80;
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
@@ -141,6 +147,15 @@ constexpr uint32_t header_bytes(msg_kind k) {
 }
 constexpr uint32_t min_packet_size = header_bytes(msg_kind::ack);
 static_assert(header_bytes(msg_kind::medium) == 40 && min_packet_size == 32);
+
+// The most ack_entry records one ack packet carries on a card of
+// block_size-byte blocks at depth D: D-1 (each names another instance),
+// and no more than fit behind the ack's header.
+constexpr uint32_t multi_ack_capacity(uint32_t block_size, uint32_t depth) {
+  const uint32_t room = (block_size - header_bytes(msg_kind::ack)) / sizeof(ack_entry);
+  return depth - 1 < room ? depth - 1 : room;
+}
+static_assert(multi_ack_capacity(256, 64) == 28 && multi_ack_capacity(8192, 16) == 15);
 
 // The control word and the sequence's high bits, written or read together.
 inline void write_control(am_header& h, const control_word& c) {

@@ -42,6 +42,7 @@ struct c_ops_for {
     out->refusals_received = c.refusals_received;
     out->busy_peer_waits = c.busy_peer_waits;
     out->acks_piggybacked = c.acks_piggybacked;
+    out->acks_combined = c.acks_combined;
     if (peer < 0) {
       const nic::wire_counters& w = e.card().wire_stats();
       out->overflow_drops = e.card().overflow_drops();

@@ -211,6 +211,10 @@ constexpr knob table[] = {
           "A deferred acknowledgement rides on the next request to its peer (an 8-byte "
           "trailer) instead of a packet of its own"),
      1, bind<field<&am_cfg::piggyback_acks>, field<&core::piggyback_acks>>(), nullptr},
+    {flag("multi_ack", "multi_ack", 5,
+          "Deferred acknowledgements to one peer go out together in one packet, gathered "
+          "while a stream arrives (with defer_acks)"),
+     1, bind<field<&am_cfg::multi_ack>, field<&core::multi_ack>>(), nullptr},
     {flag("key_check", "key_check", 5, "Check the job's protection key on every arriving packet"),
      1, bind<field<&am_cfg::key_check>, field<&core::key_check>>(), nullptr},
     {flag("crc_check", "crc_check", 5, "Compute and check a CRC32C on every packet"), 1,

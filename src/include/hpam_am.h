@@ -89,6 +89,8 @@ typedef struct hpam_config {
   int piggyback_acks;         /* a deferred ack rides on the next request to its peer (an */
                               /* 8-byte trailer) instead of its own packet (default 1)    */
   uint32_t receive_budget;    /* most packets one poll handles                            */
+  int multi_ack;              /* deferred plain acks to one peer share one ack packet,   */
+                              /* gathered while a stream arrives (default 1)             */
   int ordered;                /* requests to a peer take its D instances in turn, never  */
                               /* searching, so request n goes out only once request n-D */
                               /* is answered: a receiver restores the order of launch by */
@@ -217,6 +219,8 @@ typedef struct hpam_counters {
   uint64_t busy_peer_waits;     /* give-up time passed on a peer that lives but */
                                 /* does not poll (computes): kept waiting        */
   uint64_t acks_piggybacked;    /* acks (in acks_sent) that rode on a request   */
+  uint64_t acks_combined;       /* acks (in acks_sent) that went inside another */
+                                /* ack's packet (multi_ack)                     */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

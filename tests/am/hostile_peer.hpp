@@ -71,8 +71,10 @@ class hostile_peer {
   // nprocs 3 adds an innocent endpoint as process 2 (for impersonation).
   // Without victim_connects the victim meets process 1 only when its first
   // packet arrives (connect on arrival).
-  explicit hostile_peer(uint32_t depth = 4, int nprocs = 2, bool victim_connects = true)
-      : job_(unique_job("hostile")), nprocs_(nprocs) {
+  // defer_acks: the victim defers its acks (and gathers them, multi_ack).
+  explicit hostile_peer(uint32_t depth = 4, int nprocs = 2, bool victim_connects = true,
+                        bool defer_acks = false)
+      : job_(unique_job("hostile")), nprocs_(nprocs), defer_acks_(defer_acks) {
     victim_ = std::make_unique<am::endpoint<Card>>(config(0, depth));
     const am::endpoint_config c1 = config(1, depth);
     card_ = std::make_unique<Card>(am::detail::card_setup_for(c1, &clock_));
@@ -189,12 +191,13 @@ class hostile_peer {
     c.depth = depth;
     c.key = key;
     c.manual_time = &time_;
-    c.defer_acks = false;  // an acknowledgement leaves within the poll that caused it
+    c.defer_acks = defer_acks_;  // off: an acknowledgement leaves within the poll that caused it
     return c;
   }
 
   std::string job_;
   int nprocs_;
+  bool defer_acks_;
   sys::manual_time time_;
   sys::clock clock_;
   std::unique_ptr<am::endpoint<Card>> victim_;

@@ -20,6 +20,7 @@ using card_types = ::testing::Types<nic::medusa_card, nic::hamlyn_am_card>;
 struct job_options {
   int nprocs = 2;
   uint32_t depth = 4;
+  uint32_t block_size = 8192;
   uint32_t rx_blocks = 0;
   uint64_t timeout_ns = 1'000'000;
   uint64_t give_up_ns = 30'000'000'000ull;
@@ -29,6 +30,7 @@ struct job_options {
   bool manual_clock = true;
   bool defer_acks = false;
   bool piggyback_acks = true;
+  bool multi_ack = true;             // (with defer_acks)
   bool ordered = false;
 };
 
@@ -48,6 +50,7 @@ class local_job {
     c.card.faults = o.faults;
     c.card.faults.seed = o.faults.seed + 7919u * static_cast<unsigned>(p);
     c.card.attach_timeout_ms = 5000;
+    c.card.block_size = o.block_size;
     c.depth = o.depth;
     c.rx_blocks = o.rx_blocks;
     c.timeout_ns = o.timeout_ns;
@@ -56,6 +59,7 @@ class local_job {
     c.checks_per_poll = o.checks_per_poll;
     c.defer_acks = o.defer_acks;
     c.piggyback_acks = o.piggyback_acks;
+    c.multi_ack = o.multi_ack;
     c.ordered = o.ordered;
     if (o.manual_clock) c.manual_time = &time_;
     return c;

@@ -16,9 +16,25 @@ namespace {
 using am::ack_rows;
 using slot = std::pair<int, uint32_t>;  // [peer][instance]
 
+// Every ack a flush launches, one slot per waiting bit; a plain one's bit
+// is set in may_ride, a subset of waiting.
+void collect(std::multiset<slot>& out, int peer, uint64_t waiting, uint64_t may_ride) {
+  EXPECT_EQ(may_ride & ~waiting, 0u);
+  for (uint64_t w = waiting; w != 0; w &= w - 1)
+    out.insert({peer, static_cast<uint32_t>(__builtin_ctzll(w))});
+}
+
 std::multiset<slot> flushed(ack_rows& a) {
   std::multiset<slot> out;
-  a.flush([&](int peer, uint32_t instance) { out.insert({peer, instance}); });
+  a.flush_all([&](int peer, uint64_t w, uint64_t r) { collect(out, peer, w, r); });
+  return out;
+}
+
+// Flushes only the rows holding at least `due` acks.
+std::multiset<slot> flushed_due(ack_rows& a, uint32_t due) {
+  std::multiset<slot> out;
+  a.flush([due](uint32_t n) { return n >= due; },
+          [&](int peer, uint64_t w, uint64_t r) { collect(out, peer, w, r); });
   return out;
 }
 
@@ -107,6 +123,49 @@ TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
   EXPECT_EQ(launches[slot(3, 1)], 6);
   EXPECT_EQ(launches[slot(0, 0)], 3);
   EXPECT_EQ(launches.size(), 2u);
+}
+
+// A partial flush (multi_ack) launches the full rows whole, keeps the
+// others listed with their acks, and a later flush launches each of those
+// exactly once; riders between the two come only from their own row.
+TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
+  ack_rows a;
+  a.resize(4);
+  for (uint32_t i : {0u, 1u, 2u, 5u}) a.defer(1, i, true);
+  a.defer(2, 3, true);
+  a.defer(3, 9, false);
+  a.defer(3, 10, true);
+  EXPECT_EQ(a.count(1), 4u);
+  EXPECT_EQ(a.count(3), 2u);
+  EXPECT_EQ(flushed_due(a, 2), (std::multiset<slot>{{1, 0}, {1, 1}, {1, 2}, {1, 5}, {3, 9}, {3, 10}}));
+  EXPECT_EQ(a.waiting(), 1u);
+  EXPECT_TRUE(a.waits(2, 3));
+  EXPECT_EQ(a.count(1), 0u);
+  EXPECT_TRUE(flushed_due(a, 2).empty());  // still not due
+  a.defer(1, 4, true);                       // a flushed row fills again: listed again
+  uint32_t i = 99;
+  ASSERT_TRUE(a.take_rider(2, i));
+  EXPECT_EQ(i, 3u);
+  EXPECT_EQ(flushed(a), (std::multiset<slot>{{1, 4}}));  // row 2 emptied by its rider
+  EXPECT_TRUE(a.empty());
+  EXPECT_TRUE(flushed(a).empty());
+}
+
+// The bits a flush hands over: waiting, and may_ride for the plain ones only.
+TEST(ack_rows, a_flush_hands_over_which_acks_are_plain) {
+  ack_rows a;
+  a.resize(2);
+  a.defer(1, 0, true);
+  a.defer(1, 63, false);
+  a.defer(1, 40, true);
+  int rows = 0;
+  a.flush_all([&](int peer, uint64_t w, uint64_t r) {
+    ++rows;
+    EXPECT_EQ(peer, 1);
+    EXPECT_EQ(w, (uint64_t{1} << 63) | (uint64_t{1} << 40) | 1u);
+    EXPECT_EQ(r, (uint64_t{1} << 40) | 1u);
+  });
+  EXPECT_EQ(rows, 1);
 }
 
 }  // namespace

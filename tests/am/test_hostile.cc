@@ -272,7 +272,7 @@ TYPED_TEST(hostile, malformed_request_neither_consumes_its_sequence_nor_is_acked
   EXPECT_EQ(answer.refusal, 0u);
 }
 
-// An acknowledgement riding on a request (ack_trailer) frees only the
+// An acknowledgement riding on a request (an ack_entry trailer) frees only the
 // instance it names, and only for the sequence sent there: a stale one is
 // dropped and counted (the request itself still runs), one naming no
 // instance makes the whole packet malformed (its sequence not consumed).
@@ -285,7 +285,7 @@ TYPED_TEST(hostile, a_riding_ack_frees_only_the_request_it_names) {
   const am::control_word mine = am::read_control(req);
   auto h = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
   h.refusal = am::carries_ack;
-  const am::ack_trailer stale{mine.sequence + 1, mine.instance};
+  const am::ack_entry stale{mine.sequence + 1, mine.instance};
   this->x_.send(h, &stale, sizeof stale);
   EXPECT_EQ(v.poll(), hpam::status::ok);
   EXPECT_EQ(this->s_.count_runs, 1);
@@ -293,13 +293,13 @@ TYPED_TEST(hostile, a_riding_ack_frees_only_the_request_it_names) {
   EXPECT_TRUE(v.request_outstanding(1));
   h = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 2, h_count);
   h.refusal = am::carries_ack;
-  const am::ack_trailer nowhere{mine.sequence, 4};  // D = 4
+  const am::ack_entry nowhere{mine.sequence, 4};  // D = 4
   this->x_.send(h, &nowhere, sizeof nowhere);
   EXPECT_EQ(v.poll(), hpam::status::ok);
   EXPECT_EQ(this->s_.count_runs, 1);
   EXPECT_EQ(v.peer_counters(1).malformed, 1u);
   EXPECT_TRUE(v.request_outstanding(1));
-  const am::ack_trailer right{mine.sequence, mine.instance};
+  const am::ack_entry right{mine.sequence, mine.instance};
   this->x_.send(h, &right, sizeof right);  // the same sequence 2: not consumed above
   EXPECT_EQ(v.poll(), hpam::status::ok);
   EXPECT_EQ(this->s_.count_runs, 2);

@@ -167,12 +167,15 @@ TYPED_TEST(protocol, deferred_ack_goes_out_after_next_send_or_poll) {
 
 // piggyback_acks: the deferred ack rides on the receiver's next request to
 // the requester (one packet arrives, not two) and frees the instance just
-// as its own packet would; switched off, the ack is a packet of its own.
+// as its own packet would; switched off (and without multi_ack, which
+// keeps acks for the next poll), the ack is a packet of its own launched
+// right behind that request.
 TYPED_TEST(protocol, deferred_ack_rides_on_the_next_request_to_its_peer) {
   for (bool ride : {true, false}) {
     job_options o;
     o.defer_acks = true;
     o.piggyback_acks = ride;
+    o.multi_ack = ride;
     this->start(o);
     auto& j = *this->job_;
     const uint64_t w[4] = {};

@@ -3,7 +3,8 @@
 // segment and requests of its own outstanding; process 1 is a bare card
 // holding the job's key, which sends whatever the input says: wire header,
 // protocol header (often with the right key, often aimed at one of process
-// 0's outstanding requests), payload. Findings: a sanitizer report, or a
+// 0's outstanding requests), payload (for an ack, often further acks of
+// outstanding requests: multi_ack). Findings: a sanitizer report, or a
 // guard byte around process 0's segment or get buffer changed.
 #include <unistd.h>
 
@@ -93,6 +94,7 @@ struct world {
 
   bool intact() const { return segment.intact() && get_buffer.intact(); }
   void step(input& in);
+  const uint8_t* multi_ack(input& in, am::am_header& h, am::ack_entry (&acks)[8], size_t& n);
 
   // Process 0 sends a request of the kind the input names.
   void victim_asks(uint8_t how) {
@@ -106,11 +108,33 @@ struct world {
   }
 };
 
+// The payload of an ack packet carrying further acknowledgements
+// (multi_ack): up to 7 ack_entry records, most naming one of process 0's
+// outstanding requests; `pick` bits make one stale (0x80), name another
+// instance (0x40), or the whole payload a refusal's (k & 0x40) or not whole
+// entries (k & 0x80).
+const uint8_t* world::multi_ack(input& in, am::am_header& h, am::ack_entry (&acks)[8], size_t& n) {
+  const uint8_t k = in.take<uint8_t>();
+  const uint32_t count = k % 8;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t pick = in.take<uint8_t>();
+    acks[i] = outstanding.empty() ? am::ack_entry{pick, pick % 5u}
+                                  : am::ack_entry{outstanding[pick % outstanding.size()].sequence,
+                                                  outstanding[pick % outstanding.size()].instance};
+    if (pick & 0x80) acks[i].sequence = am::next_sequence(acks[i].sequence);
+    if (pick & 0x40) acks[i].instance = in.take<uint8_t>() % 6;
+  }
+  if (!(k & 0x40)) h.refusal = 0;
+  n = count * sizeof(am::ack_entry) - ((k & 0x80) && count ? 3 : 0);
+  return reinterpret_cast<const uint8_t*>(acks);
+}
+
 // One packet from process 1. `lie` bits: 1 the key, 2 the CRC, 4 the wire
 // length, 8 the wire source and destination, 16 the sequence number, 32 a
 // bulk address anywhere (else near the segment's edges). Clear bits make
 // that part right, so most inputs reach the checks behind it. `how` bits: 1
-// process 0 sends a request first, 2 answer one of its requests.
+// process 0 sends a request first, 2 answer one of its requests, 4 an ack
+// carries further acks (multi_ack).
 void world::step(input& in) {
   world& w = *this;
   const uint8_t lie = in.take<uint8_t>();
@@ -142,7 +166,12 @@ void world::step(input& in) {
   std::byte* pkt = w.peer->tx_block(w.block);
   const uint32_t room = w.peer->block_size() - am::packet_header_size;
   size_t n = 0;
-  const uint8_t* payload = in.rest(n, in.take<uint16_t>() % (room + 1));
+  am::ack_entry acks[8];
+  const uint8_t* payload;
+  if ((how & 4) && c.kind == am::msg_kind::ack)
+    payload = w.multi_ack(in, h, acks, n);
+  else
+    payload = in.rest(n, in.take<uint16_t>() % (room + 1));
   if (!(lie & 32) && c.kind == am::msg_kind::store && (in.take<uint8_t>() & 1))
     h.word[am::bulk_word::length] = n;  // a consistent store
   std::memset(pkt, 0, am::packet_header_size);

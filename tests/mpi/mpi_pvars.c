@@ -1,12 +1,50 @@
 /* The protocol counters are MPI_T performance variables: every btl_hpam_*
  * variable can be found and read, and across 100 sends the handles of
  * btl_hpam_requests_sent / btl_hpam_replies_received (counters count from
- * handle allocation) advance by at least 100 on the sender. */
+ * handle allocation) advance by at least 100 on the sender. Then a burst of
+ * more nonblocking sends than D while the receiver sleeps: the sends beyond
+ * D wait on the BTL's queue (btl_hpam_send_queued advances: sendi handed
+ * Open MPI a fragment instead of making it retry) and every byte arrives. */
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_check.h"
 
-enum { max_vars = 64 };
+enum { max_vars = 64, burst_len = 200, burst_bytes = 100 };
+
+static unsigned long read_named(MPI_T_pvar_session session, MPI_T_pvar_handle *handles,
+                                char (*names)[64], int found, const char *name)
+{
+    unsigned long v = 0;
+    for (int k = 0; k < found; ++k)
+        if (!strcmp(names[k], name)) CHECK(MPI_T_pvar_read(session, handles[k], &v) == MPI_SUCCESS, "read %s", name);
+    return v;
+}
+
+/* Rank 0 sends burst_len messages at once to rank 1, which starts receiving
+ * only 100 ms later; returns how many of rank 0's sends waited on the queue. */
+static unsigned long burst(int rank, MPI_T_pvar_session session, MPI_T_pvar_handle *handles,
+                           char (*names)[64], int found)
+{
+    static unsigned char msgs[burst_len][burst_bytes];
+    MPI_Request rq[burst_len];
+    const unsigned long before = read_named(session, handles, names, found, "btl_hpam_send_queued");
+    if (rank == 1) usleep(100000);
+    for (int i = 0; i < burst_len; ++i) {
+        if (rank == 0) {
+            for (int b = 0; b < burst_bytes; ++b) msgs[i][b] = (unsigned char) (i * 7 + b);
+            MPI_Isend(msgs[i], burst_bytes, MPI_BYTE, 1, 9, MPI_COMM_WORLD, &rq[i]);
+        } else if (rank == 1) {
+            MPI_Irecv(msgs[i], burst_bytes, MPI_BYTE, 0, 9, MPI_COMM_WORLD, &rq[i]);
+        }
+    }
+    if (rank < 2) MPI_Waitall(burst_len, rq, MPI_STATUSES_IGNORE);
+    for (int i = 0; rank == 1 && i < burst_len; ++i)
+        for (int b = 0; b < burst_bytes; ++b)
+            CHECK(msgs[i][b] == (unsigned char) (i * 7 + b), "burst message %d byte %d", i, b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return read_named(session, handles, names, found, "btl_hpam_send_queued") - before;
+}
 
 int main(int argc, char **argv)
 {
@@ -59,8 +97,10 @@ int main(int argc, char **argv)
         done = rank != 0 || (sent >= 100 && replies >= 100);
         MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
-    for (int k = 0; k < found; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
     if (rank == 0) CHECK(sent >= 100 && replies >= 100, "requests_sent %lu, replies_received %lu", sent, replies);
+    unsigned long queued = burst(rank, session, handles, names, found);
+    for (int k = 0; k < found; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
+    if (rank == 0) CHECK(queued > 0, "no send of a burst beyond D waited on the BTL's queue");
     MPI_T_pvar_session_free(&session);
     if (rank == 0) printf("mpi_pvars: ok, %d variables, requests_sent %lu\n", found, sent);
     /* MPI_T_finalize before MPI_Finalize: Debian's Open MPI 4.1.4 crashes in
