@@ -62,6 +62,8 @@ class descriptor_table {
   const Desc& at(int peer, uint32_t instance) const {
     return table_[static_cast<size_t>(peer) * depth_ + instance];
   }
+  // By flat index peer * depth + instance (the timeout walk's cursor).
+  Desc& at_index(uint32_t i) { return table_[i]; }
   uint32_t depth() const { return depth_; }
 
  private:

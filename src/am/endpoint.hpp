@@ -254,7 +254,32 @@ class endpoint {
   bool reply_ok(const request_desc& d, const arrival& a) const;
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
 
-  void check_timeouts();
+  // The timeout walk: checks_per_poll descriptors, one step each (inline:
+  // most steps find the descriptor idle and cost a load and a branch).
+  void check_timeouts() {
+    uint32_t k = checks_per_poll_;
+    do {
+      timeout_cursor_ = next_timeout_index(timeout_cursor_);
+      request_desc& d = requests_.at_index(timeout_cursor_);
+      if (__builtin_expect(d.busy, 0)) check_timeout(d);
+    } while (__builtin_expect(--k != 0, 0));
+  }
+  // The walk's next flat [peer][instance] index after i, over my own row.
+  uint32_t next_timeout_index(uint32_t i) const {
+    if (++i == timeout_end_) i = 0;
+    if (i == my_row_) i += depth_;
+    return i == timeout_end_ ? 0 : i;
+  }
+  void check_timeout(request_desc& d) {
+    const uint64_t now = clock_.now_ns();
+    if (__builtin_expect(now - d.timestamp >= d.timeout, 0))
+      on_timeout(static_cast<int>(timeout_cursor_ / depth_), d, now);
+  }
+  // The packets waiting in the card, up to the receive budget, with the
+  // deferred acks around them (out of line: an idle poll stays short).
+  [[gnu::noinline]] uint32_t serve_arrivals();
+  uint32_t receive_packets();
+  [[gnu::cold]] status news();
   [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
   [[gnu::cold]] silence observe(int peer, request_desc& d);
   [[gnu::cold]] void give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats);
@@ -301,8 +326,9 @@ class endpoint {
   descriptor_table<request_desc> requests_;
   descriptor_table<reply_desc> replies_;
   std::vector<uint32_t> instance_hint_;  // per peer: next likely-free request instance
-  int timeout_peer_ = 0;                 // timeout_cursor: peer part
-  uint32_t timeout_instance_ = 0;        // timeout_cursor: instance part
+  uint32_t timeout_cursor_ = 0;          // timeout_cursor: flat [peer][instance] index last checked
+  uint32_t timeout_end_ = 0;             // nprocs * depth
+  uint32_t my_row_ = 0;                  // my_proc * depth: my own row, skipped
   handler_entry handlers_[max_handlers];
   handler_state state_ = handler_state::none;
   hpam_token* current_token_ = nullptr;

@@ -8,24 +8,39 @@
 
 namespace hpam::am {
 
+// An idle poll (nothing arrived, no ack waiting, no descriptor due) is a
+// few loads and stores inline; the work is out of line.
 template <class Card>
 status endpoint<Card>::poll(int* handled, bool report) {
-  if (state_ != handler_state::none) return rule_broken("poll called from a handler");
-  if (!acks_.empty()) flush_acks(!streaming_);
+  if (__builtin_expect(state_ != handler_state::none, 0)) return rule_broken("poll called from a handler");
   card_.service();
   ++polls_;
-  nic::rx_packet p;
   uint32_t n = 0;
-  while (n < receive_budget_ && card_.receive(p)) {
-    handle_packet(p);
-    card_.release(p);
-    ++n;
-  }
-  streaming_ = multi_ack_ && n == receive_budget_;
-  if (n == 0 && !acks_.empty()) flush_acks(true);  // they had a poll to ride on a request
-  if (nprocs_ > 1) check_timeouts();
+  if (__builtin_expect(!acks_.empty() || card_.arrival_pending(), 0))
+    n = serve_arrivals();
+  else
+    streaming_ = false;
+  check_timeouts();
   if (handled) *handled = static_cast<int>(n);
   if (__builtin_expect(!report || !(newly_unreachable_ || newly_refused_), 1)) return status::ok;
+  return news();
+}
+
+// Deferred acks and arrivals: acks flush before the packets are taken (as
+// the flush policy says), packets up to the receive budget, then the acks a
+// poll that found nothing leaves (they had a poll to ride on a request).
+template <class Card>
+uint32_t endpoint<Card>::serve_arrivals() {
+  if (!acks_.empty()) flush_acks(!streaming_);
+  const uint32_t n = receive_packets();
+  streaming_ = multi_ack_ && n == receive_budget_;
+  if (n == 0 && !acks_.empty()) flush_acks(true);
+  return n;
+}
+
+// What poll reports once: a peer given up on, else a refusal.
+template <class Card>
+status endpoint<Card>::news() {
   if (newly_unreachable_) {
     newly_unreachable_ = false;
     return status::peer_unreachable;
@@ -35,11 +50,23 @@ status endpoint<Card>::poll(int* handled, bool report) {
 }
 
 template <class Card>
+uint32_t endpoint<Card>::receive_packets() {
+  nic::rx_packet p;
+  uint32_t n = 0;
+  while (n < receive_budget_ && card_.receive(p)) {
+    handle_packet(p);
+    card_.release(p);
+    ++n;
+  }
+  return n;
+}
+
+template <class Card>
 status endpoint<Card>::resend_due() {
   if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
   if (!acks_.empty()) flush_acks(true);
   card_.send_due();
-  if (nprocs_ > 1) check_timeouts();
+  check_timeouts();
   return status::ok;
 }
 
@@ -428,23 +455,6 @@ void endpoint<Card>::dispatch(hpam_token& t, msg_kind kind, unsigned handler,
       e.bulk(&t, e.ctx, const_cast<std::byte*>(payload), len, w[medium_word::arg]);
       break;
     default: break;
-  }
-}
-
-// The timeout walk: K request descriptors per poll, circular over
-// [peer][instance], skipping myself (HPAM_poll's hpam_check_proc/_buf).
-template <class Card>
-void endpoint<Card>::check_timeouts() {
-  for (uint32_t k = 0; k < checks_per_poll_; ++k) {
-    if (++timeout_instance_ == depth_) {
-      timeout_instance_ = 0;
-      if (++timeout_peer_ == nprocs_) timeout_peer_ = 0;
-      if (timeout_peer_ == my_proc_ && ++timeout_peer_ == nprocs_) timeout_peer_ = 0;
-    }
-    request_desc& d = requests_.at(timeout_peer_, timeout_instance_);
-    if (!d.busy) continue;
-    const uint64_t now = clock_.now_ns();
-    if (now - d.timestamp >= d.timeout) on_timeout(timeout_peer_, d, now);
   }
 }
 

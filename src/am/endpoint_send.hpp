@@ -80,7 +80,9 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
   acks_.resize(nprocs_);
-  timeout_peer_ = my_proc_;
+  timeout_end_ = static_cast<uint32_t>(nprocs_) * depth_;
+  my_row_ = static_cast<uint32_t>(my_proc_) * depth_;
+  timeout_cursor_ = my_row_ + depth_ - 1;  // the walk starts with the row after mine
 }
 
 // The key process 0 published (it waits, like an attach, for process 0's card).

@@ -17,6 +17,8 @@
 //                                                   // reflected reply): sent now or dropped,
 //                                                   // never held back for room at dest
 //   bool         C::receive(rx_packet& p);          // pop RX_READY (CRC verified here)
+//   bool         C::arrival_pending() const;        // receive() would find a packet (cheap;
+//                                                   // may answer true when it cannot tell)
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
 //   void         C::service();                      // my processor polls: the heartbeat
 //                                                   // moves, then send_due()

@@ -58,6 +58,7 @@ class hamlyn_am_card {
   // cannot take the blocks a first launch needs.
   void relaunch(int dest, uint32_t b, uint32_t len);
   bool receive(rx_packet& p);
+  bool arrival_pending() const { return true; }  // receive() finds out
   void release(const rx_packet& p);
   void service();   // my processor polls: the heartbeat moves, then send_due()
   void send_due();  // the engine, held packets whose time has come, backlogs; no heartbeat

@@ -82,6 +82,14 @@ class medusa_card {
   // A packet that came inline lies in its RX_READY cell, which stays the
   // processor's until release.
   bool receive(rx_packet& p) noexcept;
+  // Whether receive() would find a packet (one load); while it would not,
+  // the RX_READY cell the next packet comes in starts being fetched.
+  bool arrival_pending() const noexcept {
+    uint64_t e;
+    if (rx_ready_.ready(rx_cursor_, e)) return true;
+    rx_ready_.prefetch_second_line(rx_cursor_);
+    return false;
+  }
   // Gives the packet's RX_READY cell and block back to the card (the block
   // is pushed on RX_FREE). Every received packet is released once.
   void release(const rx_packet& p) noexcept;
@@ -308,10 +316,7 @@ inline void medusa_card::run_tx_engine() noexcept {
 inline bool medusa_card::receive(rx_packet& p) noexcept {
   uint64_t e;
   const std::byte* cell = rx_ready_.ready(rx_cursor_, e);
-  if (!cell) {
-    rx_ready_.prefetch_second_line(rx_cursor_);
-    return false;
-  }
+  if (!cell) return false;
   p.position = rx_cursor_++;
   rx_free_->prefetch_push();  // the release of this block writes there
   const uint32_t b = medusa::entry_block(e);
