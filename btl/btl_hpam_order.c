@@ -35,6 +35,7 @@ typedef struct held_slot {
 
 typedef struct peer_stream {
     uint64_t next_deliver; /* stream number the peer's next delivered message carries */
+    uint32_t held;         /* messages waiting in the slots */
     held_slot_t *slots;    /* depth slots, by stream number modulo depth */
     unsigned char *data;   /* depth * max_payload bytes behind the slots */
 } peer_stream_t;
@@ -83,26 +84,31 @@ void mca_btl_hpam_order_fini(void)
     memset(&order, 0, sizeof order);
 }
 
+/* What a message is handed to Open MPI in: one descriptor and segment, set
+ * up once (the callback runs to completion before the next delivery: a
+ * handler may not poll), so a delivery writes two words, not a descriptor. */
+static mca_btl_base_segment_t delivered_segment;
+static mca_btl_base_descriptor_t delivered = {.des_segments = &delivered_segment,
+                                              .des_segment_count = 1};
+
 /* Hands one message to the callback Open MPI registered for its tag. */
-static void deliver(uint8_t tag, void *data, size_t len)
+static inline void deliver(uint8_t tag, void *data, size_t len)
 {
     mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
     if (OPAL_UNLIKELY(NULL == reg->cbfunc)) return;
-    mca_btl_base_segment_t segment = {.seg_addr.pval = data, .seg_len = len};
-    mca_btl_base_descriptor_t des;
-    memset(&des, 0, sizeof des);
-    des.des_segments = &segment;
-    des.des_segment_count = 1;
-    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t) tag, &des, reg->cbdata);
+    delivered_segment.seg_addr.pval = data;
+    delivered_segment.seg_len = len;
+    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t) tag, &delivered, reg->cbdata);
 }
 
 /* The messages that came early and whose turn has now come. */
-static void deliver_held(peer_stream_t *s)
+static void __attribute__((noinline)) deliver_held(peer_stream_t *s)
 {
     for (;;) {
         held_slot_t *slot = &s->slots[s->next_deliver % (uint64_t) order.depth];
         if (!slot->full || slot->stream != s->next_deliver) return;
         slot->full = false;
+        s->held--;
         s->next_deliver++;
         deliver(slot->tag, s->data + (size_t) (slot - s->slots) * order.max_payload, slot->len);
     }
@@ -132,7 +138,7 @@ void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t 
     if (OPAL_LIKELY(stream == s->next_deliver)) {
         s->next_deliver++;
         deliver(tag, data, len);
-        deliver_held(s);
+        if (OPAL_UNLIKELY(0 != s->held)) deliver_held(s);
         return;
     }
     const uint64_t ahead = stream - s->next_deliver; /* huge when already delivered */
@@ -146,5 +152,6 @@ void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t 
     slot->len = (uint32_t) len;
     slot->tag = tag;
     slot->full = true;
+    s->held++;
     mca_btl_hpam_component.held_in_order++;
 }

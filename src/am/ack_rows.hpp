@@ -37,7 +37,7 @@ class ack_rows {
   // [peer][instance]'s ack waits (again). An ack already waiting there is
   // the same packet slot: it is not counted twice; may_ride is the latest
   // ack's.
-  void defer(int peer, uint32_t instance, bool may_ride) {
+  [[gnu::always_inline]] void defer(int peer, uint32_t instance, bool may_ride) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t bit = uint64_t{1} << instance;
     if (!(r.waiting & bit)) {

@@ -217,13 +217,16 @@ class endpoint {
   [[gnu::noinline]] status check_send_slow(int dest, unsigned handler);
   [[gnu::cold]] status rule_broken(const char* what);
 
+  // One packet, from acceptance to dispatch, in one function: the steps
+  // below it are inline into it (their calls cost the receive path about a
+  // hundred instructions), the rare cases out of line.
   void handle_packet(const nic::rx_packet& p);
-  bool accept(const nic::rx_packet& p, arrival& a);
-  void on_request(const arrival& a);
+  [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a);
+  [[gnu::always_inline]] inline void on_request(const arrival& a);
   void on_reply(const arrival& a);
-  void run_request_handler(hpam_token& t, const arrival& a);
+  [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a);
   void serve_get(hpam_token& t, const am_header& h);
-  void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
+  [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
   // Launches deferred acks: every row (all), or only the rows due (multi_ack:
   // half a window waits for that peer), and every row once acks have waited
   // ack_hold_polls polls.
@@ -247,10 +250,10 @@ class endpoint {
   void on_ack_packet(const arrival& a);
   // A plain ack of my request [instance] at sequence, carried inside another
   // packet: matched like an ack packet (a stale one is counted and dropped).
-  void take_ack(int src, const ack_entry& e);
-  void on_ack(int src, request_desc& d, uint16_t why);
-  void answered(int src, request_desc& d, uint32_t instance);
-  refusal check_request(const arrival& a) const;
+  [[gnu::always_inline]] inline void take_ack(int src, const ack_entry& e);
+  [[gnu::always_inline]] inline void on_ack(int src, request_desc& d, uint16_t why);
+  [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance);
+  [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
   bool reply_ok(const request_desc& d, const arrival& a) const;
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
 
@@ -289,7 +292,7 @@ class endpoint {
                       size_t len);
   status self_reply(hpam_token& token, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
                     const void* data, size_t len);
-  void dispatch(hpam_token& t, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
+  [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
                 const std::byte* payload, size_t len);
 
   // Copies the pieces to dst in order; the caller has checked that they fit.
