@@ -140,6 +140,7 @@ TYPED_TEST(multi_ack, a_stream_from_one_peer_does_not_hold_back_anothers_ack) {
   o.nprocs = 3;
   o.depth = 64;
   o.receive_budget = 1;
+  o.timeout_ns = 5'000'000'000;  // settle() advances the clock: no retransmission meanwhile
   this->start(o);
   auto& j = *this->job_;
   const uint64_t w[4] = {1, 0, 0, 0};
