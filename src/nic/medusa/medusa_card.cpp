@@ -70,6 +70,8 @@ medusa_card::medusa_card(const card_setup& setup)
       crc_(setup.crc),
       direct_tx_(setup.direct_tx),
       rx_ready_cell_(setup.rx_ready_cell),
+      copy_short_whole_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
+                        setup.block_size >= short_packet),
       attach_timeout_ms_(setup.attach_timeout_ms),
       job_key_(setup.job_key),
       job_(setup.job),

@@ -33,6 +33,11 @@ class medusa_card {
  public:
   // rx_packet::block of an entry whose block number was out of range.
   static constexpr uint32_t no_block = 0xffffffffu;
+  // A packet of at most this many bytes (an 8-byte MPI message is 72) is
+  // copied into its RX_READY cell as this many bytes, in constant moves,
+  // when the cell holds them and every packet source (a block, the wire's
+  // buffers) has them to read (copy_short_whole_).
+  static constexpr uint32_t short_packet = 112;
 
   // Creates this process's card (throws std::invalid_argument on a bad setup,
   // std::runtime_error / std::system_error if the segment cannot be made).
@@ -195,6 +200,7 @@ class medusa_card {
   bool crc_;
   bool direct_tx_;
   uint32_t rx_ready_cell_;
+  bool copy_short_whole_;  // cells hold short_packet bytes and blocks are at least that long
   uint64_t attach_timeout_ms_;
   uint64_t job_key_;
   std::string job_;
@@ -303,10 +309,12 @@ inline void medusa_card::run_tx_engine() noexcept {
   // every inbound block, and the owner gives cells back in order before it
   // releases their blocks; see release()).
   std::byte* cell = p.rx_ready.claim_free(pos);
-  std::byte* to = length <= p.rx_ready.inline_bytes()
-                      ? cell + sys::cell_fifo::head_bytes
-                      : p.vram + static_cast<size_t>(blk) * block_size_;
-  std::memcpy(to, packet, length);
+  if (__builtin_expect(length <= short_packet && copy_short_whole_, 1))
+    std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);  // constant: inline moves
+  else if (length <= p.rx_ready.inline_bytes())
+    std::memcpy(cell + sys::cell_fifo::head_bytes, packet, length);
+  else
+    std::memcpy(p.vram + static_cast<size_t>(blk) * block_size_, packet, length);
   // Publish: the packet bytes are visible before the receiver sees the
   // entry, which names me, the sending card, as the packet's source.
   p.rx_ready.publish(cell, pos, medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
