@@ -63,6 +63,8 @@ struct mca_btl_base_endpoint_t {
     int peer;                  /* local rank = process index on the AM layer */
     opal_list_t pending;       /* frags waiting to be sent, in order */
     bool queued;               /* on the component's list of endpoints with pending frags */
+    uint64_t refused_at;       /* the component's polls when a send to the peer was last
+                                * refused (busy): until the next poll it would be again */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
@@ -118,6 +120,7 @@ typedef struct mca_btl_hpam_component_t {
     unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
     uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
     uint64_t send_queued;               /* sends that waited on their endpoint's queue */
+    uint64_t polls;                     /* hpam_poll calls made by progress (from 1) */
     opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */

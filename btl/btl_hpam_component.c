@@ -87,6 +87,7 @@ static int hpam_open(void)
     OBJ_CONSTRUCT(&mca_btl_hpam_component.lock, opal_recursive_mutex_t);
     mca_btl_hpam_component.ep = NULL;
     mca_btl_hpam_component.peers = NULL;
+    mca_btl_hpam_component.polls = 1;
     return OPAL_SUCCESS;
 }
 
@@ -246,12 +247,13 @@ static int hpam_progress(void)
     if (OPAL_UNLIKELY(NULL == c->ep)) return 0;
     MCA_BTL_HPAM_LOCK();
     int n = hpam_poll(c->ep);
+    c->polls++; /* a refusal seen before (or in a handler during) the poll may not hold now */
     if (OPAL_UNLIKELY(n < 0)) {
         if (HPAM_ERR_UNREACHABLE == n) mca_btl_hpam_report_lost_peer();
         n = 0;
     }
     if (!opal_list_is_empty(&c->pending_endpoints)) n += mca_btl_hpam_drain_pending();
-    n += mca_btl_hpam_rdma_progress();
+    if (0 != c->registrations || 0 != c->rdma_ninflight) n += mca_btl_hpam_rdma_progress();
     MCA_BTL_HPAM_UNLOCK();
     return n;
 }

@@ -83,17 +83,22 @@ void mca_btl_hpam_order_fini(void)
     memset(&order, 0, sizeof order);
 }
 
+/* The descriptor every delivered message is handed over in, made once:
+ * only its segment changes. One is enough: a callback never delivers
+ * another message (it cannot poll: it runs inside a request handler), and
+ * under MPI_THREAD_MULTIPLE the BTL's lock serialises polls. */
+static mca_btl_base_segment_t delivered_segment;
+static mca_btl_base_descriptor_t delivered = {.des_segments = &delivered_segment,
+                                              .des_segment_count = 1};
+
 /* Hands one message to the callback Open MPI registered for its tag. */
-static void deliver(uint8_t tag, void *data, size_t len)
+static inline void deliver(uint8_t tag, void *data, size_t len)
 {
     mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
     if (OPAL_UNLIKELY(NULL == reg->cbfunc)) return;
-    mca_btl_base_segment_t segment = {.seg_addr.pval = data, .seg_len = len};
-    mca_btl_base_descriptor_t des;
-    memset(&des, 0, sizeof des);
-    des.des_segments = &segment;
-    des.des_segment_count = 1;
-    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t) tag, &des, reg->cbdata);
+    delivered_segment.seg_addr.pval = data;
+    delivered_segment.seg_len = len;
+    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t) tag, &delivered, reg->cbdata);
 }
 
 /* The messages that came early and whose turn has now come. */

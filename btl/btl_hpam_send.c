@@ -66,11 +66,22 @@ static void enqueue(mca_btl_hpam_frag_t *frag)
  * exhausted): the fragment waits on the endpoint's queue, never dropped. */
 static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AGAIN == rc; }
 
-/* The packet may go now: nothing queued before it (from a handler, launch
- * refuses with HPAM_ERR_BUSY and the packet waits). */
+/* The packet may go now: nothing queued before it, and no send to the peer
+ * was refused since the last poll (only a poll frees an instance or leaves
+ * a handler; from a handler, launch refuses with HPAM_ERR_BUSY and the
+ * packet waits). A refusal is remembered so that ob1's second attempt at
+ * the same message (sendi once more, then send with the fragment sendi
+ * handed it) does not knock on the busy instance again. */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
-    return opal_list_is_empty(&endpoint->pending);
+    return opal_list_is_empty(&endpoint->pending) &&
+           endpoint->refused_at != mca_btl_hpam_component.polls;
+}
+
+static inline int refusal_noted(mca_btl_base_endpoint_t *endpoint, int rc)
+{
+    if (must_wait(rc)) endpoint->refused_at = mca_btl_hpam_component.polls;
+    return rc;
 }
 
 int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -80,7 +91,7 @@ int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     frag->endpoint = endpoint;
     frag->tag = tag;
     MCA_BTL_HPAM_LOCK();
-    int rc = can_send_now(endpoint) ? try_send(frag) : HPAM_ERR_BUSY;
+    int rc = can_send_now(endpoint) ? refusal_noted(endpoint, try_send(frag)) : HPAM_ERR_BUSY;
     if (OPAL_LIKELY(HPAM_OK == rc)) {
         if (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) {
             des->des_cbfunc(btl, endpoint, des, OPAL_SUCCESS);
@@ -142,7 +153,8 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     }
     MCA_BTL_HPAM_LOCK();
     const int rc = can_send_now(endpoint)
-                       ? send_now(endpoint, convertor, header, header_size, payload_size, tag)
+                       ? refusal_noted(endpoint, send_now(endpoint, convertor, header, header_size,
+                                                          payload_size, tag))
                        : HPAM_ERR_BUSY;
     if (OPAL_UNLIKELY(HPAM_ERR_UNREACHABLE == rc)) mca_btl_hpam_report_lost_peer();
     MCA_BTL_HPAM_UNLOCK();
