@@ -143,9 +143,14 @@ extern mca_btl_hpam_module_t mca_btl_hpam_module;
 int mca_btl_hpam_params_register(void);
 int mca_btl_hpam_params_check(void);
 /* Checks the BTL sizes (max_send_size, eager_limit, rndv_eager_limit)
- * against the largest packet payload: defaults shrink to fit, values the
- * user set too large are errors naming the parameter and range. */
+ * against the largest packet payload: those the user did not set become
+ * that payload (block size - 64), values the user set too large are errors
+ * naming the parameter and range. */
 int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
+/* The depth for nlocal ranks on the node, unless the user set it: halved
+ * from its default until the card's blocks fit the BTL's card budget (see
+ * btl_hpam_params.c), never below 4. */
+void mca_btl_hpam_params_fit_depth(int nlocal);
 
 /* btl_hpam_error.c: the one HPAM -> OPAL error mapping; a lost peer, named */
 int mca_btl_hpam_to_opal_error(int hpam_err);

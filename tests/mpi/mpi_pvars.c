@@ -4,7 +4,8 @@
  * handle allocation) advance by at least 100 on the sender. Then a burst of
  * more nonblocking sends than D while the receiver sleeps: the sends beyond
  * D wait on the BTL's queue (btl_hpam_send_queued advances: sendi handed
- * Open MPI a fragment instead of making it retry) and every byte arrives. */
+ * Open MPI a fragment instead of making it retry) and every byte arrives.
+ * Last, a message that fits one packet goes eager. */
 #include <string.h>
 #include <unistd.h>
 
@@ -19,6 +20,28 @@ static unsigned long read_named(MPI_T_pvar_session session, MPI_T_pvar_handle *h
     for (int k = 0; k < found; ++k)
         if (!strcmp(names[k], name)) CHECK(MPI_T_pvar_read(session, handles[k], &v) == MPI_SUCCESS, "read %s", name);
     return v;
+}
+
+/* A message that fits one packet (8000 bytes and ob1's header in an 8192-byte
+ * block) goes eager: its receiver sends nothing back (a rendezvous would
+ * have it send at least ob1's FIN); the bytes arrive. Returns rank 1's
+ * requests sent while receiving it. */
+static unsigned long eager_fit(int rank, MPI_T_pvar_session session, MPI_T_pvar_handle *handles,
+                               char (*names)[64], int found)
+{
+    static unsigned char m[8000];
+    MPI_Barrier(MPI_COMM_WORLD);
+    const unsigned long before = read_named(session, handles, names, found, "btl_hpam_requests_sent");
+    if (rank == 0) {
+        for (size_t b = 0; b < sizeof m; ++b) m[b] = (unsigned char) (b * 13 + 5);
+        MPI_Send(m, sizeof m, MPI_BYTE, 1, 8, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(m, sizeof m, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (size_t b = 0; b < sizeof m; ++b) CHECK(m[b] == (unsigned char) (b * 13 + 5), "byte %zu", b);
+    }
+    const unsigned long sent = read_named(session, handles, names, found, "btl_hpam_requests_sent") - before;
+    MPI_Barrier(MPI_COMM_WORLD);
+    return sent;
 }
 
 /* Rank 0 sends burst_len messages at once to rank 1, which starts receiving
@@ -99,6 +122,8 @@ int main(int argc, char **argv)
     }
     if (rank == 0) CHECK(sent >= 100 && replies >= 100, "requests_sent %lu, replies_received %lu", sent, replies);
     unsigned long queued = burst(rank, session, handles, names, found);
+    const unsigned long answered = eager_fit(rank, session, handles, names, found);
+    if (rank == 1) CHECK(answered == 0, "a message that fits a packet went by rendezvous (%lu sent back)", answered);
     for (int k = 0; k < found; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
     if (rank == 0) CHECK(queued > 0, "no send of a burst beyond D waited on the BTL's queue");
     MPI_T_pvar_session_free(&session);
