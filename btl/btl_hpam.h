@@ -45,7 +45,7 @@ typedef union mca_btl_hpam_knob_storage_t {
 #define MCA_BTL_HPAM_MAX_KNOBS 64
 
 /* The parameters: every knob of the table as btl_hpam_<name>, checked by
- * mca_btl_hpam_params_check into the two configurations; two of the BTL's
+ * mca_btl_hpam_params_check into the two configurations; four of the BTL's
  * own. */
 typedef struct mca_btl_hpam_params_t {
     mca_btl_hpam_knob_storage_t knob[MCA_BTL_HPAM_MAX_KNOBS]; /* by table index */
@@ -54,6 +54,7 @@ typedef struct mca_btl_hpam_params_t {
     int verbose;               /* 0 quiet .. 100 everything */
     bool stats;                /* per-peer statistics at finalize */
     int max_frags;             /* send fragments at most (bounds memory under overload) */
+    int card_budget_mb;        /* card memory per process the default depth stays within */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */
@@ -148,8 +149,8 @@ int mca_btl_hpam_params_check(void);
  * naming the parameter and range. */
 int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
 /* The depth for nlocal ranks on the node, unless the user set it: halved
- * from its default until the card's blocks fit the BTL's card budget (see
- * btl_hpam_params.c), never below 4. */
+ * from its default (64) until the card's blocks fit btl_hpam_card_budget_mb,
+ * never below 4. */
 void mca_btl_hpam_params_fit_depth(int nlocal);
 
 /* btl_hpam_error.c: the one HPAM -> OPAL error mapping; a lost peer, named */

@@ -36,12 +36,9 @@ static const struct {
 } btl_defaults[] = {
     {"depth", 64,
      "; BTL default: the largest power of two up to 64 (at least 4) whose card blocks, "
-     "2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit 16 MiB per process (P = ranks on "
-     "the node): 64 up to 8 ranks, 32 up to 16, 16 up to 32, 8 up to 64"},
+     "2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit btl_hpam_card_budget_mb per process "
+     "(P = ranks on the node; 8 MiB: 64 up to 4 ranks, 32 up to 8, 16 up to 16, 8 up to 32)"},
 };
-
-/* The card memory per process the BTL's default depth stays within. */
-#define CARD_BUDGET_BYTES (16ull << 20)
 
 static int btl_default_row(size_t i)
 {
@@ -89,7 +86,7 @@ static void knob_help(const hpam_knob_info_t *k, char *out, size_t len)
     }
 }
 
-/* Every knob of the table as btl_hpam_<name>, then the BTL's own three. */
+/* Every knob of the table as btl_hpam_<name>, then the BTL's own four. */
 int mca_btl_hpam_params_register(void)
 {
     const size_t n = hpam_knob_count();
@@ -107,8 +104,14 @@ int mca_btl_hpam_params_register(void)
     P->verbose = 0;
     P->stats = false;
     P->max_frags = 512;
+    P->card_budget_mb = 8;
     int rc = reg("verbose", "Verbosity of btl/hpam (0 = errors only, 100 = everything)",
                  MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &P->verbose);
+    if (OPAL_SUCCESS != rc) return rc;
+    rc = reg("card_budget_mb", "Card memory per process (MiB) within which the default depth "
+             "stays: D is halved from 64 (not below 4) until the card's 2*(P-1)*(2D+1) blocks fit; "
+             "unused when btl_hpam_depth is set (1-65536)",
+             MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &P->card_budget_mb);
     if (OPAL_SUCCESS != rc) return rc;
     rc = reg("max_frags", "Most send fragments (one packet each); when all are in use, Open MPI "
              "queues further sends and the sender waits in progress (16-1048576)",
@@ -155,6 +158,11 @@ int mca_btl_hpam_params_check(void)
                        "[0, 100]; the job ends", P->verbose);
         bad = true;
     }
+    if (P->card_budget_mb < 1 || P->card_budget_mb > 65536) {
+        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_card_budget_mb = %d: valid range "
+                       "is [1, 65536]; the job ends", P->card_budget_mb);
+        bad = true;
+    }
     if (P->max_frags < 16 || P->max_frags > (1 << 20)) {
         opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_max_frags = %d: valid range is "
                        "[16, 1048576]; the job ends", P->max_frags);
@@ -195,7 +203,8 @@ void mca_btl_hpam_params_fit_depth(int nlocal)
     if (user_set("depth")) return;
     const uint64_t peers = nlocal > 1 ? (uint64_t) (nlocal - 1) : 1;
     uint32_t d = P->am.depth;
-    while (d > 4 && 2 * peers * (2 * (uint64_t) d + 1) * P->am.block_size > CARD_BUDGET_BYTES) d /= 2;
+    const uint64_t budget = (uint64_t) P->card_budget_mb << 20;
+    while (d > 4 && 2 * peers * (2 * (uint64_t) d + 1) * P->am.block_size > budget) d /= 2;
     P->am.depth = d;
 }
 
