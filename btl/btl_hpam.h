@@ -45,7 +45,7 @@ typedef union mca_btl_hpam_knob_storage_t {
 #define MCA_BTL_HPAM_MAX_KNOBS 64
 
 /* The parameters: every knob of the table as btl_hpam_<name>, checked by
- * mca_btl_hpam_params_check into the two configurations; two of the BTL's
+ * mca_btl_hpam_params_check into the two configurations; four of the BTL's
  * own. */
 typedef struct mca_btl_hpam_params_t {
     mca_btl_hpam_knob_storage_t knob[MCA_BTL_HPAM_MAX_KNOBS]; /* by table index */
@@ -54,6 +54,7 @@ typedef struct mca_btl_hpam_params_t {
     int verbose;               /* 0 quiet .. 100 everything */
     bool stats;                /* per-peer statistics at finalize */
     int max_frags;             /* send fragments at most (bounds memory under overload) */
+    int card_budget_mb;        /* card memory per process the default depth stays within */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */
@@ -63,6 +64,8 @@ struct mca_btl_base_endpoint_t {
     int peer;                  /* local rank = process index on the AM layer */
     opal_list_t pending;       /* frags waiting to be sent, in order */
     bool queued;               /* on the component's list of endpoints with pending frags */
+    uint64_t refused_at;       /* the component's polls when a send to the peer was last
+                                * refused (busy): until the next poll it would be again */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
@@ -118,6 +121,8 @@ typedef struct mca_btl_hpam_component_t {
     unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
     uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
     uint64_t send_queued;               /* sends that waited on their endpoint's queue */
+    uint64_t sendi_refused;             /* sendi calls refused for now (OUT_OF_RESOURCE) */
+    uint64_t polls;                     /* hpam_poll calls made by progress (from 1) */
     opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */
@@ -140,9 +145,14 @@ extern mca_btl_hpam_module_t mca_btl_hpam_module;
 int mca_btl_hpam_params_register(void);
 int mca_btl_hpam_params_check(void);
 /* Checks the BTL sizes (max_send_size, eager_limit, rndv_eager_limit)
- * against the largest packet payload: defaults shrink to fit, values the
- * user set too large are errors naming the parameter and range. */
+ * against the largest packet payload: those the user did not set become
+ * that payload (block size - 64), values the user set too large are errors
+ * naming the parameter and range. */
 int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk);
+/* The depth for nlocal ranks on the node, unless the user set it: halved
+ * from its default (64) until the card's blocks fit btl_hpam_card_budget_mb,
+ * never below 4. */
+void mca_btl_hpam_params_fit_depth(int nlocal);
 
 /* btl_hpam_error.c: the one HPAM -> OPAL error mapping; a lost peer, named */
 int mca_btl_hpam_to_opal_error(int hpam_err);

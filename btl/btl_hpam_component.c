@@ -48,8 +48,11 @@ static int hpam_register(void)
     if (OPAL_SUCCESS != rc) return rc;
     /* Defaults Open MPI's own btl_hpam_* knobs start from. */
     m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT; /* below vader, above tcp */
-    m->btl_eager_limit = 4 * 1024;
-    m->btl_rndv_eager_limit = 4 * 1024;
+    /* For the default block (8192 bytes, 64 of headers); hpam_init sets
+     * those the user left alone to the block's payload
+     * (mca_btl_hpam_params_fit_sizes). */
+    m->btl_eager_limit = 8192 - 64;
+    m->btl_rndv_eager_limit = 8192 - 64;
     m->btl_max_send_size = 8192 - 64;
     m->btl_rdma_pipeline_send_length = 8192 - 64;
     m->btl_rdma_pipeline_frag_size = 8192 - 64;
@@ -87,6 +90,7 @@ static int hpam_open(void)
     OBJ_CONSTRUCT(&mca_btl_hpam_component.lock, opal_recursive_mutex_t);
     mca_btl_hpam_component.ep = NULL;
     mca_btl_hpam_component.peers = NULL;
+    mca_btl_hpam_component.polls = 1;
     return OPAL_SUCCESS;
 }
 
@@ -202,6 +206,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     if (0 == opal_process_info.num_local_peers) return NULL; /* nobody on this node to talk to */
     c->nlocal = opal_process_info.num_local_peers + 1;
     c->my_local_rank = opal_process_info.my_local_rank;
+    mca_btl_hpam_params_fit_depth(c->nlocal);
     make_job_id(c->job, sizeof c->job);
 
     hpam_config_t cfg = c->params.am;
@@ -227,6 +232,12 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
     if (OPAL_SUCCESS != mca_btl_hpam_params_fit_sizes(m, max_bulk)) end_job_for_bad_parameters();
+    if (c->params.verbose > 0) {
+        opal_output(0, "btl/hpam: local rank %d of %d: nic %s, depth %u, block %u bytes, "
+                       "eager limit %zu, max send size %zu", c->my_local_rank, c->nlocal,
+                    c->params.am.nic ? c->params.am.nic : "medusa", (unsigned) c->params.am.depth,
+                    (unsigned) c->params.am.block_size, m->btl_eager_limit, m->btl_max_send_size);
+    }
     if (OPAL_SUCCESS != mca_btl_hpam_frags_setup(m->btl_max_send_size)) return abandon_init();
     c->peers = calloc((size_t) c->nlocal, sizeof(*c->peers));
     mca_btl_base_module_t **modules = malloc(sizeof(*modules));
@@ -246,12 +257,13 @@ static int hpam_progress(void)
     if (OPAL_UNLIKELY(NULL == c->ep)) return 0;
     MCA_BTL_HPAM_LOCK();
     int n = hpam_poll(c->ep);
+    c->polls++; /* a refusal seen before (or in a handler during) the poll may not hold now */
     if (OPAL_UNLIKELY(n < 0)) {
         if (HPAM_ERR_UNREACHABLE == n) mca_btl_hpam_report_lost_peer();
         n = 0;
     }
     if (!opal_list_is_empty(&c->pending_endpoints)) n += mca_btl_hpam_drain_pending();
-    n += mca_btl_hpam_rdma_progress();
+    if (0 != c->registrations || 0 != c->rdma_ninflight) n += mca_btl_hpam_rdma_progress();
     MCA_BTL_HPAM_UNLOCK();
     return n;
 }

@@ -17,6 +17,7 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->proc = NULL;
     ep->peer = -1;
     ep->queued = false;
+    ep->refused_at = 0; /* polls start at 1 */
 }
 static void endpoint_destruct(mca_btl_base_endpoint_t *ep) { OBJ_DESTRUCT(&ep->pending); }
 OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct, endpoint_destruct);
@@ -84,6 +85,7 @@ static int hpam_finalize(struct mca_btl_base_module_t *btl)
     MCA_BTL_HPAM_LOCK();
     while (!opal_list_is_empty(&c->pending_endpoints)) {
         (void) hpam_poll(c->ep);
+        c->polls++;
         (void) mca_btl_hpam_drain_pending();
         if (c->lost_peer_reported) break;
     }

@@ -63,6 +63,7 @@ static const counter_row_t btl_counters[] = {
     C(held_in_order, "Messages that arrived ahead of their turn and waited to be delivered in order"),
     C(stream_rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
     C(frag_exhausted, "Fragment allocations refused: all btl_hpam_max_frags in use (Open MPI queued the send)"),
+    C(sendi_refused, "Immediate sends refused for now: the peer's instances busy or a send queued before (Open MPI kept the message)"),
     C(send_queued, "Sends that waited on their peer's queue for a free instance (sent from progress, in order)"),
 #undef C
 };

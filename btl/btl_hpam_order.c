@@ -84,9 +84,10 @@ void mca_btl_hpam_order_fini(void)
     memset(&order, 0, sizeof order);
 }
 
-/* What a message is handed to Open MPI in: one descriptor and segment, set
- * up once (the callback runs to completion before the next delivery: a
- * handler may not poll), so a delivery writes two words, not a descriptor. */
+/* The descriptor every delivered message is handed over in, made once:
+ * only its segment changes. One is enough: a callback never delivers
+ * another message (it cannot poll: it runs inside a request handler), and
+ * under MPI_THREAD_MULTIPLE the BTL's lock serialises polls. */
 static mca_btl_base_segment_t delivered_segment;
 static mca_btl_base_descriptor_t delivered = {.des_segments = &delivered_segment,
                                               .des_segment_count = 1};

@@ -23,10 +23,43 @@ static int reg(const char *name, const char *help, mca_base_var_type_t type, int
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
+/* Knobs whose default the BTL sets apart from the table's (the native API
+ * and the UCX transport keep the table's), with what the help adds.
+ * depth: an MPI stream keeps many messages in flight to one peer, and D is
+ * the window of them that may be unacknowledged; this is its most, and
+ * unless the user sets it, mca_btl_hpam_params_fit_depth lowers it to what
+ * fits the card budget. Measured in bench/issue11_changes.md. */
+static const struct {
+    const char *name;
+    long value;
+    const char *note;
+} btl_defaults[] = {
+    {"depth", 64,
+     "; BTL default: the largest power of two up to 64 (at least 4) whose card blocks, "
+     "2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit btl_hpam_card_budget_mb per process "
+     "(P = ranks on the node; 8 MiB: 64 up to 4 ranks, 32 up to 8, 16 up to 16, 8 up to 32)"},
+};
+
+static int btl_default_row(size_t i)
+{
+    for (size_t k = 0; k < sizeof btl_defaults / sizeof btl_defaults[0]; ++k) {
+        if (0 == strcmp(hpam_knob_info(i)->name, btl_defaults[k].name)) return (int) k;
+    }
+    return -1;
+}
+
+static hpam_knob_value_t btl_default(size_t i)
+{
+    hpam_knob_value_t d = hpam_knob_default(i);
+    const int row = btl_default_row(i);
+    if (row >= 0) d.i = btl_defaults[row].value;
+    return d;
+}
+
 /* Knob i's default into its storage; returns the MCA type it registers as. */
 static mca_base_var_type_t knob_storage(size_t i, mca_btl_hpam_knob_storage_t *s)
 {
-    const hpam_knob_value_t d = hpam_knob_default(i);
+    const hpam_knob_value_t d = btl_default(i);
     switch (hpam_knob_info(i)->type) {
     case HPAM_KNOB_BOOL: s->flag = 0 != d.i; return MCA_BASE_VAR_TYPE_BOOL;
     case HPAM_KNOB_REAL: s->real = d.r; return MCA_BASE_VAR_TYPE_DOUBLE;
@@ -53,15 +86,17 @@ static void knob_help(const hpam_knob_info_t *k, char *out, size_t len)
     }
 }
 
-/* Every knob of the table as btl_hpam_<name>, then the BTL's own three. */
+/* Every knob of the table as btl_hpam_<name>, then the BTL's own four. */
 int mca_btl_hpam_params_register(void)
 {
     const size_t n = hpam_knob_count();
     if (n > MCA_BTL_HPAM_MAX_KNOBS) return OPAL_ERR_NOT_SUPPORTED;
     for (size_t i = 0; i < n; ++i) {
         const hpam_knob_info_t *k = hpam_knob_info(i);
-        char help[512];
+        char help[768];
         knob_help(k, help, sizeof help);
+        const int row = btl_default_row(i);
+        if (row >= 0) strncat(help, btl_defaults[row].note, sizeof help - strlen(help) - 1);
         const mca_base_var_type_t type = knob_storage(i, &P->knob[i]);
         int rc = reg(k->name, help, type, OPAL_INFO_LVL_1 + k->level - 1, &P->knob[i]);
         if (OPAL_SUCCESS != rc) return rc;
@@ -69,8 +104,14 @@ int mca_btl_hpam_params_register(void)
     P->verbose = 0;
     P->stats = false;
     P->max_frags = 512;
+    P->card_budget_mb = 8;
     int rc = reg("verbose", "Verbosity of btl/hpam (0 = errors only, 100 = everything)",
                  MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &P->verbose);
+    if (OPAL_SUCCESS != rc) return rc;
+    rc = reg("card_budget_mb", "Card memory per process (MiB) within which the default depth "
+             "stays: D is halved from 64 (not below 4) until the card's 2*(P-1)*(2D+1) blocks fit; "
+             "unused when btl_hpam_depth is set (1-65536)",
+             MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &P->card_budget_mb);
     if (OPAL_SUCCESS != rc) return rc;
     rc = reg("max_frags", "Most send fragments (one packet each); when all are in use, Open MPI "
              "queues further sends and the sender waits in progress (16-1048576)",
@@ -117,6 +158,11 @@ int mca_btl_hpam_params_check(void)
                        "[0, 100]; the job ends", P->verbose);
         bad = true;
     }
+    if (P->card_budget_mb < 1 || P->card_budget_mb > 65536) {
+        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_card_budget_mb = %d: valid range "
+                       "is [1, 65536]; the job ends", P->card_budget_mb);
+        bad = true;
+    }
     if (P->max_frags < 16 || P->max_frags > (1 << 20)) {
         opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_max_frags = %d: valid range is "
                        "[16, 1048576]; the job ends", P->max_frags);
@@ -152,12 +198,28 @@ static bool fit_size(const char *name, size_t *value, size_t hi)
     return true;
 }
 
+void mca_btl_hpam_params_fit_depth(int nlocal)
+{
+    if (user_set("depth")) return;
+    const uint64_t peers = nlocal > 1 ? (uint64_t) (nlocal - 1) : 1;
+    uint32_t d = P->am.depth;
+    const uint64_t budget = (uint64_t) P->card_budget_mb << 20;
+    while (d > 4 && 2 * peers * (2 * (uint64_t) d + 1) * P->am.block_size > budget) d /= 2;
+    P->am.depth = d;
+}
+
+/* The sizes follow the card's block unless the user set them: a message
+ * whose fragment fits one packet goes eager (one copy into the block and one
+ * out of it beats a rendezvous's two control messages and a deposit). */
 int mca_btl_hpam_params_fit_sizes(mca_btl_base_module_t *m, size_t max_bulk)
 {
     bool bad = false;
-    if (0 == m->btl_max_send_size) m->btl_max_send_size = max_bulk; /* 0: the whole packet */
+    /* 0: the whole packet */
+    if (0 == m->btl_max_send_size || !user_set("max_send_size")) m->btl_max_send_size = max_bulk;
     bad |= fit_size("max_send_size", &m->btl_max_send_size, max_bulk);
     if (bad) return OPAL_ERR_BAD_PARAM;
+    if (!user_set("eager_limit")) m->btl_eager_limit = m->btl_max_send_size;
+    if (!user_set("rndv_eager_limit")) m->btl_rndv_eager_limit = m->btl_max_send_size;
     bad |= fit_size("eager_limit", &m->btl_eager_limit, m->btl_max_send_size);
     bad |= fit_size("rndv_eager_limit", &m->btl_rndv_eager_limit, m->btl_max_send_size);
     return bad ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;

@@ -66,11 +66,22 @@ static void enqueue(mca_btl_hpam_frag_t *frag)
  * exhausted): the fragment waits on the endpoint's queue, never dropped. */
 static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AGAIN == rc; }
 
-/* The packet may go now: nothing queued before it (from a handler, launch
- * refuses with HPAM_ERR_BUSY and the packet waits). */
+/* The packet may go now: nothing queued before it, and no send to the peer
+ * was refused since the last poll (only a poll frees an instance or leaves
+ * a handler; from a handler, launch refuses with HPAM_ERR_BUSY and the
+ * packet waits). A refusal is remembered so that ob1's second attempt at
+ * the same message (sendi once more, then send with the fragment sendi
+ * handed it) does not knock on the busy instance again. */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
-    return opal_list_is_empty(&endpoint->pending);
+    return opal_list_is_empty(&endpoint->pending) &&
+           endpoint->refused_at != mca_btl_hpam_component.polls;
+}
+
+static inline int refusal_noted(mca_btl_base_endpoint_t *endpoint, int rc)
+{
+    if (must_wait(rc)) endpoint->refused_at = mca_btl_hpam_component.polls;
+    return rc;
 }
 
 int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -80,7 +91,7 @@ int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     frag->endpoint = endpoint;
     frag->tag = tag;
     MCA_BTL_HPAM_LOCK();
-    int rc = can_send_now(endpoint) ? try_send(frag) : HPAM_ERR_BUSY;
+    int rc = can_send_now(endpoint) ? refusal_noted(endpoint, try_send(frag)) : HPAM_ERR_BUSY;
     if (OPAL_LIKELY(HPAM_OK == rc)) {
         if (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) {
             des->des_cbfunc(btl, endpoint, des, OPAL_SUCCESS);
@@ -123,14 +134,12 @@ static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_conver
     return rc;
 }
 
-/* Sends at once or refuses when the peer's instance is busy, something is
- * queued before it, or this is a handler: then, as btl.h has it for a busy
- * BTL, OPAL_ERR_RESOURCE_BUSY with a descriptor of the message's size when
- * the caller asked for one and a fragment is free (ob1 packs the message
- * into it and hands it to send, which queues it on the endpoint behind what
- * waits there: sent from progress as answers free instances, in order);
- * else OPAL_ERR_OUT_OF_RESOURCE, and Open MPI keeps the request and tries
- * again from its progress. */
+/* Sends at once or refuses: OPAL_ERR_OUT_OF_RESOURCE, with no descriptor,
+ * when the peer's instances are busy, something is queued before it, a
+ * send to it was refused since the last poll, or this is a handler (btl.h's
+ * contract for a sendi that cannot send now); Open MPI then keeps the
+ * message and sends it another way (alloc and send, whose fragments are
+ * bounded by btl_hpam_max_frags) or again from its progress. */
 int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                        struct opal_convertor_t *convertor, void *header, size_t header_size,
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -142,15 +151,15 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     }
     MCA_BTL_HPAM_LOCK();
     const int rc = can_send_now(endpoint)
-                       ? send_now(endpoint, convertor, header, header_size, payload_size, tag)
+                       ? refusal_noted(endpoint, send_now(endpoint, convertor, header, header_size,
+                                                          payload_size, tag))
                        : HPAM_ERR_BUSY;
     if (OPAL_UNLIKELY(HPAM_ERR_UNREACHABLE == rc)) mca_btl_hpam_report_lost_peer();
     MCA_BTL_HPAM_UNLOCK();
     if (OPAL_LIKELY(HPAM_OK == rc)) return OPAL_SUCCESS;
     if (!must_wait(rc)) return mca_btl_hpam_to_opal_error(rc);
-    if (NULL == descriptor) return OPAL_ERR_OUT_OF_RESOURCE;
-    *descriptor = mca_btl_hpam_alloc(btl, endpoint, order, header_size + payload_size, flags);
-    return NULL != *descriptor ? OPAL_ERR_RESOURCE_BUSY : OPAL_ERR_OUT_OF_RESOURCE;
+    mca_btl_hpam_component.sendi_refused++;
+    return OPAL_ERR_OUT_OF_RESOURCE;
 }
 
 /* Sends queued fragments in order, endpoint by endpoint, until the peer's

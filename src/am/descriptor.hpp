@@ -46,8 +46,12 @@ struct reply_desc {
   uint32_t block = 0;          // VRAM block holding the stored reply packet
   uint32_t length = 0;         // stored reply length; 0 = no reply sent yet
   uint32_t expected = 1;       // sequence number the next new request must carry
-  uint32_t ack_sequence = 0;   // the sequence of the last ack stamped here (a deferred one's
+  uint32_t ack_sequence = 0;   // the sequence of the last ack made here (a deferred one's
                                // waiting state is in endpoint::acks_, am/ack_rows.hpp)
+  uint8_t ack_refusal = 0;     // that ack's refusal value
+  bool unstamped = false;      // the stored reply is that ack, not yet written into the block:
+                               // stamped when first launched or reflected (a deferred ack
+                               // carried as an entry never touches its block)
 };
 
 // [peer][instance] tables, flat, sized once at setup.

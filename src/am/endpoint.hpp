@@ -73,13 +73,17 @@ struct arrival {
 // at least this often: a death after that is noticed within it.
 constexpr uint64_t liveness_recheck_ns = 500'000'000;
 
-// multi_ack: a poll launches the acks of a peer only once half a window
-// waits there, while the polls before it used their whole receive budget
-// (a stream is arriving; its acks are gathered). When a poll finds its
-// queue drained, every waiting ack goes at the next poll's start, or at this
-// one's end if it handled nothing. Acks never wait more than this many polls
-// that launched only some rows: a peer waiting for one ack is not kept
-// waiting by a stream from others.
+// multi_ack: while a stream arrives (a poll used its whole receive budget)
+// the acks of a peer wait until ack_threshold(D) of them do, and the poll
+// launches them at its end, together; a poll that drains its queue leaves
+// its acks to ride on a request sent before the next poll, whose start
+// launches what is left (or at once, if it handled nothing). Acks never
+// wait more than ack_hold_polls polls that launched only some rows: a peer
+// waiting for one ack is not kept waiting by a stream from others.
+// A quarter of the window (at least 2): the sender gets its instances back
+// while it still has three quarters to send on; one ack packet a half
+// window left streams waiting for credits (bench/issue11_changes.md).
+constexpr uint32_t ack_threshold(uint32_t depth) { return depth / 4 > 2 ? depth / 4 : 2; }
 constexpr uint32_t ack_hold_polls = 16;
 
 // What a peer silent for the give-up time was seen doing (on_timeout).
@@ -227,9 +231,10 @@ class endpoint {
   [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a);
   void serve_get(hpam_token& t, const am_header& h);
   [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
+  void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
   // Launches deferred acks: every row (all), or only the rows due (multi_ack:
-  // half a window waits for that peer), and every row once acks have waited
-  // ack_hold_polls polls.
+  // ack_threshold of them wait for that peer), and every row once acks have
+  // waited ack_hold_polls polls.
   void flush_acks(bool all);
   void launch_acks(int peer, uint64_t waiting, uint64_t plain);
   // A plain ack waiting for dest rides on the request (or is left for
@@ -317,7 +322,7 @@ class endpoint {
   bool piggyback_acks_;
   bool multi_ack_;                       // deferred plain acks to a peer share one packet
   bool streaming_ = false;               // multi_ack: my last poll used its whole budget
-  uint32_t ack_threshold_;               // multi_ack: a row this full is flushed (D/2, >= 1)
+  uint32_t ack_threshold_;               // multi_ack: a row this full is flushed (ack_threshold)
   uint32_t ack_capacity_;                // ack_entry records one ack packet carries
   uint32_t acks_held_polls_ = 0;         // polls that flushed only some rows, since a full one
   bool ordered_;                         // instances strictly in turn per peer (no search)

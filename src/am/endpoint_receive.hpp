@@ -26,15 +26,17 @@ status endpoint<Card>::poll(int* handled, bool report) {
   return news();
 }
 
-// Deferred acks and arrivals: acks flush before the packets are taken (as
-// the flush policy says), packets up to the receive budget, then the acks a
-// poll that found nothing leaves (they had a poll to ride on a request).
+// Deferred acks and arrivals, as the flush policy says (ack_threshold):
+// outside a stream the acks left waiting go before the packets are taken;
+// then packets up to the receive budget; then a stream's acks as they come
+// due, or all of them if nothing arrived (they had a poll to ride on a
+// request).
 template <class Card>
 uint32_t endpoint<Card>::serve_arrivals() {
-  if (!acks_.empty()) flush_acks(!streaming_);
+  if (!acks_.empty() && !streaming_) flush_acks(true);
   const uint32_t n = receive_packets();
   streaming_ = multi_ack_ && n == receive_budget_;
-  if (n == 0 && !acks_.empty()) flush_acks(true);
+  if (!acks_.empty() && (streaming_ || n == 0)) flush_acks(n == 0);
   return n;
 }
 
@@ -202,6 +204,7 @@ void endpoint<Card>::on_request(const arrival& a) {
   reply_desc& r = replies_.at(src, c.instance);
   if (c.sequence != r.expected) {
     if (c.sequence == previous_sequence(r.expected) && r.length != 0) {
+      stamp_stored_ack(src, c.instance, r);
       card_.relaunch(src, r.block, r.length);  // reflect the stored reply
       counters_[src].duplicates_reflected++;
     } else {
@@ -251,24 +254,38 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
                     h.word[bulk_word::arg]);
 }
 
+// The stored reply of [src][instance] becomes this acknowledgement. A
+// deferred one is written into the reply block only when a packet needs it
+// (stamp_stored_ack): launched on its own, first in a multi-ack, or
+// reflected to a duplicate; carried as an entry it never touches the block.
 template <class Card>
 void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why) {
   reply_desc& r = replies_.at(src, instance);
-  (void)stamp_header(card_.tx_block(r.block), key_, {msg_class::reply, msg_kind::ack, instance, sequence},
-                     0, why);
   r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
+  r.ack_sequence = sequence;
+  r.ack_refusal = static_cast<uint8_t>(why);
+  r.unstamped = true;
   counters_[src].acks_sent++;
   if (!defer_acks_) {
+    stamp_stored_ack(src, instance, r);
     card_.launch(src, r.block, r.length);
     return;
   }
-  r.ack_sequence = sequence;
   acks_.defer(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
+}
+
+template <class Card>
+void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r) {
+  if (!r.unstamped) return;
+  (void)stamp_header(card_.tx_block(r.block), key_,
+                     {msg_class::reply, msg_kind::ack, instance, r.ack_sequence}, 0,
+                     static_cast<refusal>(r.ack_refusal));
+  r.unstamped = false;
 }
 
 // Deferred acknowledgements go out after the next packet launched by a
 // send, or at the start of the next poll, whichever comes first; with
-// multi_ack, as the poll policy above ack_hold_polls says.
+// multi_ack, as the policy above ack_threshold says (poll).
 template <class Card>
 void endpoint<Card>::flush_acks(bool all) {
   auto launch = [this](int peer, uint64_t waiting, uint64_t plain) {
@@ -298,11 +315,15 @@ void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
   uint64_t alone = multi_ack_ ? waiting & ~plain : waiting;
   uint64_t together = waiting & ~alone;
   for (; alone != 0; alone &= alone - 1) {
-    const reply_desc& r = replies_.at(peer, static_cast<uint32_t>(__builtin_ctzll(alone)));
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(alone));
+    reply_desc& r = replies_.at(peer, i);
+    stamp_stored_ack(peer, i, r);
     card_.launch(peer, r.block, r.length);
   }
   while (together != 0) {
-    const reply_desc& r = replies_.at(peer, static_cast<uint32_t>(__builtin_ctzll(together)));
+    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(together));
+    reply_desc& r = replies_.at(peer, first);
+    stamp_stored_ack(peer, first, r);
     together &= together - 1;
     std::byte* pkt = card_.tx_block(r.block);
     uint32_t length = r.length;

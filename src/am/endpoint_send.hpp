@@ -58,7 +58,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       defer_acks_(cfg.defer_acks),
       piggyback_acks_(cfg.piggyback_acks),
       multi_ack_(cfg.multi_ack && cfg.defer_acks),
-      ack_threshold_(std::max<uint32_t>(1, cfg.depth / 2)),
+      ack_threshold_(ack_threshold(cfg.depth)),
       ack_capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)),
       ordered_(cfg.ordered),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
@@ -331,6 +331,7 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
   am_header* h = stamp_header(pkt, key_, {msg_class::reply, kind, t.instance, t.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
   r.length = hdr + build(*h, pkt + hdr);
+  r.unstamped = false;  // the block holds this reply
   card_.launch(t.src, r.block, r.length);
   t.replied = true;
   counters_[t.src].replies_sent++;

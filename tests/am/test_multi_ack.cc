@@ -62,30 +62,32 @@ class multi_ack : public ::testing::Test {
 };
 TYPED_TEST_SUITE(multi_ack, card_types);
 
-// A stream of 8 requests (D = 8) read one packet per poll: the receiver
-// gathers the acks and launches them when half a window (4) waits, in two
-// ack packets of 4; the sender takes both packets and every request is
-// answered exactly once, none stale.
-TYPED_TEST(multi_ack, a_stream_is_answered_by_one_packet_per_half_window) {
+// A stream of 16 requests (D = 16) read one packet per poll: the receiver
+// gathers the acks and launches them whenever ack_threshold (4) wait, in
+// four ack packets of 4 (the first answering its own instance, 3 entries);
+// the sender takes the four packets and every request is answered exactly
+// once, none stale.
+TYPED_TEST(multi_ack, a_stream_is_answered_by_one_packet_per_threshold) {
+  static_assert(am::ack_threshold(16) == 4 && am::ack_threshold(4) == 2 && am::ack_threshold(64) == 16);
   job_options o;
-  o.depth = 8;
+  o.depth = 16;
   o.receive_budget = 1;
   this->start(o);
   auto& j = *this->job_;
   const uint64_t w[4] = {1, 0, 0, 0};
-  for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
-  for (int i = 0; i < 9; ++i) (void)j[1].poll();
-  EXPECT_EQ(this->seen_[1].runs, 8u);
-  EXPECT_EQ(j[1].peer_counters(0).acks_sent, 8u);
-  EXPECT_EQ(j[1].peer_counters(0).acks_combined, 6u);  // 2 packets: 1 + 3 entries each
+  for (int i = 0; i < 16; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
+  for (int i = 0; i < 17; ++i) (void)j[1].poll();
+  EXPECT_EQ(this->seen_[1].runs, 16u);
+  EXPECT_EQ(j[1].peer_counters(0).acks_sent, 16u);
+  EXPECT_EQ(j[1].peer_counters(0).acks_combined, 12u);  // 4 packets: 1 + 3 entries each
   int handled = 0, packets = 0;
   do {
     (void)j[0].poll(&handled);
     packets += handled;
   } while (handled != 0);
-  EXPECT_EQ(packets, 2);
+  EXPECT_EQ(packets, 4);
   EXPECT_FALSE(j[0].request_outstanding(1));
-  EXPECT_EQ(j[0].peer_counters(1).replies_received, 8u);
+  EXPECT_EQ(j[0].peer_counters(1).replies_received, 16u);
   EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
   EXPECT_EQ(j[0].peer_counters(1).malformed, 0u);
 }
@@ -172,9 +174,9 @@ TYPED_TEST(multi_ack, acks_beyond_a_packets_room_take_several_packets) {
   auto& j = *this->job_;
   const uint64_t w[4] = {1, 0, 0, 0};
   for (int i = 0; i < 64; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
-  (void)j[1].poll();  // all 64 handlers in one poll: the budget used up, acks gathered
+  (void)j[1].poll();  // all 64 handlers in one poll, its budget used up: 64 acks due at its
+                      // end go in 1 + 28, 1 + 28, 1 + 5
   EXPECT_EQ(this->seen_[1].runs, 64u);
-  (void)j[1].poll();  // 64 waiting, due: 1 + 28, 1 + 28, 1 + 5
   EXPECT_EQ(j[1].peer_counters(0).acks_combined, 61u);
   int handled = 0;
   (void)j[0].poll(&handled);
@@ -310,8 +312,8 @@ TYPED_TEST(multi_ack_hostile, entries_free_exactly_what_they_name) {
 
 // The victim as receiver with deferred acks: its acks of four requests come
 // back gathered, every instance acknowledged once at the sequence it was
-// sent; a duplicate of one request is then answered by that request's own
-// stored ack alone (no entries), and its handler does not run again.
+// sent; a duplicate of each request is then answered by that request's own
+// stored ack alone (no entries), and no handler runs again.
 TYPED_TEST(multi_ack_hostile, gathered_acks_leave_each_stored_ack_as_it_was) {
   using peer = hostile_peer<TypeParam>;
   peer x(4, 2, true, true);
@@ -343,17 +345,32 @@ TYPED_TEST(multi_ack_hostile, gathered_acks_leave_each_stored_ack_as_it_was) {
   EXPECT_EQ(v.peer_counters(1).acks_sent, 4u);
   EXPECT_EQ(v.peer_counters(1).acks_combined, static_cast<uint64_t>(4 - packets));
 
-  x.send(peer::header(msg_class::request, msg_kind::short4, 2, 1, h_count));  // a duplicate
-  (void)v.poll();
-  payload.clear();
-  ASSERT_TRUE(x.receive(h, &payload));
-  const am::control_word c = am::read_control(h);
-  EXPECT_EQ(c.kind, msg_kind::ack);
-  EXPECT_EQ(c.instance, 2u);
-  EXPECT_EQ(c.sequence, 1u);
-  EXPECT_TRUE(payload.empty()) << "the stored ack grew the entries of a gathered packet";
+  // Duplicates: of a request whose ack led a gathered packet (its block holds
+  // that packet's header, entries behind it) and of ones whose acks went only
+  // as entries (their blocks were never written: stamped now).
+  for (uint32_t i : {0u, 1u, 2u, 3u}) {
+    x.send(peer::header(msg_class::request, msg_kind::short4, i, 1, h_count));
+    (void)v.poll();
+    payload.clear();
+    ASSERT_TRUE(x.receive(h, &payload)) << i;
+    const am::control_word c = am::read_control(h);
+    EXPECT_EQ(c.cls, msg_class::reply) << i;
+    EXPECT_EQ(c.kind, msg_kind::ack) << i;
+    EXPECT_EQ(c.instance, i);
+    EXPECT_EQ(c.sequence, 1u) << i;
+    EXPECT_EQ(h.refusal, 0u) << i;
+    EXPECT_TRUE(payload.empty()) << i << ": the stored ack grew the entries of a gathered packet";
+    EXPECT_FALSE(x.receive(h)) << i << ": more than the stored ack went out";
+  }
   EXPECT_EQ(this->t_.runs, 4u);
-  EXPECT_EQ(v.peer_counters(1).duplicates_reflected, 1u);
+  EXPECT_EQ(v.peer_counters(1).duplicates_reflected, 4u);
+  // The next request on instance 3 runs its handler and is acknowledged anew.
+  x.send(peer::header(msg_class::request, msg_kind::short4, 3, 2, h_count));
+  for (int k = 0; k < 3; ++k) (void)v.poll();
+  EXPECT_EQ(this->t_.runs, 5u);
+  ASSERT_TRUE(x.receive(h));
+  EXPECT_EQ(am::read_control(h).instance, 3u);
+  EXPECT_EQ(am::read_control(h).sequence, 2u);
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ check_bad "give_up_ms -5 (one message, no follow-on error)" "btl_hpam_give_up_ms
 if grep -q "btl_hpam_timeout_us" <<<"$out"; then
   echo "FAIL: a bad give_up_ms also blamed timeout_us"; failures=$((failures + 1))
 fi
+check_bad "card_budget_mb 0" "btl_hpam_card_budget_mb = 0: valid range is \[1, 65536\]" --mca btl_hpam_card_budget_mb 0
 # Sizes left at their defaults shrink to a smaller packet instead of failing.
 expect_ok "block_size 1024 with default sizes" 2 medusa mpi_p2p --mca btl_hpam_block_size 1024
 nic=token-ring check_bad "nic token-ring" "btl_hpam_nic = token-ring: valid values are medusa, hamlyn"

@@ -3,8 +3,10 @@
  * btl_hpam_requests_sent / btl_hpam_replies_received (counters count from
  * handle allocation) advance by at least 100 on the sender. Then a burst of
  * more nonblocking sends than D while the receiver sleeps: the sends beyond
- * D wait on the BTL's queue (btl_hpam_send_queued advances: sendi handed
- * Open MPI a fragment instead of making it retry) and every byte arrives. */
+ * D are refused for now (btl_hpam_sendi_refused advances: sendi returns
+ * OPAL_ERR_OUT_OF_RESOURCE and Open MPI keeps the message) and every byte
+ * arrives.
+ * Last, a message that fits one packet goes eager. */
 #include <string.h>
 #include <unistd.h>
 
@@ -21,14 +23,36 @@ static unsigned long read_named(MPI_T_pvar_session session, MPI_T_pvar_handle *h
     return v;
 }
 
+/* A message that fits one packet (8000 bytes and ob1's header in an 8192-byte
+ * block) goes eager: its receiver sends nothing back (a rendezvous would
+ * have it send at least ob1's FIN); the bytes arrive. Returns rank 1's
+ * requests sent while receiving it. */
+static unsigned long eager_fit(int rank, MPI_T_pvar_session session, MPI_T_pvar_handle *handles,
+                               char (*names)[64], int found)
+{
+    static unsigned char m[8000];
+    MPI_Barrier(MPI_COMM_WORLD);
+    const unsigned long before = read_named(session, handles, names, found, "btl_hpam_requests_sent");
+    if (rank == 0) {
+        for (size_t b = 0; b < sizeof m; ++b) m[b] = (unsigned char) (b * 13 + 5);
+        MPI_Send(m, sizeof m, MPI_BYTE, 1, 8, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(m, sizeof m, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (size_t b = 0; b < sizeof m; ++b) CHECK(m[b] == (unsigned char) (b * 13 + 5), "byte %zu", b);
+    }
+    const unsigned long sent = read_named(session, handles, names, found, "btl_hpam_requests_sent") - before;
+    MPI_Barrier(MPI_COMM_WORLD);
+    return sent;
+}
+
 /* Rank 0 sends burst_len messages at once to rank 1, which starts receiving
- * only 100 ms later; returns how many of rank 0's sends waited on the queue. */
+ * only 100 ms later; returns how many of rank 0's immediate sends were refused. */
 static unsigned long burst(int rank, MPI_T_pvar_session session, MPI_T_pvar_handle *handles,
                            char (*names)[64], int found)
 {
     static unsigned char msgs[burst_len][burst_bytes];
     MPI_Request rq[burst_len];
-    const unsigned long before = read_named(session, handles, names, found, "btl_hpam_send_queued");
+    const unsigned long before = read_named(session, handles, names, found, "btl_hpam_sendi_refused");
     if (rank == 1) usleep(100000);
     for (int i = 0; i < burst_len; ++i) {
         if (rank == 0) {
@@ -43,7 +67,7 @@ static unsigned long burst(int rank, MPI_T_pvar_session session, MPI_T_pvar_hand
         for (int b = 0; b < burst_bytes; ++b)
             CHECK(msgs[i][b] == (unsigned char) (i * 7 + b), "burst message %d byte %d", i, b);
     MPI_Barrier(MPI_COMM_WORLD);
-    return read_named(session, handles, names, found, "btl_hpam_send_queued") - before;
+    return read_named(session, handles, names, found, "btl_hpam_sendi_refused") - before;
 }
 
 int main(int argc, char **argv)
@@ -98,9 +122,11 @@ int main(int argc, char **argv)
         MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     if (rank == 0) CHECK(sent >= 100 && replies >= 100, "requests_sent %lu, replies_received %lu", sent, replies);
-    unsigned long queued = burst(rank, session, handles, names, found);
+    unsigned long refused = burst(rank, session, handles, names, found);
+    const unsigned long answered = eager_fit(rank, session, handles, names, found);
+    if (rank == 1) CHECK(answered == 0, "a message that fits a packet went by rendezvous (%lu sent back)", answered);
     for (int k = 0; k < found; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
-    if (rank == 0) CHECK(queued > 0, "no send of a burst beyond D waited on the BTL's queue");
+    if (rank == 0) CHECK(refused > 0, "no immediate send of a burst beyond D was refused");
     MPI_T_pvar_session_free(&session);
     if (rank == 0) printf("mpi_pvars: ok, %d variables, requests_sent %lu\n", found, sent);
     /* MPI_T_finalize before MPI_Finalize: Debian's Open MPI 4.1.4 crashes in
