@@ -122,6 +122,9 @@ struct card_setup {
   bool crc = true;                   // compute and verify CRC32C per packet
   bool direct_tx = true;             // Medusa: an idle engine sends a launched block at once,
                                      // without the TX_READY/TX_FREE round trip
+  uint32_t notify_inline = 96;       // Hamlyn: a packet of up to this many bytes travels in its
+                                     // notification entry instead of its block (inline
+                                     // delivery; at most 96; 0: every packet in its block)
   fault_config faults;               // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
   uint64_t job_key = 0;              // published in my card's setup region for the job's other

@@ -44,6 +44,9 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.rx_packets = 2;
   c.area_bytes = inbound_layout_for(s, per_sender, ring_cap).total;  // the one allocation
   c.direct_io_limit = 256;
+  if (s.notify_inline > hamlyn::notification_inline_bytes)
+    throw std::invalid_argument("hpam hamlyn: notify_inline must be at most " +
+                                std::to_string(hamlyn::notification_inline_bytes) + " bytes");
   c.attach_timeout_ms = s.attach_timeout_ms;
   c.job_key = s.job_key;
   return c;
@@ -58,6 +61,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       crc_(s.crc),
       clock_(s.clock ? s.clock : &own_clock_),
       attach_timeout_ms_(s.attach_timeout_ms),
+      notify_inline_(s.notify_inline),
       per_sender_(per_sender_for(s)),
       ring_capacity_(next_pow2(per_sender_)),
       layout_(inbound_layout_for(s, per_sender_, ring_capacity_)),
@@ -96,6 +100,7 @@ uint32_t hamlyn_am_card::create_sender_slot(uint64_t region) {
   spec.base = region;
   spec.bound = region_bytes();
   spec.mode = hamlyn::slot_mode::fast;
+  spec.inline_limit = notify_inline_;  // short packets travel in the notification entry
   uint32_t slot = 0;
   if (!is_ok(card_.slots().create_slot(spec, slot)))
     throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
@@ -135,16 +140,16 @@ void hamlyn_am_card::attach_peer(int proc) {
   ps.free_blocks.reserve(per_sender_);
   for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
   ps.lent.assign(per_sender_, 0);
-  // The ticket of block 0 of my region at proc, made once (my slot there,
-  // its key, one block's range, fast mode: the word names the block,
-  // notify); block b's is the same at offset b * block_size.
+  // The ticket of my region at proc, made once (my slot there, its key, the
+  // region's range, fast mode: the word names the block, notify); block b
+  // is at offset b * block_size in it.
   hamlyn::ticket& t = ps.ticket;
   t = hamlyn::ticket{};
   t.node = static_cast<uint32_t>(proc);
   t.slot = mine.slot;
   t.metadata_index = hamlyn::fast_index;
   t.protection_key = mine.key;
-  t.range = block_size_;
+  t.range = region_bytes();
   t.flags = hamlyn::ticket_flags::notify;
 }
 
@@ -195,22 +200,8 @@ void hamlyn_am_card::transmit_block(int dest, uint32_t b, uint32_t len, bool may
   }
   std::byte* pkt = tx_block(b);
   stamp_wire_header(pkt, len, my_proc_, dest, crc_);
-  wire_sink sink{this, may_wait};
+  wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
-}
-
-// A packet straight from one of my outbound blocks, launched for the first
-// time, may wait for a free block at dest; a copy sent again, or one the
-// wire held back or corrupted, cannot (dropped and counted at dest when
-// there is no room).
-void hamlyn_am_card::deliver(int dest, const std::byte* packet, uint32_t len, bool may_wait) {
-  const std::byte* tx = tx_memory_.get();
-  if (may_wait && packet >= tx && packet < tx + size_t{tx_blocks_} * block_size_ &&
-      (packet - tx) % block_size_ == 0) {
-    send_or_wait(dest, static_cast<uint32_t>((packet - tx) / block_size_), len);
-    return;
-  }
-  if (!transmit(dest, packet, len)) overflow(dest);
 }
 
 void hamlyn_am_card::overflow(int dest) {
@@ -277,10 +268,8 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   peer_state& ps = peers_[dest];
   if (ps.free_blocks.empty() && !refill(ps)) return false;
   const uint32_t blk = ps.free_blocks.back();
-  hamlyn::ticket t = ps.ticket;
-  t.offset = uint64_t{blk} * block_size_;  // within my region (my slot at dest)
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send_fast(t, data, len, blk, h))) {
+  if (!is_ok(card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }
@@ -295,7 +284,7 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 // refused; the wire header is read once, as a copy.
 bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
-  while (card_.receiver().receive(0, n)) {
+  while (card_.receiver().receive(0, n, carried_)) {
     const uint64_t blk = n.metadata;
     const uint32_t sender = n.slot < slot_sender_.size() ? slot_sender_[n.slot] : ~0u;
     if (sender == ~0u || n.source != sender || n.metadata_index != hamlyn::fast_index ||
@@ -305,7 +294,9 @@ bool hamlyn_am_card::receive(rx_packet& p) {
     }
     p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
     p.length = static_cast<uint32_t>(n.length);
-    p.data = inbound_ + size_t{p.block} * block_size_;
+    // Inline delivery: the packet is the entry's, copied out once by the
+    // take (n.length <= notification_inline_bytes); otherwise in its block.
+    p.data = n.carried ? carried_ : inbound_ + size_t{p.block} * block_size_;
     p.src = static_cast<uint16_t>(sender);
     p.rejected = false;
     wire_header w;
@@ -336,7 +327,7 @@ void hamlyn_am_card::service() {
 
 void hamlyn_am_card::send_due() {
   card_.terminus().kick();
-  wire_sink sink{this};
+  wire_sink sink{this};  // held packets: copies, none may wait
   wire_.service(sink);
   if (__builtin_expect(backlogged_ != 0, 0))
     for (int p = 0; p < nprocs_; ++p)

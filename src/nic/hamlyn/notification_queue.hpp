@@ -29,25 +29,34 @@
 //   entry gone (its publishing compare-and-swap fails) and counts an overrun.
 //   A mapper that holds an entry claimed, or a writer killed between its
 //   claim and its publish, cannot stop the reader for good.
+// * an entry that says it carries a message (inline delivery, layout.hpp)
+//   longer than an entry holds, or has flags no writer sets, is passed over
+//   and counted (malformed): the reader copies at most what an entry holds.
 // Left to the caller: a forged entry written exactly for the reader's cursor
 // looks like any other, so its fields must be checked (hamlyn_am_card does).
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "nic/hamlyn/layout.hpp"
 #include "sys/clock.hpp"
 #include "sys/ring.hpp"
+#include "sys/short_copy.hpp"
 
 namespace hpam::nic::hamlyn {
 
-// What a notification says, as the reader gets it.
+// What a notification says, as the reader gets it. A carried message
+// travels beside it (notification_append's and notification_take's
+// `message`).
 struct notification {
   uint32_t slot;            // slot index
   uint32_t metadata_index;  // metadata entry, or fast_index
   uint32_t source;          // sending process
   uint64_t metadata;        // card offset of the metadata entry, or the fast-mode word
   uint64_t length;          // data bytes of the completing packet (< 2^32)
+  bool carried = false;     // reader: the entry carried the message itself (its `length`
+                            // bytes, <= notification_inline_bytes: inline delivery)
 };
 
 // The reader's side of one queue, in the reader's own memory.
@@ -56,6 +65,8 @@ struct notification_reader {
   uint64_t damaged = 0;    // entries passed over: their flag named no cursor value of mine
   uint64_t holes = 0;      // free entries passed over: writers had gone past them
   uint64_t abandoned = 0;  // entries taken back: held claimed for my cursor past patience_ns
+  uint64_t malformed = 0;  // entries written for me passed over: unknown flags, or a carried
+                           // message longer than an entry holds
   uint64_t patience_ns = 1'000'000'000;  // how long a claimed entry may hold me up
   uint64_t claimed_cursor = 0;  // the cursor value I found claimed ...
   uint64_t claimed_since = 0;   // ... and when (monotonic ns; 0: not waiting)
@@ -75,6 +86,28 @@ inline void notification_queue_init(notification_queue_control& q, notification_
 }
 
 namespace detail {
+// 32 <= n <= 64 bytes as two possibly overlapping 32-byte moves.
+inline void copy_32_64(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
+  unsigned char a[32], b[32];
+  std::memcpy(a, src, 32);
+  std::memcpy(b, src + n - 32, 32);
+  std::memcpy(dst, a, 32);
+  std::memcpy(dst + n - 32, b, 32);
+}
+// n <= notification_inline_bytes bytes: a few (possibly overlapping) moves
+// inline instead of a call into the C library.
+inline void copy_message(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
+  static_assert(notification_inline_bytes <= 96);
+  if (n > 64) {  // 65..96: the first 64 bytes and the last 32
+    copy_32_64(dst, src, 64);
+    copy_32_64(dst + n - 32, src + n - 32, 32);
+  } else if (n >= 32) {
+    copy_32_64(dst, src, n);
+  } else {
+    sys::short_copy(dst, src, n);
+  }
+}
+
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
 inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint64_t from) noexcept {
@@ -87,9 +120,13 @@ inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint
 }  // namespace detail
 
 // Appends one entry; false (and overruns+1) when no entry was free, or the
-// one claimed was taken away before it could be published.
-inline bool notification_append(notification_queue_control& q, notification_entry* entries,
-                                uint64_t cap, const notification& n) noexcept {
+// one claimed was taken away before it could be published. With `message`
+// (n.length <= notification_inline_bytes bytes; a longer one is not
+// carried), the entry carries the message itself (inline delivery).
+[[gnu::always_inline]] inline bool notification_append(notification_queue_control& q,
+                                                      notification_entry* entries, uint64_t cap,
+                                                      const notification& n,
+                                                      const std::byte* message = nullptr) noexcept {
   uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
   for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
     notification_entry& e = entries[sys::ring_math::slot(at, cap)];
@@ -108,9 +145,12 @@ inline bool notification_append(notification_queue_control& q, notification_entr
       continue;  // another writer (or the reader) got there first
     e.slot = n.slot;
     e.metadata_index = n.metadata_index;
-    e.source = n.source;
+    e.source = static_cast<uint16_t>(n.source);
     e.length = static_cast<uint32_t>(n.length);
     e.metadata = n.metadata;
+    const bool carry = message != nullptr && n.length <= notification_inline_bytes;
+    e.flags = carry ? entry_flag_carried : 0;
+    if (carry) detail::copy_message(e.message, message, static_cast<uint32_t>(n.length));
     // Publish: the fields above (and the deposit that preceded this call)
     // are visible to a reader that sees the written flag. A compare-and-swap:
     // if the reader passed over the entry meanwhile, it is no longer mine.
@@ -162,19 +202,35 @@ inline bool writers_went_past(notification_queue_control& q, const notification_
 
 // Takes the entry at the reader's cursor if it was written for it, passing
 // over (and counting) entries that cannot be (at most cap of them per call).
-// Each field is read once, into `out`; the caller checks the copy.
+// Each field is read once, into `out`; the caller checks the copy. When the
+// entry carries the message (out.carried), its room is copied into
+// `message` (notification_inline_bytes bytes; a reader that set up no
+// inline delivery may pass none and must then refuse it).
 inline bool notification_take(notification_queue_control& q, notification_entry* entries,
-                              uint64_t cap, notification_reader& r, notification& out) noexcept {
+                              uint64_t cap, notification_reader& r, notification& out,
+                              std::byte* message = nullptr) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked) {
     const uint64_t c = r.cursor;
     notification_entry& e = entries[sys::ring_math::slot(c, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     if (flag == encode_wrap_flag(c, entry_state::written)) {
-      out = notification{e.slot, e.metadata_index, e.source, e.metadata, e.length};
+      out.slot = e.slot;
+      out.metadata_index = e.metadata_index;
+      out.source = e.source;
+      out.metadata = e.metadata;
+      out.length = e.length;
+      const uint16_t flags = e.flags;  // copied once
+      out.carried = flags == entry_flag_carried;
+      const bool good = (flags & ~known_entry_flags) == 0 &&
+                        (!out.carried || out.length <= notification_inline_bytes);
+      // The whole room, whatever the length: a fixed-size copy is a few moves.
+      if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
       // Give the entry to the next lap's writers only after it has been copied out.
       e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
       r.cursor = c + 1;
-      return true;
+      if (__builtin_expect(good, 1)) return true;
+      ++r.malformed;  // a forged entry: passed over
+      continue;
     }
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
     if (claimed && !detail::claimed_too_long(r, c)) return false;  // a writer is filling it

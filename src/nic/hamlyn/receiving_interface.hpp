@@ -24,6 +24,7 @@
 #include "nic/hamlyn/card_view.hpp"
 #include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/notification_queue.hpp"
+#include "nic/hamlyn/ticket.hpp"
 #include "sys/status.hpp"
 
 namespace hpam::nic::hamlyn {
@@ -52,11 +53,14 @@ class receiving_interface {
   status arrive(const card_view& v, const packet_header& h, const iovec* data, int n,
                 const std::byte* meta, bool local);
   // arrive() for the one packet of a fast-mode message (OSDI'96 2.7:
-  // metadata index all ones, flag_single, no metadata), its data one piece
-  // of h.length bytes: the same slot hold, mode, key and bounds checks,
-  // deposit, packet count and notification (the word in place of a
-  // metadata entry), without the metadata entry's cases.
-  status arrive_fast(const card_view& v, const packet_header& h, const std::byte* data, bool local);
+  // metadata index all ones, flag_single, no metadata) sent on ticket t by
+  // this process: `length` bytes of `data` for `offset` (from the area base)
+  // with `word` for the notification. The same slot hold, mode, key and
+  // bounds checks, deposit (or inline delivery), packet count and
+  // notification, without building a packet header or the metadata entry's
+  // cases.
+  status arrive_fast(const card_view& v, const ticket& t, uint64_t offset, const std::byte* data,
+                     uint32_t length, uint64_t word, bool local);
   // Resolves [offset, offset+len) of slot `s` at v after the key and bounds
   // checks (for gets and atomics): card memory gives a pointer; process
   // memory gives the owner's address with ptr = null.
@@ -65,8 +69,10 @@ class receiving_interface {
   void unresolve(const card_view& v, uint32_t s);  // after a successful resolve
 
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
-  // notification of queue q, if any.
-  bool receive(uint32_t q, notification& n);
+  // notification of queue q, if any. A message the entry carried (inline
+  // delivery, n.carried) is copied into `message` (room for
+  // notification_inline_bytes), when given.
+  bool receive(uint32_t q, notification& n, std::byte* message = nullptr);
   // My cursor of queue q (q < notification_queues) and what it passed over.
   const notification_reader& reader(uint32_t q) const { return readers_[q]; }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
@@ -85,6 +91,7 @@ class receiving_interface {
     uint32_t metadata_base;       // first metadata entry
     uint32_t metadata_count;      // entries
     uint32_t notification_queue;  // queue for its notifications
+    uint32_t inline_limit;        // fast-mode messages up to this long go in the entry
   };
   // A fallback packet being served: its header copied once out of the
   // inbound buffer, and (read requests) how far the answer has got.
@@ -98,18 +105,22 @@ class receiving_interface {
     void* ctx = nullptr;
   };
 
-  static bool well_formed(const card_view& v, const packet_header& h);
+  bool well_formed(const card_view& v, const packet_header& h) const;
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
                     metadata_entry*& entry);
-  static bool check_key_and_bounds(arrival_counters& c, const packet_header& h, uint64_t key,
-                                   uint64_t low, uint64_t high, uint64_t bound);
-  void notify(const card_view& v, const slot_copy& s, const notification& n);
+  static bool check_key_and_bounds(arrival_counters& c, uint64_t presented, uint64_t offset,
+                                   uint64_t length, uint64_t key, uint64_t low, uint64_t high,
+                                   uint64_t bound);
+  void notify(const card_view& v, const slot_copy& s, const notification& n,
+              const std::byte* message);
   void complete(const card_view& v, const slot_copy& s, const packet_header& h,
-                metadata_entry* entry);
-  status write_area(const card_view& v, const slot_copy& s, const packet_header& h,
-                    const iovec* data, int n, bool local);
+                metadata_entry* entry, const std::byte* message);
+  status arrive_carried(const card_view& v, const slot_copy& s, const packet_header& h,
+                        const iovec* data, int n);
+  static status write_area(const card_view& v, const slot_copy& s, uint64_t offset,
+                           uint64_t length, const iovec* data, int n, bool local);
   bool serve_read_request(inbound_packet& in);
   bool serve_packet(inbound_packet& in);
 

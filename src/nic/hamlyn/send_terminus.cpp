@@ -126,28 +126,23 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   return status::ok;
 }
 
-status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t length,
-                                uint64_t word, send_handle& h) {
+status send_terminus::send_fast(const ticket& t, uint64_t offset, const std::byte* data,
+                                uint32_t length, uint64_t word, send_handle& h) {
   if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index ||
-                           t.node >= nprocs_ || length > t.range || length > packet_data_bytes_,
+                           t.node >= nprocs_ || offset > t.range || length > t.range - offset ||
+                           length > packet_data_bytes_,
                        0))
-    return send_fast_posted(t, data, length, word, h);  // busy card, or send() refuses it
-  packet_header p = addressed(t, my_proc_);  // the one packet of the message
-  p.offset = t.offset;
-  p.length = length;
-  p.delta = t.delta;
-  p.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0) | flag_single;
-  p.fast_word = word;
+    return send_fast_posted(t, offset, data, length, word, h);  // busy card, or send() refuses it
   // Delivered here when the destination's memory can be written directly
   // (direct_to, as in send_packet); otherwise, and when the kernel refuses a
   // cross-memory write, through the work queue and send_packet.
-  const card_view& v = views_[p.destination];
-  const bool local = p.destination == my_proc_;
-  if (__builtin_expect(!v.attached || !direct_to(v, local, p.slot), 0))
-    return send_fast_posted(t, data, length, word, h);
-  const status st = receiver_.arrive_fast(v, p, data, local);
+  const card_view& v = views_[t.node];
+  const bool local = t.node == my_proc_;
+  if (__builtin_expect(!v.attached || !direct_to(v, local, t.slot), 0))
+    return send_fast_posted(t, offset, data, length, word, h);
+  const status st = receiver_.arrive_fast(v, t, t.offset + offset, data, length, word, local);
   if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
-    return send_fast_posted(t, data, length, word, h);
+    return send_fast_posted(t, offset, data, length, word, h);
   h.sequence = posted_++;
   running_ = posted_;
   if (__builtin_expect(!is_ok(st), 0)) {
@@ -162,11 +157,13 @@ status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t
 // The fast-mode message as a work entry, through send(): behind entries
 // already queued, into an inbound FIFO that is full, or refused by send().
 [[gnu::cold, gnu::noinline]] status send_terminus::send_fast_posted(
-    const ticket& t, const std::byte* data, uint32_t length, uint64_t word, send_handle& h) {
+    const ticket& t, uint64_t offset, const std::byte* data, uint32_t length, uint64_t word,
+    send_handle& h) {
   const iovec piece{const_cast<std::byte*>(data), length};
   message m;
   m.gather = &piece;
   m.gather_count = 1;
+  m.offset = offset;
   m.fast_word = word;
   const status st = send(t, m, h);
   status why = status::ok;

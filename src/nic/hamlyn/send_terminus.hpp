@@ -81,16 +81,17 @@ class send_terminus {
   // the work queue is full; invalid_argument when it exceeds the ticket.
   status send(const ticket& t, const message& m, send_handle& h);
   // h_send_msg for a fast-mode message (OSDI'96 2.7: metadata index all
-  // ones, one packet, `word` written into the notification): the same
-  // checks and effects as send() (a work-queue position and the completion
-  // word; the receiving interface's slot, key, range and mode checks, the
-  // deposit, packet count and notification), without the work entry and the
-  // segmentation when the card is idle. ok: sent, or posted behind earlier
-  // entries (state(h) tells); otherwise why it was refused (invalid_argument,
-  // would_block, or the receiving side's refusal, counted in rejected_sends
-  // and in the receiver's card).
-  status send_fast(const ticket& t, const std::byte* data, uint32_t length, uint64_t word,
-                   send_handle& h);
+  // ones, one packet, `word` written into the notification) of `length`
+  // bytes at `offset` within the ticket's range: the same checks and effects
+  // as send() (a work-queue position and the completion word; the receiving
+  // interface's slot, key, range and mode checks, the deposit or inline
+  // delivery, packet count and notification), without the work entry, the
+  // segmentation or a packet header when the card is idle. ok: sent, or
+  // posted behind earlier entries (state(h) tells); otherwise why it was
+  // refused (invalid_argument, would_block, or the receiving side's refusal,
+  // counted in rejected_sends and in the receiver's card).
+  status send_fast(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+                   uint64_t word, send_handle& h);
   send_state state(const send_handle& h, status* error = nullptr) const;
   // The completion word: entries before it (and their buffers) may be reused.
   uint64_t completion_word() const { return completion_.load(std::memory_order_acquire); }
@@ -107,8 +108,8 @@ class send_terminus {
   static constexpr uint32_t results_kept = 1024;  // finished entries whose outcome can be asked
 
   bool run_entry(work_entry& w, uint32_t& budget);
-  status send_fast_posted(const ticket& t, const std::byte* data, uint32_t length, uint64_t word,
-                          send_handle& h);
+  status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+                          uint64_t word, send_handle& h);
   // One packet of a message to its destination card: arrival done here (card
   // memory, cross-memory attach) or a packet in the destination's inbound FIFO.
   status send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
