@@ -188,11 +188,11 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
   return true;
 }
 
-void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, true); }
-
-void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, false); }
-
-void hamlyn_am_card::transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait) {
+// The checks, the wire header, and the wire (inline into launch and
+// relaunch); the wire hands the packet to send_or_wait (one call) or, when
+// it made a copy, sends that without waiting.
+[[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
+                                                                 uint32_t len, bool may_wait) {
   if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
       !peers_[dest].free_ring) {
     malformed_++;
@@ -204,6 +204,16 @@ void hamlyn_am_card::transmit_block(int dest, uint32_t b, uint32_t len, bool may
   wire_.transmit(sink, dest, pkt, len);
 }
 
+void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, true); }
+
+void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, false); }
+
+// A packet that may not wait (a copy sent again, or one the wire made: held
+// back, corrupted): now, or dropped and counted at dest.
+[[gnu::noinline]] void hamlyn_am_card::send_copy(int dest, const std::byte* packet, uint32_t len) {
+  if (!transmit(dest, packet, len)) overflow(dest);
+}
+
 void hamlyn_am_card::overflow(int dest) {
   peers_[dest].overflow->fetch_add(1, std::memory_order_relaxed);
 }
@@ -211,9 +221,18 @@ void hamlyn_am_card::overflow(int dest) {
 // Sends now when my region at dest has a free block and nothing is waiting
 // before this packet; otherwise the packet waits in the backlog (or, when
 // that is full, is dropped).
-void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
+[[gnu::noinline]] void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
+  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, tx_block(block), len))
+    return;
+  wait_or_drop(dest, block, len);
+}
+
+// send_or_wait's other cases: packets already waiting go first; then this
+// one is sent if a block is left, or waits, or (backlog full) is dropped.
+[[gnu::cold, gnu::noinline]] void hamlyn_am_card::wait_or_drop(int dest, uint32_t block,
+                                                              uint32_t len) {
   peer_state& ps = peers_[dest];
-  if ((ps.backlog.empty() || flush_backlog(dest)) && transmit(dest, tx_block(block), len)) return;
+  if (!ps.backlog.empty() && flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
   for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
     if (ps.backlog[i].block == block) {  // already waiting: it goes out with its latest bytes
       ps.backlog[i].length = len;

@@ -95,8 +95,8 @@ class hamlyn_am_card {
                                         uint32_t length) noexcept {
       if (packet == own && may_wait)
         card->send_or_wait(dest, block, length);
-      else if (!card->transmit(dest, packet, length))
-        card->overflow(dest);
+      else
+        card->send_copy(dest, packet, length);
     }
   };
   struct waiting {
@@ -116,6 +116,8 @@ class hamlyn_am_card {
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
   bool transmit(int dest, const std::byte* data, uint32_t len);
   void send_or_wait(int dest, uint32_t block, uint32_t len);
+  void wait_or_drop(int dest, uint32_t block, uint32_t len);
+  void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);
   bool refill(peer_state& ps);
   void overflow(int dest);

@@ -87,7 +87,7 @@ inline void notification_queue_init(notification_queue_control& q, notification_
 
 namespace detail {
 // 32 <= n <= 64 bytes as two possibly overlapping 32-byte moves.
-inline void copy_32_64(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
+[[gnu::always_inline]] inline void copy_32_64(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
   unsigned char a[32], b[32];
   std::memcpy(a, src, 32);
   std::memcpy(b, src + n - 32, 32);
@@ -96,7 +96,7 @@ inline void copy_32_64(std::byte* dst, const std::byte* src, uint32_t n) noexcep
 }
 // n <= notification_inline_bytes bytes: a few (possibly overlapping) moves
 // inline instead of a call into the C library.
-inline void copy_message(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
+[[gnu::always_inline]] inline void copy_message(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
   static_assert(notification_inline_bytes <= 96);
   if (n > 64) {  // 65..96: the first 64 bytes and the last 32
     copy_32_64(dst, src, 64);
