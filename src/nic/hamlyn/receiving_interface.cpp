@@ -16,24 +16,13 @@
 
 #include <cstring>
 
-#include "nic/hamlyn/cross_memory.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
 
-bool paranoid(uint32_t mode) {
-  return mode == static_cast<uint32_t>(slot_mode::paranoid) ||
-         mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
-}
-
-void count(std::atomic<uint64_t>& c) {
-  c.fetch_add(1, std::memory_order_relaxed);
-}
-
-// [offset, offset+length) inside [low, high) without overflow.
-bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
-  return offset >= low && offset <= high && length <= high - offset;
-}
+using detail::count;
+using detail::inside;
+using detail::paranoid;
 
 // metadata_entry::one_shot_used: 0 armed; source + 1 while that sender's
 // message is arriving; one_shot_done once a message completed.
@@ -76,38 +65,6 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 [[gnu::always_inline]] inline bool receiving_interface::fast_mode_fits(const slot_copy& s,
                                                                       const packet_header& h) {
   return !paranoid(s.mode) && (h.flags & flag_single) && h.metadata_length == 0;
-}
-
-// Takes the slot for an arrival: announces it (users) before looking, so a
-// revoke either makes the state check fail or waits until the arrival is
-// done (seq_cst on both sides); then copies the fields. False (counted):
-// not active, or its memory lies outside the card's area. The caller drops
-// users whatever the answer.
-[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
-                                                                 slot_copy& s) {
-  slot& sl = v.slots[index];
-  sl.users.fetch_add(1, std::memory_order_seq_cst);
-  if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
-    count(v.header->counters.revoked_rejections);
-    return false;
-  }
-  s.key = sl.protection_key.load(std::memory_order_acquire);
-  s.base = sl.base;
-  s.bound = sl.bound;
-  s.mode = sl.mode;
-  s.memory = sl.memory;
-  s.metadata_base = sl.metadata_base;
-  s.metadata_count = sl.metadata_count;
-  s.notification_queue = sl.notification_queue;
-  s.inline_limit = sl.inline_limit;
-  const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
-  if (s.mode >= slot_mode_count || (card_memory && !inside(s.base, s.bound, 0, v.geo.area_bytes)) ||
-      uint64_t{s.metadata_base} + s.metadata_count > v.geo.metadata_entries ||
-      s.inline_limit > notification_inline_bytes) {
-    count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
-    return false;
-  }
-  return true;
 }
 
 bool receiving_interface::check_packet(const card_view& v, const packet_header& h,
@@ -162,46 +119,6 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
   return true;
 }
 
-// The presented key against `key` (0: none matches), [offset, offset+length)
-// inside the slot's bound and inside [low, high); a refusal is counted.
-[[gnu::always_inline]] inline bool receiving_interface::check_key_and_bounds(
-    arrival_counters& c, uint64_t presented, uint64_t offset, uint64_t length, uint64_t key,
-    uint64_t low, uint64_t high, uint64_t bound) {
-  if (key == 0 || presented != key) {
-    count(c.key_rejections);
-    return false;
-  }
-  if (!inside(offset, length, 0, bound) || !inside(offset, length, low, high)) {
-    count(c.bounds_rejections);
-    return false;
-  }
-  return true;
-}
-
-// Deposits the pieces (length bytes in all) at base + offset.
-[[gnu::always_inline]] inline status receiving_interface::write_area(
-    const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length, const iovec* data,
-    int n, bool local) {
-  if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-    std::byte* dst = v.area + s.base + offset;  // hold_slot and the bounds check bounded it
-    for (int i = 0; i < n; ++i) {
-      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-      dst += data[i].iov_len;
-    }
-    return status::ok;
-  }
-  if (local) {
-    auto* dst = reinterpret_cast<std::byte*>(s.base + offset);
-    for (int i = 0; i < n; ++i) {
-      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-      dst += data[i].iov_len;
-    }
-    return status::ok;
-  }
-  if (length == 0) return status::ok;
-  return cross_memory_write(v.pid, data, n, s.base + offset);
-}
-
 // `h` is the caller's own copy; the data pieces must add up to h.length.
 status receiving_interface::arrive(const card_view& v, const packet_header& h, const iovec* data,
                                    int n, const std::byte* meta, bool local) {
@@ -252,54 +169,6 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
   count(v.header->counters.packets);
   complete(v, s, h, nullptr, carried);
   return status::ok;
-}
-
-// A completed message: counted, and its notification appended to the
-// slot's queue (a full queue counts the overrun); with `message`, the entry
-// carries it (n.length <= the slot's inline_limit).
-[[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
-                                                              const slot_copy& s,
-                                                              const notification& n,
-                                                              const std::byte* message) {
-  count(v.header->counters.messages);
-  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
-  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n, message);
-}
-
-// Works from the ticket: no packet header is built. The flags a fast-mode
-// packet would carry (data, single, notify, no metadata) are this path's
-// own, so only the slot, index, key and range need checking.
-status receiving_interface::arrive_fast(const card_view& v, const ticket& t, uint64_t offset,
-                                        const std::byte* data, uint32_t length, uint64_t word,
-                                        bool local) {
-  arrival_counters& c = v.header->counters;
-  if (t.slot >= v.geo.slot_count) {
-    count(c.malformed);
-    return status::rejected;
-  }
-  slot_copy s;
-  status st = status::rejected;
-  if (!hold_slot(v, t.slot, s)) {
-    // counted by hold_slot
-  } else if (t.metadata_index != fast_index || paranoid(s.mode)) {
-    count(c.mode_rejections);
-  } else if (check_key_and_bounds(c, t.protection_key, offset, length, s.key, 0, s.bound, s.bound)) {
-    const bool carry = length <= s.inline_limit;  // inline delivery: the entry carries it
-    if (!carry) {
-      const iovec piece{const_cast<std::byte*>(data), length};
-      st = write_area(v, s, offset, length, &piece, 1, local);
-    } else {
-      st = status::ok;
-    }
-    if (is_ok(st)) {
-      count(c.packets);
-      // (An empty message is carried too: any pointer will do for 0 bytes.)
-      const std::byte* carried = carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
-      notify(v, s, notification{t.slot, fast_index, my_proc_, word, length}, carried);
-    }
-  }
-  v.slots[t.slot].users.fetch_sub(1, std::memory_order_release);
-  return st;
 }
 
 // Packet counting and notification (2.5, 2.6).

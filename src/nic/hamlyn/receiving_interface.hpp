@@ -19,9 +19,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "nic/hamlyn/card_view.hpp"
+#include "nic/hamlyn/cross_memory.hpp"
 #include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/notification_queue.hpp"
 #include "nic/hamlyn/ticket.hpp"
@@ -106,6 +108,9 @@ class receiving_interface {
   };
 
   bool well_formed(const card_view& v, const packet_header& h) const;
+  // fast_only: a fast-mode arrival, which uses no metadata area (its
+  // fields are neither copied nor checked).
+  template <bool fast_only = false>
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
@@ -136,5 +141,148 @@ class receiving_interface {
   std::vector<inbound_packet> deferred_;  // inbound packets waiting to be served again
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
 };
+
+// The fast path of an arrival, inline: the AM card's sends (send_terminus::
+// send_fast) run it in the sender's process without a call.
+
+namespace detail {
+inline bool paranoid(uint32_t mode) {
+  return mode == static_cast<uint32_t>(slot_mode::paranoid) ||
+         mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
+}
+
+inline void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+
+// [offset, offset+length) inside [low, high) without overflow.
+inline bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
+  return offset >= low && offset <= high && length <= high - offset;
+}
+}  // namespace detail
+
+// Takes the slot for an arrival: announces it (users) before looking, so a
+// revoke either makes the state check fail or waits until the arrival is
+// done (seq_cst on both sides); then copies the fields. False (counted):
+// not active, or its memory lies outside the card's area. The caller drops
+// users whatever the answer.
+template <bool fast_only>
+[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
+                                                                 slot_copy& s) {
+  slot& sl = v.slots[index];
+  sl.users.fetch_add(1, std::memory_order_seq_cst);
+  if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
+    detail::count(v.header->counters.revoked_rejections);
+    return false;
+  }
+  s.key = sl.protection_key.load(std::memory_order_acquire);
+  s.base = sl.base;
+  s.bound = sl.bound;
+  s.mode = sl.mode;
+  s.memory = sl.memory;
+  s.notification_queue = sl.notification_queue;
+  s.inline_limit = sl.inline_limit;
+  bool metadata_ok = true;
+  if constexpr (!fast_only) {
+    s.metadata_base = sl.metadata_base;
+    s.metadata_count = sl.metadata_count;
+    metadata_ok = uint64_t{s.metadata_base} + s.metadata_count <= v.geo.metadata_entries;
+  } else {
+    s.metadata_base = s.metadata_count = 0;  // not used by a fast-mode arrival
+  }
+  const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
+  if (s.mode >= slot_mode_count || (card_memory && !detail::inside(s.base, s.bound, 0, v.geo.area_bytes)) ||
+      !metadata_ok || s.inline_limit > notification_inline_bytes) {
+    detail::count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
+    return false;
+  }
+  return true;
+}
+
+// The presented key against `key` (0: none matches), [offset, offset+length)
+// inside the slot's bound and inside [low, high); a refusal is counted.
+[[gnu::always_inline]] inline bool receiving_interface::check_key_and_bounds(
+    arrival_counters& c, uint64_t presented, uint64_t offset, uint64_t length, uint64_t key,
+    uint64_t low, uint64_t high, uint64_t bound) {
+  if (key == 0 || presented != key) {
+    detail::count(c.key_rejections);
+    return false;
+  }
+  if (!detail::inside(offset, length, 0, bound) || !detail::inside(offset, length, low, high)) {
+    detail::count(c.bounds_rejections);
+    return false;
+  }
+  return true;
+}
+
+// Deposits the pieces (length bytes in all) at base + offset.
+[[gnu::always_inline]] inline status receiving_interface::write_area(
+    const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length, const iovec* data,
+    int n, bool local) {
+  if (s.memory == static_cast<uint32_t>(area_memory::card)) {
+    std::byte* dst = v.area + s.base + offset;  // hold_slot and the bounds check bounded it
+    for (int i = 0; i < n; ++i) {
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      dst += data[i].iov_len;
+    }
+    return status::ok;
+  }
+  if (local) {
+    auto* dst = reinterpret_cast<std::byte*>(s.base + offset);
+    for (int i = 0; i < n; ++i) {
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      dst += data[i].iov_len;
+    }
+    return status::ok;
+  }
+  if (length == 0) return status::ok;
+  return cross_memory_write(v.pid, data, n, s.base + offset);
+}
+
+// A completed message: counted, and its notification appended to the
+// slot's queue (a full queue counts the overrun); with `message`, the entry
+// carries it (n.length <= the slot's inline_limit).
+[[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
+                                                              const slot_copy& s,
+                                                              const notification& n,
+                                                              const std::byte* message) {
+  detail::count(v.header->counters.messages);
+  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
+  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n, message);
+}
+
+// Works from the ticket: no packet header is built. The flags a fast-mode
+// packet would carry (data, single, notify, no metadata) are this path's
+// own, so only the slot, index, key and range need checking.
+[[gnu::always_inline]] inline status receiving_interface::arrive_fast(const card_view& v, const ticket& t, uint64_t offset,
+                                        const std::byte* data, uint32_t length, uint64_t word,
+                                        bool local) {
+  arrival_counters& c = v.header->counters;
+  if (t.slot >= v.geo.slot_count) {
+    detail::count(c.malformed);
+    return status::rejected;
+  }
+  slot_copy s;
+  status st = status::rejected;
+  if (!hold_slot<true>(v, t.slot, s)) {
+    // counted by hold_slot
+  } else if (t.metadata_index != fast_index || detail::paranoid(s.mode)) {
+    detail::count(c.mode_rejections);
+  } else if (check_key_and_bounds(c, t.protection_key, offset, length, s.key, 0, s.bound, s.bound)) {
+    const bool carry = length <= s.inline_limit;  // inline delivery: the entry carries it
+    if (!carry) {
+      const iovec piece{const_cast<std::byte*>(data), length};
+      st = write_area(v, s, offset, length, &piece, 1, local);
+    } else {
+      st = status::ok;
+    }
+    if (is_ok(st)) {
+      detail::count(c.packets);
+      // (An empty message is carried too: any pointer will do for 0 bytes.)
+      const std::byte* carried = carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
+      notify(v, s, notification{t.slot, fast_index, my_proc_, word, length}, carried);
+    }
+  }
+  v.slots[t.slot].users.fetch_sub(1, std::memory_order_release);
+  return st;
+}
 
 }  // namespace hpam::nic::hamlyn
