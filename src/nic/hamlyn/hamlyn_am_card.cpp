@@ -193,8 +193,10 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
 // it made a copy, sends that without waiting.
 [[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
                                                                  uint32_t len, bool may_wait) {
-  if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
-      !peers_[dest].free_ring) {
+  // (Unsigned compares: dest in [0, nprocs), len in [wire_header_size,
+  // block_size]; my own entry has no free ring.)
+  if (static_cast<uint32_t>(dest) >= static_cast<uint32_t>(nprocs_) || b >= tx_blocks_ ||
+      len - wire_header_size > block_size_ - wire_header_size || !peers_[dest].free_ring) {
     malformed_++;
     return;
   }
@@ -221,8 +223,9 @@ void hamlyn_am_card::overflow(int dest) {
 // Sends now when my region at dest has a free block and nothing is waiting
 // before this packet; otherwise the packet waits in the backlog (or, when
 // that is full, is dropped).
-[[gnu::noinline]] void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
-  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, tx_block(block), len))
+[[gnu::noinline]] void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
+                                                    const std::byte* packet, uint32_t len) {
+  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len))
     return;
   wait_or_drop(dest, block, len);
 }

@@ -94,7 +94,7 @@ class hamlyn_am_card {
     [[gnu::always_inline]] void deliver(int dest, const std::byte* packet,
                                         uint32_t length) noexcept {
       if (packet == own && may_wait)
-        card->send_or_wait(dest, block, length);
+        card->send_or_wait(dest, block, packet, length);
       else
         card->send_copy(dest, packet, length);
     }
@@ -115,7 +115,7 @@ class hamlyn_am_card {
 
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
   bool transmit(int dest, const std::byte* data, uint32_t len);
-  void send_or_wait(int dest, uint32_t block, uint32_t len);
+  void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void wait_or_drop(int dest, uint32_t block, uint32_t len);
   void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);
