@@ -223,7 +223,7 @@ void hamlyn_am_card::overflow(int dest) {
 // Sends now when my region at dest has a free block and nothing is waiting
 // before this packet; otherwise the packet waits in the backlog (or, when
 // that is full, is dropped).
-[[gnu::noinline]] void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
+[[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
                                                     const std::byte* packet, uint32_t len) {
   if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len))
     return;

@@ -119,15 +119,33 @@ inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint
 }
 }  // namespace detail
 
-// Appends one entry; false (and overruns+1) when no entry was free, or the
-// one claimed was taken away before it could be published. With `message`
-// (n.length <= notification_inline_bytes bytes; a longer one is not
-// carried), the entry carries the message itself (inline delivery).
-[[gnu::always_inline]] inline bool notification_append(notification_queue_control& q,
-                                                      notification_entry* entries, uint64_t cap,
-                                                      const notification& n,
-                                                      const std::byte* message = nullptr) noexcept {
-  uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
+namespace detail {
+// Fills entry e, claimed for cursor value `at`, and publishes it: false when
+// the reader had passed over it meanwhile (it is no longer mine).
+[[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint64_t at,
+                                                    const notification& n,
+                                                    const std::byte* message) noexcept {
+  e.slot = n.slot;
+  e.metadata_index = n.metadata_index;
+  e.source = static_cast<uint16_t>(n.source);
+  e.length = static_cast<uint32_t>(n.length);
+  e.metadata = n.metadata;
+  const bool carry = message != nullptr && n.length <= notification_inline_bytes;
+  e.flags = carry ? entry_flag_carried : 0;
+  if (carry) copy_message(e.message, message, static_cast<uint32_t>(n.length));
+  // Publish: the fields above (and the deposit that preceded this call)
+  // are visible to a reader that sees the written flag. A compare-and-swap:
+  // if the reader passed over the entry meanwhile, it is no longer mine.
+  uint64_t expect = encode_wrap_flag(at, entry_state::claimed);
+  return e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(at, entry_state::written),
+                                             std::memory_order_release, std::memory_order_relaxed);
+}
+
+// notification_append when the entry the hint names is not free for it:
+// walks from there to the first entry free for its own cursor value.
+[[gnu::noinline]] inline bool append_walk(notification_queue_control& q, notification_entry* entries,
+                                          uint64_t cap, const notification& n,
+                                          const std::byte* message, uint64_t at) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
     notification_entry& e = entries[sys::ring_math::slot(at, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
@@ -136,33 +154,45 @@ inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint
         sys::ring_math::slot(mine, cap) != sys::ring_math::slot(at, cap))
       continue;  // claimed, written or damaged: not mine to take
     if (mine != at) {  // the hint was a lap or more off: go to the first free entry
-      at = detail::first_free(entries, cap, mine) - 1;
+      at = first_free(entries, cap, mine) - 1;
       continue;
     }
-    const uint64_t claimed = encode_wrap_flag(mine, entry_state::claimed);
-    if (!e.wrap_flag.compare_exchange_strong(flag, claimed, std::memory_order_acquire,
-                                             std::memory_order_relaxed))
+    if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(mine, entry_state::claimed),
+                                             std::memory_order_acquire, std::memory_order_relaxed))
       continue;  // another writer (or the reader) got there first
-    e.slot = n.slot;
-    e.metadata_index = n.metadata_index;
-    e.source = static_cast<uint16_t>(n.source);
-    e.length = static_cast<uint32_t>(n.length);
-    e.metadata = n.metadata;
-    const bool carry = message != nullptr && n.length <= notification_inline_bytes;
-    e.flags = carry ? entry_flag_carried : 0;
-    if (carry) detail::copy_message(e.message, message, static_cast<uint32_t>(n.length));
-    // Publish: the fields above (and the deposit that preceded this call)
-    // are visible to a reader that sees the written flag. A compare-and-swap:
-    // if the reader passed over the entry meanwhile, it is no longer mine.
-    uint64_t expect = claimed;
-    if (!e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(mine, entry_state::written),
-                                             std::memory_order_release, std::memory_order_relaxed))
-      break;
+    if (!fill_and_publish(e, mine, n, message)) break;
     q.cursor.store(mine + 1, std::memory_order_relaxed);
     return true;
   }
   q.overruns.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+}  // namespace detail
+
+// Appends one entry; false (and overruns+1) when no entry was free, or the
+// one claimed was taken away before it could be published. With `message`
+// (n.length <= notification_inline_bytes bytes; a longer one is not
+// carried), the entry carries the message itself (inline delivery). The
+// usual case first: the hint names the entry free for it, claimed by one
+// compare-and-swap; otherwise the walk.
+[[gnu::always_inline]] inline bool notification_append(notification_queue_control& q,
+                                                      notification_entry* entries, uint64_t cap,
+                                                      const notification& n,
+                                                      const std::byte* message = nullptr) noexcept {
+  const uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
+  notification_entry& e = entries[sys::ring_math::slot(at, cap)];
+  uint64_t flag = encode_wrap_flag(at, entry_state::free);
+  if (__builtin_expect(!e.wrap_flag.compare_exchange_strong(
+                           flag, encode_wrap_flag(at, entry_state::claimed),
+                           std::memory_order_acquire, std::memory_order_relaxed),
+                       0))
+    return detail::append_walk(q, entries, cap, n, message, at);
+  if (__builtin_expect(!detail::fill_and_publish(e, at, n, message), 0)) {
+    q.overruns.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  q.cursor.store(at + 1, std::memory_order_relaxed);
+  return true;
 }
 
 namespace detail {

@@ -82,7 +82,8 @@ class wire {
 
   // Sends one packet of `length` (<= max_packet) bytes to `dest`.
   template <class Sink>
-  void transmit(Sink& sink, int dest, const std::byte* packet, uint32_t length) noexcept {
+  [[gnu::always_inline]] void transmit(Sink& sink, int dest, const std::byte* packet,
+                                       uint32_t length) noexcept {
     ++counters_.sent;
     if (__builtin_expect(!faulty_, 1)) {
       sink.deliver(dest, packet, length);
