@@ -1,11 +1,11 @@
 // Inline delivery (an extension of the Hamlyn fast mode, OSDI'96 2.7): a
 // slot that asks for it (slot_spec::inline_limit) has its short fast-mode
 // messages carried in the notification entry itself instead of being
-// deposited at base + offset. The queue (lengths around each copy size,
-// forged entries), the receiving interface (every path a fast-mode message
-// can take, the boundary, slots that did not ask, refusals), and the AM
-// card's regions (byte-exact packets on either side of notify_inline,
-// faults, a forged carried entry).
+// deposited at base + offset. The receiving interface (every path a
+// fast-mode message can take, the boundary, slots that did not ask,
+// refusals) and the AM card's regions (byte-exact packets on either side of
+// notify_inline, faults, a forged carried entry). The queue itself:
+// test_hamlyn_queue.cc.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -24,96 +24,6 @@ std::vector<std::byte> bytes_of(size_t n, uint8_t seed) {
   std::vector<std::byte> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = std::byte{static_cast<uint8_t>(seed + i * 13 + (i >> 3))};
   return v;
-}
-
-// A queue in private memory (the layout of a card's, without the card).
-struct queue {
-  static constexpr uint64_t cap = 8;
-  notification_queue_control q{};
-  std::vector<notification_entry> e = std::vector<notification_entry>(cap);
-  notification_reader r;
-  queue() { notification_queue_init(q, e.data(), cap); }
-  bool append(const notification& n, const std::byte* m = nullptr) {
-    return notification_append(q, e.data(), cap, n, m);
-  }
-  bool take(notification& n, std::byte* m) { return notification_take(q, e.data(), cap, r, n, m); }
-};
-
-TEST(hamlyn_inline, the_entry_carries_every_length_up_to_its_room_byte_exact) {
-  queue k;
-  for (uint32_t len = 0; len <= notification_inline_bytes; ++len) {
-    const auto msg = bytes_of(len + 1, static_cast<uint8_t>(len));  // never a null pointer
-    ASSERT_TRUE(k.append(notification{3, fast_index, 1, 0x77, len}, msg.data()));
-    notification n;
-    std::byte got[notification_inline_bytes + 16];
-    std::memset(got, 0xEE, sizeof got);
-    ASSERT_TRUE(k.take(n, got));
-    EXPECT_TRUE(n.carried) << len;
-    EXPECT_EQ(n.length, len);
-    EXPECT_EQ(n.slot, 3u);
-    EXPECT_EQ(n.source, 1u);
-    EXPECT_EQ(n.metadata, 0x77u);
-    EXPECT_EQ(std::memcmp(got, msg.data(), len), 0) << len;
-    for (size_t i = notification_inline_bytes; i < sizeof got; ++i)
-      ASSERT_EQ(got[i], std::byte{0xEE}) << "the take wrote past the entry's room";
-  }
-  EXPECT_EQ(k.r.malformed, 0u);
-}
-
-TEST(hamlyn_inline, a_message_longer_than_the_room_or_none_is_not_carried) {
-  queue k;
-  const auto msg = bytes_of(notification_inline_bytes + 1, 5);
-  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 1, notification_inline_bytes + 1}, msg.data()));
-  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 2, 40}));  // no message given
-  notification n;
-  std::byte got[notification_inline_bytes];
-  ASSERT_TRUE(k.take(n, got));
-  EXPECT_FALSE(n.carried);
-  EXPECT_EQ(n.length, notification_inline_bytes + 1);
-  ASSERT_TRUE(k.take(n, got));
-  EXPECT_FALSE(n.carried);
-  EXPECT_EQ(n.metadata, 2u);
-}
-
-// Any process mapping the card can write an entry. One that claims to carry
-// more than an entry holds, or has flags no writer sets, is passed over and
-// counted, never copied past the room; the entries after it are taken.
-TEST(hamlyn_inline, a_forged_carried_length_or_flag_is_counted_and_passed_over) {
-  queue k;
-  for (uint16_t flags : {entry_flag_carried, uint16_t{2}, uint16_t{entry_flag_carried | 4}}) {
-    const uint64_t c = k.r.cursor;
-    notification_entry& e = k.e[c % queue::cap];
-    e.slot = 1;
-    e.metadata_index = fast_index;
-    e.length = flags == entry_flag_carried ? 0xFFFFFFFFu : 8;  // far over the room
-    e.flags = flags;
-    e.wrap_flag.store(encode_wrap_flag(c, entry_state::written));
-    k.q.cursor.store(c + 1);
-    const auto msg = bytes_of(24, 9);
-    ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, 24}, msg.data()));
-    notification n;
-    std::byte got[notification_inline_bytes];
-    ASSERT_TRUE(k.take(n, got));  // the forged entry is skipped, the honest one taken
-    EXPECT_EQ(n.slot, 2u);
-    EXPECT_TRUE(n.carried);
-    EXPECT_EQ(std::memcmp(got, msg.data(), 24), 0);
-  }
-  EXPECT_EQ(k.r.malformed, 3u);
-  notification n;
-  std::byte got[notification_inline_bytes];
-  EXPECT_FALSE(k.take(n, got));
-}
-
-// A reader that set up no inline delivery passes no buffer: it is told the
-// entry carried the message, and nothing is written for it.
-TEST(hamlyn_inline, a_reader_without_a_buffer_is_told_but_given_nothing) {
-  queue k;
-  const auto msg = bytes_of(16, 1);
-  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 7, 16}, msg.data()));
-  notification n;
-  ASSERT_TRUE(k.take(n, nullptr));
-  EXPECT_TRUE(n.carried);
-  EXPECT_EQ(n.length, 16u);
 }
 
 uint32_t inline_slot(card& c, const guarded_area& a, uint32_t limit,

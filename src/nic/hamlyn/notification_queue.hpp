@@ -21,7 +21,9 @@
 //   have gone past (a hole, left when the NQCB cursor pointed ahead), counting
 //   each. A hostile writer can lose notifications (its own, or others' by
 //   overwriting their entries) but cannot stop the reader for good; one that
-//   moves the NQCB cursor only makes writers walk further.
+//   moves the NQCB cursor only makes writers walk further (and, while the
+//   reader has not yet looked at the cursor, may let a later notification
+//   fill an earlier hole: see detail::is_hole for when an idle reader looks).
 // * an entry held in the claimed state for the reader's cursor makes the
 //   reader wait, as for a writer that is slow to finish, but only for
 //   patience_ns (1 s): then the reader takes the entry back for the next lap
@@ -32,6 +34,11 @@
 // * an entry that says it carries a message (inline delivery, layout.hpp)
 //   longer than an entry holds, or has flags no writer sets, is passed over
 //   and counted (malformed): the reader copies at most what an entry holds.
+// Cost, not trust: an idle reader polls its entry's flag and the next
+// entry's, lines no writer touches until it writes them; it reads the NQCB
+// cursor, which every append writes, only now and then (detail::is_hole).
+// A writer claims the entry the cursor names with one compare-and-swap when
+// the cursor is right, and walks only when it is not.
 // Left to the caller: a forged entry written exactly for the reader's cursor
 // looks like any other, so its fields must be checked (hamlyn_am_card does).
 #pragma once
@@ -59,6 +66,12 @@ struct notification {
                             // bytes, <= notification_inline_bytes: inline delivery)
 };
 
+namespace detail {
+// How an idle reader looks for holes: see is_hole.
+constexpr uint64_t hole_check_period = 64;
+constexpr uint32_t wary_looks = 1024;
+}  // namespace detail
+
 // The reader's side of one queue, in the reader's own memory.
 struct notification_reader {
   uint64_t cursor = 0;     // cursor value of the next entry to take
@@ -68,6 +81,9 @@ struct notification_reader {
   uint64_t malformed = 0;  // entries written for me passed over: unknown flags, or a carried
                            // message longer than an entry holds
   uint64_t patience_ns = 1'000'000'000;  // how long a claimed entry may hold me up
+  uint64_t idle_polls = 0;      // calm: takes that found my entry free since my cursor moved
+  uint32_t wary = detail::wary_looks;  // 0: calm; else in-place looks of the NQCB cursor
+                                       // to go before calm (detail::is_hole)
   uint64_t claimed_cursor = 0;  // the cursor value I found claimed ...
   uint64_t claimed_since = 0;   // ... and when (monotonic ns; 0: not waiting)
 };
@@ -98,6 +114,10 @@ namespace detail {
 // inline instead of a call into the C library.
 [[gnu::always_inline]] inline void copy_message(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
   static_assert(notification_inline_bytes <= 96);
+  // Each branch reads only [src, src + n); inlined into a caller whose
+  // source is a small object, GCC would still warn about the longer
+  // branches it cannot rule out, so it is not shown where src points.
+  asm("" : "+r"(src));
   if (n > 64) {  // 65..96: the first 64 bytes and the last 32
     copy_32_64(dst, src, 64);
     copy_32_64(dst + n - 32, src + n - 32, 32);
@@ -212,10 +232,10 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 // past it (some entry between it and the NQCB cursor is claimed or
 // written), so it is a hole to pass over. A cursor that points nowhere a
 // writer could have reached from c is put back at c.
-inline bool writers_went_past(notification_queue_control& q, const notification_entry* entries,
-                              uint64_t cap, uint64_t c) noexcept {
-  uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
-  const uint64_t ahead = hint - c;
+[[gnu::noinline]] inline bool writers_went_past(notification_queue_control& q,
+                                                const notification_entry* entries, uint64_t cap,
+                                                uint64_t c, uint64_t hint) noexcept {
+  const uint64_t ahead = hint - c;  // hint: the caller's one copy of the NQCB cursor
   if (ahead == 0) return false;
   if (ahead > cap) {  // behind me or more than a lap ahead: only a scribble puts it there
     (void)q.cursor.compare_exchange_strong(hint, c, std::memory_order_relaxed);
@@ -227,6 +247,48 @@ inline bool writers_went_past(notification_queue_control& q, const notification_
       return true;
   }
   return false;
+}
+
+// When an idle reader looks at the NQCB cursor (writers_went_past). Each
+// writer moves that cursor with every notification, so a reader that read
+// it during every wait would often be waiting for that line (a miss) when
+// its entry is written, and notice the entry late. So a calm reader looks
+// only when it has found its entry free hole_check_period times at one
+// cursor value (in a steady exchange the next entry comes sooner); a wary
+// one at every idle take. A reader starts wary, and is wary again as soon
+// as it finds a hole, or the cursor anywhere but where it stands (or one
+// behind: a writer that has published the entry just taken and not yet
+// moved the cursor past it); it calms down once it has found the cursor in
+// place wary_looks times in a row. Holes come only from a cursor moved
+// ahead, which honest writers never do, so a hostile mapper that keeps
+// moving it keeps the reader wary.
+// (hole_check_period, wary_looks: defined before notification_reader.)
+
+// The entry at the reader's cursor c is free: is it a hole? At once when
+// the next entry is claimed or written for its own cursor value (writers,
+// which take the first free entry from the hint on, went past c): that
+// line is one no writer touches until the message after this one. A longer
+// run of free entries behind the writers: writers_went_past, when the
+// schedule above says. Meanwhile the reader asks for the second line of its
+// own entry, so that a message it carries arrives with its flag.
+[[gnu::always_inline]] inline bool is_hole(notification_queue_control& q,
+                                           const notification_entry* entries, uint64_t cap,
+                                           notification_reader& r, uint64_t c) noexcept {
+  const uint64_t next = entries[sys::ring_math::slot(c + 1, cap)].wrap_flag.load(std::memory_order_acquire);
+  if (next == encode_wrap_flag(c + 1, entry_state::claimed) ||
+      next == encode_wrap_flag(c + 1, entry_state::written)) {
+    r.wary = wary_looks;
+    return true;
+  }
+  __builtin_prefetch(&entries[sys::ring_math::slot(c, cap)].message[notification_inline_bytes - 1]);
+  if (__builtin_expect(r.wary == 0 && ++r.idle_polls % hole_check_period != 0, 1)) return false;
+  const uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
+  if (hint == c || hint == c - 1) {  // in place
+    if (r.wary) --r.wary;
+    return false;
+  }
+  r.wary = wary_looks;
+  return writers_went_past(q, entries, cap, c, hint);
 }
 }  // namespace detail
 
@@ -258,6 +320,7 @@ inline bool notification_take(notification_queue_control& q, notification_entry*
       // Give the entry to the next lap's writers only after it has been copied out.
       e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
       r.cursor = c + 1;
+      r.idle_polls = 0;
       if (__builtin_expect(good, 1)) return true;
       ++r.malformed;  // a forged entry: passed over
       continue;
@@ -265,7 +328,7 @@ inline bool notification_take(notification_queue_control& q, notification_entry*
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
     if (claimed && !detail::claimed_too_long(r, c)) return false;  // a writer is filling it
     const bool hole = flag == encode_wrap_flag(c, entry_state::free);
-    if (hole && !detail::writers_went_past(q, entries, cap, c)) return false;  // nothing yet
+    if (hole && !detail::is_hole(q, entries, cap, r, c)) return false;  // nothing yet
     // Not for me: free it for the next lap. A compare-and-swap, so a writer
     // that claims (or publishes) it meanwhile keeps it (and I look at it again).
     if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(c + cap, entry_state::free),
@@ -274,6 +337,7 @@ inline bool notification_take(notification_queue_control& q, notification_entry*
     ++(claimed ? r.abandoned : hole ? r.holes : r.damaged);
     r.claimed_since = 0;
     r.cursor = c + 1;
+    r.idle_polls = 0;
   }
   return false;
 }
