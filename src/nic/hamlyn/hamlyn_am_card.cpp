@@ -335,23 +335,21 @@ bool hamlyn_am_card::receive(rx_packet& p) {
   return false;
 }
 
+// The block is the sender's (p.src, as receive() found it) block
+// p.block - p.src * per_sender (no division); anything else is ignored.
 void hamlyn_am_card::release(const rx_packet& p) {
-  const uint32_t sender = p.block / per_sender_;
-  if (sender >= static_cast<uint32_t>(nprocs_)) return;
+  const uint32_t sender = p.src;
+  const uint32_t blk = p.block - sender * per_sender_;
+  if (sender >= static_cast<uint32_t>(nprocs_) || blk >= per_sender_) return;
   // The sender reads this FIFO to learn the block is free again.
-  (void)my_free_ring(static_cast<int>(sender))->push(p.block % per_sender_);
+  (void)my_free_ring(static_cast<int>(sender))->push(blk);
 }
 
-void hamlyn_am_card::service() {
-  card_.beat();
-  send_due();
-}
-
-void hamlyn_am_card::send_due() {
-  card_.terminus().kick();
+// send_due's work when there is some: packets the wire held back, backlogs.
+void hamlyn_am_card::send_held() {
   wire_sink sink{this};  // held packets: copies, none may wait
   wire_.service(sink);
-  if (__builtin_expect(backlogged_ != 0, 0))
+  if (backlogged_ != 0)
     for (int p = 0; p < nprocs_; ++p)
       if (!peers_[p].backlog.empty()) (void)flush_backlog(p);
 }

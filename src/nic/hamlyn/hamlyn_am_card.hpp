@@ -65,8 +65,14 @@ class hamlyn_am_card {
   void relaunch(int dest, uint32_t b, uint32_t len);
   bool receive(rx_packet& p);
   void release(const rx_packet& p);
-  void service();   // my processor polls: the heartbeat moves, then send_due()
-  void send_due();  // the engine, held packets whose time has come, backlogs; no heartbeat
+  void service() {  // my processor polls: the heartbeat moves, then send_due()
+    card_.beat();
+    send_due();
+  }
+  void send_due() {  // the engine, held packets whose time has come, backlogs; no heartbeat
+    card_.terminus().kick();
+    if (__builtin_expect(wire_.held() != 0 || backlogged_ != 0, 0)) send_held();
+  }
 
   const wire_counters& wire_stats() const { return wire_.counters(); }
   uint64_t overflow_drops() const { return my_overflow_->load(std::memory_order_relaxed); }
@@ -116,6 +122,7 @@ class hamlyn_am_card {
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
   bool transmit(int dest, const std::byte* data, uint32_t len);
   void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
+  void send_held();
   void wait_or_drop(int dest, uint32_t block, uint32_t len);
   void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);

@@ -292,43 +292,51 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 }
 }  // namespace detail
 
-// Takes the entry at the reader's cursor if it was written for it, passing
-// over (and counting) entries that cannot be (at most cap of them per call).
-// Each field is read once, into `out`; the caller checks the copy. When the
-// entry carries the message (out.carried), its room is copied into
-// `message` (notification_inline_bytes bytes; a reader that set up no
-// inline delivery may pass none and must then refuse it).
-inline bool notification_take(notification_queue_control& q, notification_entry* entries,
-                              uint64_t cap, notification_reader& r, notification& out,
-                              std::byte* message = nullptr) noexcept {
+namespace detail {
+// The entry e at the reader's cursor c is written for it: copies it out
+// (each field read once), gives it to the next lap's writers and advances.
+// False (counted) when it cannot be a writer's: unknown flags, or a carried
+// message longer than an entry holds.
+[[gnu::always_inline]] inline bool take_written(notification_entry& e, uint64_t c, uint64_t cap,
+                                                notification_reader& r, notification& out,
+                                                std::byte* message) noexcept {
+  out.slot = e.slot;
+  out.metadata_index = e.metadata_index;
+  out.source = e.source;
+  out.metadata = e.metadata;
+  out.length = e.length;
+  const uint16_t flags = e.flags;  // copied once
+  out.carried = flags == entry_flag_carried;
+  const bool good = (flags & ~known_entry_flags) == 0 &&
+                    (!out.carried || out.length <= notification_inline_bytes);
+  // The whole room, whatever the length: a fixed-size copy is a few moves.
+  if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
+  // Give the entry to the next lap's writers only after it has been copied out.
+  e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
+  r.cursor = c + 1;
+  r.idle_polls = 0;
+  if (__builtin_expect(good, 1)) return true;
+  ++r.malformed;  // a forged entry: passed over
+  return false;
+}
+
+// notification_take beyond its usual cases: passes over (and counts)
+// entries that cannot be for the reader, at most cap of them per call.
+[[gnu::noinline]] inline bool take_walk(notification_queue_control& q, notification_entry* entries,
+                                        uint64_t cap, notification_reader& r, notification& out,
+                                        std::byte* message) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked) {
     const uint64_t c = r.cursor;
     notification_entry& e = entries[sys::ring_math::slot(c, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     if (flag == encode_wrap_flag(c, entry_state::written)) {
-      out.slot = e.slot;
-      out.metadata_index = e.metadata_index;
-      out.source = e.source;
-      out.metadata = e.metadata;
-      out.length = e.length;
-      const uint16_t flags = e.flags;  // copied once
-      out.carried = flags == entry_flag_carried;
-      const bool good = (flags & ~known_entry_flags) == 0 &&
-                        (!out.carried || out.length <= notification_inline_bytes);
-      // The whole room, whatever the length: a fixed-size copy is a few moves.
-      if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
-      // Give the entry to the next lap's writers only after it has been copied out.
-      e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
-      r.cursor = c + 1;
-      r.idle_polls = 0;
-      if (__builtin_expect(good, 1)) return true;
-      ++r.malformed;  // a forged entry: passed over
+      if (take_written(e, c, cap, r, out, message)) return true;
       continue;
     }
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
-    if (claimed && !detail::claimed_too_long(r, c)) return false;  // a writer is filling it
+    if (claimed && !claimed_too_long(r, c)) return false;  // a writer is filling it
     const bool hole = flag == encode_wrap_flag(c, entry_state::free);
-    if (hole && !detail::is_hole(q, entries, cap, r, c)) return false;  // nothing yet
+    if (hole && !is_hole(q, entries, cap, r, c)) return false;  // nothing yet
     // Not for me: free it for the next lap. A compare-and-swap, so a writer
     // that claims (or publishes) it meanwhile keeps it (and I look at it again).
     if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(c + cap, entry_state::free),
@@ -340,6 +348,31 @@ inline bool notification_take(notification_queue_control& q, notification_entry*
     r.idle_polls = 0;
   }
   return false;
+}
+}  // namespace detail
+
+// Takes the entry at the reader's cursor if it was written for it, passing
+// over (and counting) entries that cannot be (at most cap of them per call).
+// Each field is read once, into `out`; the caller checks the copy. When the
+// entry carries the message (out.carried), its room is copied into
+// `message` (notification_inline_bytes bytes; a reader that set up no
+// inline delivery may pass none and must then refuse it). Inline: the two
+// usual cases (an entry written for the cursor, or a free one that is no
+// hole); the rest in take_walk.
+[[gnu::always_inline]] inline bool notification_take(notification_queue_control& q,
+                                                    notification_entry* entries, uint64_t cap,
+                                                    notification_reader& r, notification& out,
+                                                    std::byte* message = nullptr) noexcept {
+  const uint64_t c = r.cursor;
+  notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+  const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
+  if (flag == encode_wrap_flag(c, entry_state::written)) {
+    if (__builtin_expect(detail::take_written(e, c, cap, r, out, message), 1)) return true;
+  } else if (flag == encode_wrap_flag(c, entry_state::free) &&
+             !detail::is_hole(q, entries, cap, r, c)) {
+    return false;  // nothing yet
+  }
+  return detail::take_walk(q, entries, cap, r, out, message);
 }
 
 }  // namespace hpam::nic::hamlyn

@@ -224,13 +224,6 @@ void receiving_interface::unresolve(const card_view& v, uint32_t s_index) {
   v.slots[s_index].users.fetch_sub(1, std::memory_order_release);
 }
 
-bool receiving_interface::receive(uint32_t q, notification& n, std::byte* message) {
-  const card_view& v = views_[my_proc_];
-  if (q >= notification_queues_) return false;
-  if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n, message);
-}
-
 // The fallback path: packets senders could not deposit themselves. A
 // packet that cannot be finished now (its answer meets a full FIFO) keeps
 // its buffer, its header copy and its progress, and is served again, first,

@@ -142,6 +142,15 @@ class receiving_interface {
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
 };
 
+// h_recv, inline: the receiver's poll.
+[[gnu::always_inline]] inline bool receiving_interface::receive(uint32_t q, notification& n,
+                                                               std::byte* message) {
+  const card_view& v = views_[my_proc_];
+  if (q >= notification_queues_) return false;
+  if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
+  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n, message);
+}
+
 // The fast path of an arrival, inline: the AM card's sends (send_terminus::
 // send_fast) run it in the sender's process without a call.
 

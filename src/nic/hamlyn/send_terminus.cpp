@@ -134,7 +134,7 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   return st;
 }
 
-void send_terminus::kick() {
+void send_terminus::run_engine() {
   uint32_t budget = engine_budget_;
   while (running_ != posted_ && budget > 0) {
     work_entry& w = queue_[running_ & mask_];

@@ -94,7 +94,9 @@ class send_terminus {
   send_state state(const send_handle& h, status* error = nullptr) const;
   // The completion word: entries before it (and their buffers) may be reused.
   uint64_t completion_word() const { return completion_.load(std::memory_order_acquire); }
-  void kick();  // the card sends what it can (the engine)
+  void kick() {  // the card sends what it can (the engine); cheap when idle
+    if (running_ != posted_) run_engine();
+  }
   uint64_t rejected_sends() const {
     return rejected_sends_;
   }  // messages the receiving side refused
@@ -106,6 +108,7 @@ class send_terminus {
   };
   static constexpr uint32_t results_kept = 1024;  // finished entries whose outcome can be asked
 
+  void run_engine();
   bool run_entry(work_entry& w, uint32_t& budget);
   status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                           uint64_t word, send_handle& h);
