@@ -17,7 +17,7 @@
 //                                                   // reflected reply): sent now or dropped,
 //                                                   // never held back for room at dest
 //   bool         C::receive(rx_packet& p);          // pop RX_READY (CRC verified here)
-//   bool         C::arrival_pending() const;        // receive() would find a packet (cheap;
+//   bool         C::arrival_pending();              // receive() has something to do (cheap;
 //                                                   // may answer true when it cannot tell)
 //   void         C::release(const rx_packet& p);    // push the block back on RX_FREE
 //   void         C::service();                      // my processor polls: the heartbeat
@@ -141,6 +141,9 @@ struct card_setup {
                                      // without the TX_READY/TX_FREE round trip
   uint32_t rx_ready_cell = 128;      // Medusa: bytes per RX_READY cell; a packet of up to
                                      // rx_ready_cell - 16 bytes travels in it (16: none does)
+  uint32_t notify_inline = 96;       // Hamlyn: a packet of up to this many bytes travels in its
+                                     // notification entry instead of its block (inline
+                                     // delivery; at most 96; 0: every packet in its block)
   fault_config faults;               // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
   uint64_t job_key = 0;              // published in my card's setup region for the job's other

@@ -3,7 +3,8 @@
 // private memory); card 0 is a sender that holds their keys and lies in its
 // packets. Each step of an input is one of: a direct arrival (the sender's
 // process doing the receiving interface's work: check_packet, deposit,
-// counting, notification; or the lean fast-mode arrival, arrive_fast), a packet through the owner's inbound FIFO
+// counting, notification; or the lean fast-mode arrival, arrive_fast, from a
+// ticket), a packet through the owner's inbound FIFO
 // (serve_packet), a read request (answered through the sender's FIFO), or
 // the owner revoking, re-keying, re-arming a slot or changing a secondary
 // range. The owner drains its notification queue after each step.
@@ -23,6 +24,9 @@ namespace {
 using namespace nic::hamlyn;
 
 constexpr int slots = 5;  // normal, paranoid, one-shot, fast (card memory); normal (private)
+// Inline delivery: the fast slot carries fast-mode messages of up to 64
+// bytes in the notification entry, the private one up to all an entry holds.
+constexpr uint32_t inline_limit[slots] = {0, 0, 0, 64, nic::hamlyn::notification_inline_bytes};
 
 struct world {
   std::unique_ptr<card> sender, owner;
@@ -66,6 +70,7 @@ struct world {
       spec.bound = area;
       spec.mode = s < 4 ? modes[s] : slot_mode::normal;
       spec.metadata_count = spec.mode == slot_mode::fast ? 0 : 4;
+      spec.inline_limit = inline_limit[s];
       if (!is_ok(owner->slots().create_slot(spec, slot[s]))) violated();
       key[s] = owner->slots().slot_at(slot[s]).protection_key.load();
     }
@@ -121,11 +126,19 @@ struct world {
         std::byte meta[user_metadata_bytes] = {};
         iovec d{const_cast<uint8_t*>(bytes), h.length};
         const bool local = h.slot == slot[4];  // private memory: only its owner writes it directly
-        if (choose & 128)  // the lean fast-mode arrival: the same checks must hold
-          (void)sender->receiver().arrive_fast(sender->view(1), h,
-                                               reinterpret_cast<const std::byte*>(bytes), local);
-        else
+        if (choose & 128) {  // the lean fast-mode arrival: the same checks must hold
+          ticket t{};
+          t.node = 1;
+          t.slot = h.slot;
+          t.metadata_index = h.metadata_index;
+          t.protection_key = h.protection_key;
+          t.delta = h.delta;
+          (void)sender->receiver().arrive_fast(sender->view(1), t, h.offset,
+                                               reinterpret_cast<const std::byte*>(bytes), h.length,
+                                               h.fast_word, local);
+        } else {
           (void)sender->receiver().arrive(sender->view(1), h, &d, 1, meta, local);
+        }
         break;
       }
       case 1:
@@ -171,7 +184,12 @@ struct world {
       }
     }
     notification note;
-    for (int i = 0; i < 64 && owner->receiver().receive(0, note); ++i) {
+    std::byte carried[notification_inline_bytes];
+    for (int i = 0; i < 64 && owner->receiver().receive(0, note, carried); ++i) {
+      if (!note.carried) continue;
+      if (note.length > notification_inline_bytes) violated();  // never more than the room
+      volatile uint8_t sum = 0;  // touch every carried byte: ASan checks the range
+      for (uint64_t k = 0; k < note.length; ++k) sum = sum + static_cast<uint8_t>(carried[k]);
     }
   }
 };

@@ -4,9 +4,11 @@
 // hamlyn_am_card::receive's checks, then the protocol's acceptance and
 // dispatch). Process 1 writes
 // into that queue what the input says: notifications with any fields,
-// deposits into its own region (any bytes, wire header included), raw
-// wrap flags, the NQCB cursor and entry fields, as a hostile writer sharing
-// the card could.
+// carrying a packet of any bytes in the entry (inline delivery) or not,
+// deposits into its own region (any bytes, wire header included; short ones
+// travel in the entry, as the region's slot asks), raw wrap flags, the NQCB
+// cursor and entry fields (a carried length and flags of any value, any
+// bytes in the entry's room), as a hostile writer sharing the card could.
 // Findings: a sanitizer report, or a guard byte around process 0's segment
 // changed.
 #include <unistd.h>
@@ -108,6 +110,37 @@ struct world {
     v.queue(0)->cursor.store(c);
   }
 
+  // Any bytes, up to 1024, as a packet: with (op & 16) a wire header that
+  // checks out, with (op & 32) the job key in the protocol header, with
+  // (op & 64) a request for the sequence process 0 expects.
+  std::vector<uint8_t> packet_from(input& in, uint8_t op) {
+    size_t n = 0;
+    const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % 1025);
+    std::vector<uint8_t> packet(bytes, bytes + n);
+    if ((op & 16) && n >= nic::wire_header_size) {  // a wire header that checks out
+      nic::wire_header w{0, static_cast<uint32_t>(n), 1, 0, 0};
+      std::memcpy(packet.data(), &w, sizeof w);
+      if (n >= am::min_packet_size && (op & 32)) {
+        am::am_header h{};
+        std::memcpy(&h, packet.data() + nic::wire_header_size,
+                    std::min<size_t>(sizeof h, n - nic::wire_header_size));
+        h.key = job_key;
+        am::control_word c = am::decode_control(h.control, h.sequence_high);
+        if (c.cls == am::msg_class::request && (op & 64)) {  // the sequence it expects
+          c.instance %= 4;
+          c.sequence = expected[c.instance];
+          h.control = am::encode_control(c);
+          h.sequence_high = am::encode_sequence_high(c);
+        }
+        std::memcpy(packet.data() + nic::wire_header_size, &h,
+                    std::min<size_t>(sizeof h, n - nic::wire_header_size));
+      }
+      w.crc = nic::wire_crc(reinterpret_cast<const std::byte*>(packet.data()), static_cast<uint32_t>(n));
+      std::memcpy(packet.data(), &w, sizeof w);
+    }
+    return packet;
+  }
+
   // Any bytes into block `blk` of my region, notified as the card would.
   void deposit(uint32_t blk, const uint8_t* bytes, size_t n) {
     nic::hamlyn::ticket t{};
@@ -133,41 +166,32 @@ struct world {
     const uint8_t op = in.take<uint8_t>();
     switch (op % 4) {
       case 0: {  // a notification with any fields (often naming my real slot)
-        nic::hamlyn::notification n = in.take<nic::hamlyn::notification>();
+        nic::hamlyn::notification n{};
+        n.slot = in.take<uint32_t>();
+        n.metadata_index = in.take<uint32_t>();
+        n.source = in.take<uint32_t>();
+        n.metadata = in.take<uint64_t>();
+        n.length = in.take<uint32_t>();
         if (op & 16) n.slot = mine.slot;
         if (op & 32) n.metadata_index = nic::hamlyn::fast_index;
         if (op & 64) n.source = 1;
         if (op & 128) n.metadata %= 16;
-        (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n);
+        if (op & 4) {  // carrying a packet in the entry, of the length it names
+          const std::vector<uint8_t> packet = packet_from(in, op);
+          if (op & 8) n.length = packet.size();
+          std::vector<uint8_t> room(nic::hamlyn::notification_inline_bytes, 0);
+          if (!packet.empty()) std::memcpy(room.data(), packet.data(), std::min(packet.size(), room.size()));
+          (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n,
+                                                 reinterpret_cast<const std::byte*>(room.data()));
+        } else {
+          (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n);
+        }
         break;
       }
-      case 1: {  // a deposit into my region: a packet of any bytes
+      case 1: {  // a deposit into my region: a packet of any bytes (short ones in the entry)
         const uint32_t blk = in.take<uint8_t>() % 8;
-        size_t n = 0;
-        const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % 1025);
-        std::vector<uint8_t> packet(bytes, bytes + n);
-        if ((op & 16) && n >= nic::wire_header_size) {  // a wire header that checks out
-          nic::wire_header w{0, static_cast<uint32_t>(n), 1, 0, 0};
-          std::memcpy(packet.data(), &w, sizeof w);
-          if (n >= am::min_packet_size && (op & 32)) {
-            am::am_header h{};
-            std::memcpy(&h, packet.data() + nic::wire_header_size,
-                        std::min<size_t>(sizeof h, n - nic::wire_header_size));
-            h.key = job_key;
-            am::control_word c = am::decode_control(h.control, h.sequence_high);
-            if (c.cls == am::msg_class::request && (op & 64)) {  // the sequence it expects
-              c.instance %= 4;
-              c.sequence = expected[c.instance];
-              h.control = am::encode_control(c);
-              h.sequence_high = am::encode_sequence_high(c);
-            }
-            std::memcpy(packet.data() + nic::wire_header_size, &h,
-                        std::min<size_t>(sizeof h, n - nic::wire_header_size));
-          }
-          w.crc = nic::wire_crc(reinterpret_cast<const std::byte*>(packet.data()), static_cast<uint32_t>(n));
-          std::memcpy(packet.data(), &w, sizeof w);
-        }
-        deposit(blk, packet.data(), n);
+        const std::vector<uint8_t> packet = packet_from(in, op);
+        deposit(blk, packet.data(), packet.size());
         break;
       }
       case 2: {  // raw writes to the queue, as any process mapping it could
@@ -186,6 +210,14 @@ struct world {
         if (op & 32) {  // fields of an entry
           v.entries(0)[i].slot = in.take<uint32_t>();
           v.entries(0)[i].metadata = in.take<uint64_t>();
+        }
+        if (op & 4) {  // what it says it carries: any flags and length, any bytes in its room
+          nic::hamlyn::notification_entry& e = v.entries(0)[i];
+          e.flags = (op & 8) ? nic::hamlyn::entry_flag_carried : in.take<uint16_t>();
+          e.length = in.take<uint32_t>();
+          size_t n = 0;
+          const uint8_t* bytes = in.rest(n, in.take<uint8_t>() % (nic::hamlyn::notification_inline_bytes + 1));
+          if (n) std::memcpy(e.message, bytes, n);
         }
         break;
       }

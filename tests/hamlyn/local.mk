@@ -9,4 +9,5 @@ tests_hamlyn_test_hamlyn_CXXFLAGS = $(TEST_CXXFLAGS)
 tests_hamlyn_test_hamlyn_LDADD = $(TEST_LDADD) -lgtest_main
 tests_hamlyn_test_hamlyn_SOURCES += \
   tests/hamlyn/test_hamlyn_fork.cc tests/hamlyn/test_hamlyn_am_card.cc \
-  tests/hamlyn/test_hamlyn_hostile.cc
+  tests/hamlyn/test_hamlyn_hostile.cc tests/hamlyn/test_hamlyn_inline.cc \
+  tests/hamlyn/test_hamlyn_queue.cc

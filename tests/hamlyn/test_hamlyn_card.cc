@@ -392,7 +392,7 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
   send_terminus& tx = j[0].terminus();
   send_handle h;
-  ASSERT_EQ(tx.send_fast(t, bytes, 150, 0xBEEF, h), status::ok);
+  ASSERT_EQ(tx.send_fast(t, 0, bytes, 150, 0xBEEF, h), status::ok);
   EXPECT_EQ(tx.state(h), send_state::sent);
   EXPECT_EQ(tx.completion_word(), 1u);
   EXPECT_EQ(j[1].counters().packets.load(), 1u);
@@ -408,39 +408,39 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   EXPECT_FALSE(j[1].receiver().receive(0, n));
   std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
   // The terminus's own checks: beyond the ticket's range, or one packet.
-  EXPECT_EQ(tx.send_fast(t, bytes, 257, 1, h), status::invalid_argument);
+  EXPECT_EQ(tx.send_fast(t, 0, bytes, 257, 1, h), status::invalid_argument);
   ticket wide = t;
   wide.range = 4096;
-  EXPECT_EQ(tx.send_fast(wide, bytes, 1000, 1, h), status::invalid_argument);
+  EXPECT_EQ(tx.send_fast(wide, 0, bytes, 1000, 1, h), status::invalid_argument);
   // The receiving interface's: key, bounds, fast mode on a slot that is not.
   ticket bad = t;
   bad.protection_key ^= 1;
-  EXPECT_EQ(tx.send_fast(bad, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast(bad, 0, bytes, 8, 1, h), status::rejected);
   status why = status::ok;
   EXPECT_EQ(tx.state(h, &why), send_state::error);
   EXPECT_EQ(why, status::rejected);
   EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
   ticket outside = t;
   outside.offset = 4000;  // 150 bytes from 4000 cross the slot's bound (4096)
-  EXPECT_EQ(tx.send_fast(outside, bytes, 150, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast(outside, 0, bytes, 150, 1, h), status::rejected);
   EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
   ticket not_fast = t;
   not_fast.metadata_index = 0;  // through send(): a fast slot takes fast-mode packets only
-  EXPECT_EQ(tx.send_fast(not_fast, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast(not_fast, 0, bytes, 8, 1, h), status::rejected);
   EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
   // A revoked slot refuses; so does the old key once it has a new one.
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
-  EXPECT_EQ(tx.send_fast(t, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast(t, 0, bytes, 8, 1, h), status::rejected);
   EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
   ASSERT_EQ(j[1].slots().rekey(s, 0x4321), status::ok);
-  EXPECT_EQ(tx.send_fast(t, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast(t, 0, bytes, 8, 1, h), status::rejected);
   EXPECT_EQ(j[1].counters().key_rejections.load(), 2u);
   EXPECT_EQ(tx.rejected_sends(), 5u);
   EXPECT_TRUE(a.untouched());
   EXPECT_FALSE(j[1].receiver().receive(0, n));  // nothing refused was notified
   EXPECT_EQ(j[1].counters().packets.load(), 1u);
   const ticket fresh = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
-  ASSERT_EQ(tx.send_fast(fresh, bytes, 100, 7, h), status::ok);
+  ASSERT_EQ(tx.send_fast(fresh, 0, bytes, 100, 7, h), status::ok);
   ASSERT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_EQ(n.metadata, 7u);
   EXPECT_EQ(tx.completion_word(), 7u);  // every message posted took a position
@@ -462,7 +462,7 @@ TEST(hamlyn_card, fast_send_behind_a_busy_engine_is_posted_in_order) {
   ASSERT_EQ(send_bytes(j[0], t, big.data(), big.size()).state, send_state::pending);
   uint64_t word = 0x55;
   send_handle h;
-  ASSERT_EQ(tx.send_fast(j[1].slots().make_ticket(fs, fast_index, 0, 256, true),
+  ASSERT_EQ(tx.send_fast(j[1].slots().make_ticket(fs, fast_index, 0, 256, true), 0,
                          reinterpret_cast<const std::byte*>(&word), sizeof word, 3, h),
             status::ok);
   EXPECT_EQ(tx.state(h), send_state::pending);

@@ -44,6 +44,9 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.rx_packets = 2;
   c.area_bytes = inbound_layout_for(s, per_sender, ring_cap).total;  // the one allocation
   c.direct_io_limit = 256;
+  if (s.notify_inline > hamlyn::notification_inline_bytes)
+    throw std::invalid_argument("hpam hamlyn: notify_inline must be at most " +
+                                std::to_string(hamlyn::notification_inline_bytes) + " bytes");
   c.attach_timeout_ms = s.attach_timeout_ms;
   c.job_key = s.job_key;
   return c;
@@ -58,6 +61,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       crc_(s.crc),
       clock_(s.clock ? s.clock : &own_clock_),
       attach_timeout_ms_(s.attach_timeout_ms),
+      notify_inline_(s.notify_inline),
       per_sender_(per_sender_for(s)),
       ring_capacity_(next_pow2(per_sender_)),
       layout_(inbound_layout_for(s, per_sender_, ring_capacity_)),
@@ -96,6 +100,7 @@ uint32_t hamlyn_am_card::create_sender_slot(uint64_t region) {
   spec.base = region;
   spec.bound = region_bytes();
   spec.mode = hamlyn::slot_mode::fast;
+  spec.inline_limit = notify_inline_;  // short packets travel in the notification entry
   uint32_t slot = 0;
   if (!is_ok(card_.slots().create_slot(spec, slot)))
     throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");
@@ -135,16 +140,16 @@ void hamlyn_am_card::attach_peer(int proc) {
   ps.free_blocks.reserve(per_sender_);
   for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
   ps.lent.assign(per_sender_, 0);
-  // The ticket of block 0 of my region at proc, made once (my slot there,
-  // its key, one block's range, fast mode: the word names the block,
-  // notify); block b's is the same at offset b * block_size.
+  // The ticket of my region at proc, made once (my slot there, its key, the
+  // region's range, fast mode: the word names the block, notify); block b
+  // is at offset b * block_size in it.
   hamlyn::ticket& t = ps.ticket;
   t = hamlyn::ticket{};
   t.node = static_cast<uint32_t>(proc);
   t.slot = mine.slot;
   t.metadata_index = hamlyn::fast_index;
   t.protection_key = mine.key;
-  t.range = block_size_;
+  t.range = region_bytes();
   t.flags = hamlyn::ticket_flags::notify;
 }
 
@@ -183,33 +188,31 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
   return true;
 }
 
-void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, true); }
-
-void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, false); }
-
-void hamlyn_am_card::transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait) {
-  if (dest < 0 || dest >= nprocs_ || dest == my_proc_ || b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
-      !peers_[dest].free_ring) {
+// The checks, the wire header, and the wire (inline into launch and
+// relaunch); the wire hands the packet to send_or_wait (one call) or, when
+// it made a copy, sends that without waiting.
+[[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
+                                                                 uint32_t len, bool may_wait) {
+  // (Unsigned compares: dest in [0, nprocs), len in [wire_header_size,
+  // block_size]; my own entry has no free ring.)
+  if (static_cast<uint32_t>(dest) >= static_cast<uint32_t>(nprocs_) || b >= tx_blocks_ ||
+      len - wire_header_size > block_size_ - wire_header_size || !peers_[dest].free_ring) {
     malformed_++;
     return;
   }
   std::byte* pkt = tx_block(b);
   stamp_wire_header(pkt, len, my_proc_, dest, crc_);
-  wire_sink sink{this, may_wait};
+  wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
 }
 
-// A packet straight from one of my outbound blocks, launched for the first
-// time, may wait for a free block at dest; a copy sent again, or one the
-// wire held back or corrupted, cannot (dropped and counted at dest when
-// there is no room).
-void hamlyn_am_card::deliver(int dest, const std::byte* packet, uint32_t len, bool may_wait) {
-  const std::byte* tx = tx_memory_.get();
-  if (may_wait && packet >= tx && packet < tx + size_t{tx_blocks_} * block_size_ &&
-      (packet - tx) % block_size_ == 0) {
-    send_or_wait(dest, static_cast<uint32_t>((packet - tx) / block_size_), len);
-    return;
-  }
+void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, true); }
+
+void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, false); }
+
+// A packet that may not wait (a copy sent again, or one the wire made: held
+// back, corrupted): now, or dropped and counted at dest.
+[[gnu::noinline]] void hamlyn_am_card::send_copy(int dest, const std::byte* packet, uint32_t len) {
   if (!transmit(dest, packet, len)) overflow(dest);
 }
 
@@ -220,9 +223,19 @@ void hamlyn_am_card::overflow(int dest) {
 // Sends now when my region at dest has a free block and nothing is waiting
 // before this packet; otherwise the packet waits in the backlog (or, when
 // that is full, is dropped).
-void hamlyn_am_card::send_or_wait(int dest, uint32_t block, uint32_t len) {
+[[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
+                                                    const std::byte* packet, uint32_t len) {
+  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len))
+    return;
+  wait_or_drop(dest, block, len);
+}
+
+// send_or_wait's other cases: packets already waiting go first; then this
+// one is sent if a block is left, or waits, or (backlog full) is dropped.
+[[gnu::cold, gnu::noinline]] void hamlyn_am_card::wait_or_drop(int dest, uint32_t block,
+                                                              uint32_t len) {
   peer_state& ps = peers_[dest];
-  if ((ps.backlog.empty() || flush_backlog(dest)) && transmit(dest, tx_block(block), len)) return;
+  if (!ps.backlog.empty() && flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
   for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
     if (ps.backlog[i].block == block) {  // already waiting: it goes out with its latest bytes
       ps.backlog[i].length = len;
@@ -277,10 +290,8 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   peer_state& ps = peers_[dest];
   if (ps.free_blocks.empty() && !refill(ps)) return false;
   const uint32_t blk = ps.free_blocks.back();
-  hamlyn::ticket t = ps.ticket;
-  t.offset = uint64_t{blk} * block_size_;  // within my region (my slot at dest)
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send_fast(t, data, len, blk, h))) {
+  if (!is_ok(card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }
@@ -295,7 +306,7 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 // refused; the wire header is read once, as a copy.
 bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
-  while (card_.receiver().receive(0, n)) {
+  while (card_.receiver().receive(0, n, carried_)) {
     const uint64_t blk = n.metadata;
     const uint32_t sender = n.slot < slot_sender_.size() ? slot_sender_[n.slot] : ~0u;
     if (sender == ~0u || n.source != sender || n.metadata_index != hamlyn::fast_index ||
@@ -305,7 +316,9 @@ bool hamlyn_am_card::receive(rx_packet& p) {
     }
     p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
     p.length = static_cast<uint32_t>(n.length);
-    p.data = inbound_ + size_t{p.block} * block_size_;
+    // Inline delivery: the packet is the entry's, copied out once by the
+    // take (n.length <= notification_inline_bytes); otherwise in its block.
+    p.data = n.carried ? carried_ : inbound_ + size_t{p.block} * block_size_;
     p.src = static_cast<uint16_t>(sender);
     p.rejected = false;
     wire_header w;
@@ -322,23 +335,21 @@ bool hamlyn_am_card::receive(rx_packet& p) {
   return false;
 }
 
+// The block is the sender's (p.src, as receive() found it) block
+// p.block - p.src * per_sender (no division); anything else is ignored.
 void hamlyn_am_card::release(const rx_packet& p) {
-  const uint32_t sender = p.block / per_sender_;
-  if (sender >= static_cast<uint32_t>(nprocs_)) return;
+  const uint32_t sender = p.src;
+  const uint32_t blk = p.block - sender * per_sender_;
+  if (sender >= static_cast<uint32_t>(nprocs_) || blk >= per_sender_) return;
   // The sender reads this FIFO to learn the block is free again.
-  (void)my_free_ring(static_cast<int>(sender))->push(p.block % per_sender_);
+  (void)my_free_ring(static_cast<int>(sender))->push(blk);
 }
 
-void hamlyn_am_card::service() {
-  card_.beat();
-  send_due();
-}
-
-void hamlyn_am_card::send_due() {
-  card_.terminus().kick();
-  wire_sink sink{this};
+// send_due's work when there is some: packets the wire held back, backlogs.
+void hamlyn_am_card::send_held() {
+  wire_sink sink{this};  // held packets: copies, none may wait
   wire_.service(sink);
-  if (__builtin_expect(backlogged_ != 0, 0))
+  if (backlogged_ != 0)
     for (int p = 0; p < nprocs_; ++p)
       if (!peers_[p].backlog.empty()) (void)flush_backlog(p);
 }

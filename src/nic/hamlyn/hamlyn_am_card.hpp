@@ -7,9 +7,13 @@
 // which block of its region a packet goes to: launch() takes a block it
 // believes free, sends the packet as a single-packet Hamlyn message into it
 // (the fast-mode word names the block) and the arrival lands in the
-// receiver's notification queue. receive() pops a notification and returns
-// the packet in place; release() gives the block back to its sender through
-// a free FIFO in the receiver's card that only that sender reads. A sender
+// receiver's notification queue. The region's slot asks for inline delivery
+// (card_setup::notify_inline): a packet that short travels in the
+// notification entry itself and its block, still lent, is not written, so
+// the receiver finds it in the cache lines it polls. receive() takes a
+// notification and returns the packet (from its private copy of the entry,
+// or in place in the block); release() gives the block back to its sender
+// through a free FIFO in the receiver's card that only that sender reads. A sender
 // with no free block in its region keeps the packet (a reference to its
 // outbound block) in its terminus backlog, at most per_sender of them, and
 // sends it when the receiver gives a block back (service, or the next
@@ -21,7 +25,9 @@
 //
 // Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) come
 // from the shared seeded wire (nic/wire/wire.hpp), the same as the Medusa
-// card's: the wire decides, this card's sink deposits.
+// card's: the wire decides, this card's sink deposits. The sink knows the
+// outbound block it was given, so a packet the wire passes through untouched
+// goes straight to its region (no search for the block it came from).
 #pragma once
 
 #include <atomic>
@@ -58,10 +64,16 @@ class hamlyn_am_card {
   // cannot take the blocks a first launch needs.
   void relaunch(int dest, uint32_t b, uint32_t len);
   bool receive(rx_packet& p);
-  bool arrival_pending() const { return true; }  // receive() finds out
+  bool arrival_pending() { return card_.receiver().waiting(0); }
   void release(const rx_packet& p);
-  void service();   // my processor polls: the heartbeat moves, then send_due()
-  void send_due();  // the engine, held packets whose time has come, backlogs; no heartbeat
+  void service() {  // my processor polls: the heartbeat moves, then send_due()
+    card_.beat();
+    send_due();
+  }
+  void send_due() {  // the engine, held packets whose time has come, backlogs; no heartbeat
+    card_.terminus().kick();
+    if (__builtin_expect(wire_.held() != 0 || backlogged_ != 0, 0)) send_held();
+  }
 
   const wire_counters& wire_stats() const { return wire_.counters(); }
   uint64_t overflow_drops() const { return my_overflow_->load(std::memory_order_relaxed); }
@@ -80,10 +92,18 @@ class hamlyn_am_card {
  private:
   // Where the wire delivers: into the destination's inbound slot.
   struct wire_sink {
-    hamlyn_am_card* card;  // this card
-    bool may_wait = true;  // a packet from my outbound block may wait in the backlog
-    void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
-      card->deliver(dest, packet, length, may_wait);
+    hamlyn_am_card* card;              // this card
+    const std::byte* own = nullptr;    // my outbound block `block`, as transmitted (null: none)
+    uint32_t block = 0;
+    bool may_wait = false;             // a packet from `own` may wait in the backlog
+    // The packet as transmitted (own block) or a copy the wire made
+    // (corrupted, held back): only the first may wait for a free block.
+    [[gnu::always_inline]] void deliver(int dest, const std::byte* packet,
+                                        uint32_t length) noexcept {
+      if (packet == own && may_wait)
+        card->send_or_wait(dest, block, packet, length);
+      else
+        card->send_copy(dest, packet, length);
     }
   };
   struct waiting {
@@ -97,13 +117,15 @@ class hamlyn_am_card {
     size_t backlog_head = 0;            // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
     sys::spsc_fifo* free_ring = nullptr;  // the peer's FIFO of blocks it gave back to me
-    hamlyn::ticket ticket;              // block 0 of my region at the peer (fast mode, notify)
+    hamlyn::ticket ticket;              // my region at the peer (fast mode, notify)
   };
 
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
-  void deliver(int dest, const std::byte* packet, uint32_t len, bool may_wait);
   bool transmit(int dest, const std::byte* data, uint32_t len);
-  void send_or_wait(int dest, uint32_t block, uint32_t len);
+  void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
+  void send_held();
+  void wait_or_drop(int dest, uint32_t block, uint32_t len);
+  void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);
   bool refill(peer_state& ps);
   void overflow(int dest);
@@ -125,6 +147,7 @@ class hamlyn_am_card {
   sys::clock own_clock_;
   const sys::clock* clock_;
   uint64_t attach_timeout_ms_;
+  uint32_t notify_inline_;          // my regions' slots carry packets this short in the entry
   uint32_t per_sender_ = 0;         // inbound blocks each sender owns here
   uint64_t ring_capacity_ = 0;      // entries of each free FIFO
   hamlyn::am_inbound_layout layout_;  // my inbound area, and every peer's
@@ -141,6 +164,9 @@ class hamlyn_am_card {
   uint32_t backlogged_ = 0;         // peers with packets waiting in their backlog
   std::atomic<uint64_t>* my_overflow_ = nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
+  // The message of the entry receive() took last, when the entry carried it
+  // (inline delivery): the packet it handed out, until the next receive().
+  alignas(64) std::byte carried_[hamlyn::notification_inline_bytes];
 };
 
 }  // namespace hpam::nic

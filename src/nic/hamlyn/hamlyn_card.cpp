@@ -149,6 +149,7 @@ card::card(const card_config& cfg)
   v.segment.publish();
   v.attached = true;
   v.cross_memory = false;  // my own memory is written locally
+  own_header_ = v.header;
   slots_.bind(v.slots, v.metadata, v.area,
               {cfg_.slot_count, cfg_.metadata_entries, cfg_.notification_queues, cfg_.area_bytes,
                static_cast<uint32_t>(my_proc_)});

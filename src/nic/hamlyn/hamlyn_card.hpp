@@ -94,7 +94,7 @@ class card {
     return views_[proc].attached ? views_[proc].header->heartbeat.load(std::memory_order_relaxed) : 0;
   }
   // The owner is polling: advance the heartbeat peers read.
-  void beat() { header().heartbeat.store(++beats_, std::memory_order_relaxed); }
+  void beat() { own_header_->heartbeat.store(++beats_, std::memory_order_relaxed); }
 
  private:
   void layout_segment();
@@ -110,6 +110,7 @@ class card {
   receiving_interface receiver_;                  // my receiving interface
   send_terminus terminus_;                        // my send terminus and engine
   uint32_t beats_ = 0;                            // my heartbeat, mirrored in the header
+  card_header* own_header_ = nullptr;             // my card's header (views_[my_proc_].header)
 };
 
 }  // namespace hpam::nic::hamlyn

@@ -19,7 +19,8 @@
 namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
-constexpr uint32_t card_version = 2;  // 2: notification entries carry the whole cursor
+constexpr uint32_t card_version = 3;  // 2: notification entries carry the whole cursor;
+                                      // 3: entries of 128 bytes that can carry a message; inline_limit
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -52,11 +53,15 @@ struct slot {
   uint32_t metadata_count;               // entries in the metadata area (0 in fast mode)
   uint32_t notification_queue;           // which of the card's queues gets this slot's arrivals
   uint32_t generation;                   // bumped each time the slot is set up
-  uint64_t reserved;                     // zero
+  uint32_t inline_limit;                 // fast mode: a message of up to this many bytes travels
+                                         // in its notification entry, not at base + offset
+                                         // (0: never; at most notification_inline_bytes)
+  uint32_t reserved;                     // zero
 };
 static_assert(std::is_standard_layout_v<slot>);
 static_assert(sizeof(slot) == 64);
 static_assert(offsetof(slot, base) == 16);
+static_assert(offsetof(slot, inline_limit) == 56);
 static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free);
 
 constexpr uint32_t user_metadata_bytes = 60;  // OSDI'96: up to 60 bytes in the first packet
@@ -80,6 +85,13 @@ static_assert(sizeof(metadata_entry) == 128);
 static_assert(offsetof(metadata_entry, packet_accumulator) == 60);
 static_assert(offsetof(metadata_entry, paranoid_key) == 64);
 
+// Bytes of a message a notification entry can carry (inline delivery).
+constexpr uint32_t notification_inline_bytes = 96;
+
+// notification_entry::flags
+constexpr uint16_t entry_flag_carried = 1u << 0;  // the message itself is in the entry
+constexpr uint16_t known_entry_flags = entry_flag_carried;
+
 // One notification queue entry (OSDI'96 Table 3). The paper's wrap flag is
 // widened here to the whole cursor value the entry is for and its state, so
 // a reader that keeps its own cursor can tell an entry written for it from
@@ -90,17 +102,28 @@ static_assert(offsetof(metadata_entry, paranoid_key) == 64);
 // written flag (release); the reader compares the flag with the one it
 // expects for its cursor (acquire), copies the fields and frees the entry
 // for the next lap.
+//
+// Inline delivery, an extension of fast mode (2.7): the paper's fast mode
+// writes one word of metadata into the entry in place of a metadata entry
+// pointer; a slot that asks for it (slot::inline_limit) has its small
+// fast-mode messages written into the entry too, in place of the message
+// area, as a modern NIC writes small packets into its completion queue
+// entry. The reader then finds the message in the lines it polls, and the
+// entry stays two cache lines whatever carries it.
 struct notification_entry {
   std::atomic<uint64_t> wrap_flag;  // encode_wrap_flag(cursor value, entry_state)
   uint32_t slot;                    // slot index
   uint32_t metadata_index;          // notification index (fast_index in fast mode)
-  uint32_t source;                  // sending process (emulation: who completed it)
+  uint16_t source;                  // sending process (emulation: who completed it; < 65535)
+  uint16_t flags;                   // entry_flag_carried: `length` bytes of message follow
   uint32_t length;                  // bytes of the completing packet's data (fast mode: the message)
   uint64_t metadata;                // card offset of the metadata entry, or the fast-mode word
+  std::byte message[notification_inline_bytes];  // the message, when flags say it is carried
 };
 static_assert(std::is_standard_layout_v<notification_entry>);
-static_assert(sizeof(notification_entry) == 32);
+static_assert(sizeof(notification_entry) == 128);
 static_assert(offsetof(notification_entry, metadata) == 24);
+static_assert(offsetof(notification_entry, message) == 32);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // What an entry's wrap flag says of the cursor value it names.

@@ -21,7 +21,9 @@
 //   have gone past (a hole, left when the NQCB cursor pointed ahead), counting
 //   each. A hostile writer can lose notifications (its own, or others' by
 //   overwriting their entries) but cannot stop the reader for good; one that
-//   moves the NQCB cursor only makes writers walk further.
+//   moves the NQCB cursor only makes writers walk further (and, while the
+//   reader has not yet looked at the cursor, may let a later notification
+//   fill an earlier hole: see detail::is_hole for when an idle reader looks).
 // * an entry held in the claimed state for the reader's cursor makes the
 //   reader wait, as for a writer that is slow to finish, but only for
 //   patience_ns (1 s): then the reader takes the entry back for the next lap
@@ -29,26 +31,46 @@
 //   entry gone (its publishing compare-and-swap fails) and counts an overrun.
 //   A mapper that holds an entry claimed, or a writer killed between its
 //   claim and its publish, cannot stop the reader for good.
+// * an entry that says it carries a message (inline delivery, layout.hpp)
+//   longer than an entry holds, or has flags no writer sets, is passed over
+//   and counted (malformed): the reader copies at most what an entry holds.
+// Cost, not trust: an idle reader polls its entry's flag and the next
+// entry's, lines no writer touches until it writes them; it reads the NQCB
+// cursor, which every append writes, only now and then (detail::is_hole).
+// A writer claims the entry the cursor names with one compare-and-swap when
+// the cursor is right, and walks only when it is not.
 // Left to the caller: a forged entry written exactly for the reader's cursor
 // looks like any other, so its fields must be checked (hamlyn_am_card does).
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "nic/hamlyn/layout.hpp"
 #include "sys/clock.hpp"
 #include "sys/ring.hpp"
+#include "sys/short_copy.hpp"
 
 namespace hpam::nic::hamlyn {
 
-// What a notification says, as the reader gets it.
+// What a notification says, as the reader gets it. A carried message
+// travels beside it (notification_append's and notification_take's
+// `message`).
 struct notification {
   uint32_t slot;            // slot index
   uint32_t metadata_index;  // metadata entry, or fast_index
   uint32_t source;          // sending process
   uint64_t metadata;        // card offset of the metadata entry, or the fast-mode word
   uint64_t length;          // data bytes of the completing packet (< 2^32)
+  bool carried = false;     // reader: the entry carried the message itself (its `length`
+                            // bytes, <= notification_inline_bytes: inline delivery)
 };
+
+namespace detail {
+// How an idle reader looks for holes: see is_hole.
+constexpr uint64_t hole_check_period = 64;
+constexpr uint32_t wary_looks = 1024;
+}  // namespace detail
 
 // The reader's side of one queue, in the reader's own memory.
 struct notification_reader {
@@ -56,7 +78,12 @@ struct notification_reader {
   uint64_t damaged = 0;    // entries passed over: their flag named no cursor value of mine
   uint64_t holes = 0;      // free entries passed over: writers had gone past them
   uint64_t abandoned = 0;  // entries taken back: held claimed for my cursor past patience_ns
+  uint64_t malformed = 0;  // entries written for me passed over: unknown flags, or a carried
+                           // message longer than an entry holds
   uint64_t patience_ns = 1'000'000'000;  // how long a claimed entry may hold me up
+  uint64_t idle_polls = 0;      // calm: takes that found my entry free since my cursor moved
+  uint32_t wary = detail::wary_looks;  // 0: calm; else in-place looks of the NQCB cursor
+                                       // to go before calm (detail::is_hole)
   uint64_t claimed_cursor = 0;  // the cursor value I found claimed ...
   uint64_t claimed_since = 0;   // ... and when (monotonic ns; 0: not waiting)
 };
@@ -75,6 +102,32 @@ inline void notification_queue_init(notification_queue_control& q, notification_
 }
 
 namespace detail {
+// 32 <= n <= 64 bytes as two possibly overlapping 32-byte moves.
+[[gnu::always_inline]] inline void copy_32_64(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
+  unsigned char a[32], b[32];
+  std::memcpy(a, src, 32);
+  std::memcpy(b, src + n - 32, 32);
+  std::memcpy(dst, a, 32);
+  std::memcpy(dst + n - 32, b, 32);
+}
+// n <= notification_inline_bytes bytes: a few (possibly overlapping) moves
+// inline instead of a call into the C library.
+[[gnu::always_inline]] inline void copy_message(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
+  static_assert(notification_inline_bytes <= 96);
+  // Each branch reads only [src, src + n); inlined into a caller whose
+  // source is a small object, GCC would still warn about the longer
+  // branches it cannot rule out, so it is not shown where src points.
+  asm("" : "+r"(src));
+  if (n > 64) {  // 65..96: the first 64 bytes and the last 32
+    copy_32_64(dst, src, 64);
+    copy_32_64(dst + n - 32, src + n - 32, 32);
+  } else if (n >= 32) {
+    copy_32_64(dst, src, n);
+  } else {
+    sys::short_copy(dst, src, n);
+  }
+}
+
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
 inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint64_t from) noexcept {
@@ -86,11 +139,33 @@ inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint
 }
 }  // namespace detail
 
-// Appends one entry; false (and overruns+1) when no entry was free, or the
-// one claimed was taken away before it could be published.
-inline bool notification_append(notification_queue_control& q, notification_entry* entries,
-                                uint64_t cap, const notification& n) noexcept {
-  uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
+namespace detail {
+// Fills entry e, claimed for cursor value `at`, and publishes it: false when
+// the reader had passed over it meanwhile (it is no longer mine).
+[[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint64_t at,
+                                                    const notification& n,
+                                                    const std::byte* message) noexcept {
+  e.slot = n.slot;
+  e.metadata_index = n.metadata_index;
+  e.source = static_cast<uint16_t>(n.source);
+  e.length = static_cast<uint32_t>(n.length);
+  e.metadata = n.metadata;
+  const bool carry = message != nullptr && n.length <= notification_inline_bytes;
+  e.flags = carry ? entry_flag_carried : 0;
+  if (carry) copy_message(e.message, message, static_cast<uint32_t>(n.length));
+  // Publish: the fields above (and the deposit that preceded this call)
+  // are visible to a reader that sees the written flag. A compare-and-swap:
+  // if the reader passed over the entry meanwhile, it is no longer mine.
+  uint64_t expect = encode_wrap_flag(at, entry_state::claimed);
+  return e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(at, entry_state::written),
+                                             std::memory_order_release, std::memory_order_relaxed);
+}
+
+// notification_append when the entry the hint names is not free for it:
+// walks from there to the first entry free for its own cursor value.
+[[gnu::noinline]] inline bool append_walk(notification_queue_control& q, notification_entry* entries,
+                                          uint64_t cap, const notification& n,
+                                          const std::byte* message, uint64_t at) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
     notification_entry& e = entries[sys::ring_math::slot(at, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
@@ -99,30 +174,45 @@ inline bool notification_append(notification_queue_control& q, notification_entr
         sys::ring_math::slot(mine, cap) != sys::ring_math::slot(at, cap))
       continue;  // claimed, written or damaged: not mine to take
     if (mine != at) {  // the hint was a lap or more off: go to the first free entry
-      at = detail::first_free(entries, cap, mine) - 1;
+      at = first_free(entries, cap, mine) - 1;
       continue;
     }
-    const uint64_t claimed = encode_wrap_flag(mine, entry_state::claimed);
-    if (!e.wrap_flag.compare_exchange_strong(flag, claimed, std::memory_order_acquire,
-                                             std::memory_order_relaxed))
+    if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(mine, entry_state::claimed),
+                                             std::memory_order_acquire, std::memory_order_relaxed))
       continue;  // another writer (or the reader) got there first
-    e.slot = n.slot;
-    e.metadata_index = n.metadata_index;
-    e.source = n.source;
-    e.length = static_cast<uint32_t>(n.length);
-    e.metadata = n.metadata;
-    // Publish: the fields above (and the deposit that preceded this call)
-    // are visible to a reader that sees the written flag. A compare-and-swap:
-    // if the reader passed over the entry meanwhile, it is no longer mine.
-    uint64_t expect = claimed;
-    if (!e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(mine, entry_state::written),
-                                             std::memory_order_release, std::memory_order_relaxed))
-      break;
+    if (!fill_and_publish(e, mine, n, message)) break;
     q.cursor.store(mine + 1, std::memory_order_relaxed);
     return true;
   }
   q.overruns.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+}  // namespace detail
+
+// Appends one entry; false (and overruns+1) when no entry was free, or the
+// one claimed was taken away before it could be published. With `message`
+// (n.length <= notification_inline_bytes bytes; a longer one is not
+// carried), the entry carries the message itself (inline delivery). The
+// usual case first: the hint names the entry free for it, claimed by one
+// compare-and-swap; otherwise the walk.
+[[gnu::always_inline]] inline bool notification_append(notification_queue_control& q,
+                                                      notification_entry* entries, uint64_t cap,
+                                                      const notification& n,
+                                                      const std::byte* message = nullptr) noexcept {
+  const uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
+  notification_entry& e = entries[sys::ring_math::slot(at, cap)];
+  uint64_t flag = encode_wrap_flag(at, entry_state::free);
+  if (__builtin_expect(!e.wrap_flag.compare_exchange_strong(
+                           flag, encode_wrap_flag(at, entry_state::claimed),
+                           std::memory_order_acquire, std::memory_order_relaxed),
+                       0))
+    return detail::append_walk(q, entries, cap, n, message, at);
+  if (__builtin_expect(!detail::fill_and_publish(e, at, n, message), 0)) {
+    q.overruns.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  q.cursor.store(at + 1, std::memory_order_relaxed);
+  return true;
 }
 
 namespace detail {
@@ -142,10 +232,10 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 // past it (some entry between it and the NQCB cursor is claimed or
 // written), so it is a hole to pass over. A cursor that points nowhere a
 // writer could have reached from c is put back at c.
-inline bool writers_went_past(notification_queue_control& q, const notification_entry* entries,
-                              uint64_t cap, uint64_t c) noexcept {
-  uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
-  const uint64_t ahead = hint - c;
+[[gnu::noinline]] inline bool writers_went_past(notification_queue_control& q,
+                                                const notification_entry* entries, uint64_t cap,
+                                                uint64_t c, uint64_t hint) noexcept {
+  const uint64_t ahead = hint - c;  // hint: the caller's one copy of the NQCB cursor
   if (ahead == 0) return false;
   if (ahead > cap) {  // behind me or more than a lap ahead: only a scribble puts it there
     (void)q.cursor.compare_exchange_strong(hint, c, std::memory_order_relaxed);
@@ -158,28 +248,95 @@ inline bool writers_went_past(notification_queue_control& q, const notification_
   }
   return false;
 }
+
+// When an idle reader looks at the NQCB cursor (writers_went_past). Each
+// writer moves that cursor with every notification, so a reader that read
+// it during every wait would often be waiting for that line (a miss) when
+// its entry is written, and notice the entry late. So a calm reader looks
+// only when it has found its entry free hole_check_period times at one
+// cursor value (in a steady exchange the next entry comes sooner); a wary
+// one at every idle take. A reader starts wary, and is wary again as soon
+// as it finds a hole, or the cursor anywhere but where it stands (or one
+// behind: a writer that has published the entry just taken and not yet
+// moved the cursor past it); it calms down once it has found the cursor in
+// place wary_looks times in a row. Holes come only from a cursor moved
+// ahead, which honest writers never do, so a hostile mapper that keeps
+// moving it keeps the reader wary.
+// (hole_check_period, wary_looks: defined before notification_reader.)
+
+// The entry at the reader's cursor c is free: is it a hole? At once when
+// the next entry is claimed or written for its own cursor value (writers,
+// which take the first free entry from the hint on, went past c): that
+// line is one no writer touches until the message after this one. A longer
+// run of free entries behind the writers: writers_went_past, when the
+// schedule above says. Meanwhile the reader asks for the second line of its
+// own entry, so that a message it carries arrives with its flag.
+[[gnu::always_inline]] inline bool is_hole(notification_queue_control& q,
+                                           const notification_entry* entries, uint64_t cap,
+                                           notification_reader& r, uint64_t c) noexcept {
+  const uint64_t next = entries[sys::ring_math::slot(c + 1, cap)].wrap_flag.load(std::memory_order_acquire);
+  if (next == encode_wrap_flag(c + 1, entry_state::claimed) ||
+      next == encode_wrap_flag(c + 1, entry_state::written)) {
+    r.wary = wary_looks;
+    return true;
+  }
+  __builtin_prefetch(&entries[sys::ring_math::slot(c, cap)].message[notification_inline_bytes - 1]);
+  if (__builtin_expect(r.wary == 0 && ++r.idle_polls % hole_check_period != 0, 1)) return false;
+  const uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
+  if (hint == c || hint == c - 1) {  // in place
+    if (r.wary) --r.wary;
+    return false;
+  }
+  r.wary = wary_looks;
+  return writers_went_past(q, entries, cap, c, hint);
+}
 }  // namespace detail
 
-// Takes the entry at the reader's cursor if it was written for it, passing
-// over (and counting) entries that cannot be (at most cap of them per call).
-// Each field is read once, into `out`; the caller checks the copy.
-inline bool notification_take(notification_queue_control& q, notification_entry* entries,
-                              uint64_t cap, notification_reader& r, notification& out) noexcept {
+namespace detail {
+// The entry e at the reader's cursor c is written for it: copies it out
+// (each field read once), gives it to the next lap's writers and advances.
+// False (counted) when it cannot be a writer's: unknown flags, or a carried
+// message longer than an entry holds.
+[[gnu::always_inline]] inline bool take_written(notification_entry& e, uint64_t c, uint64_t cap,
+                                                notification_reader& r, notification& out,
+                                                std::byte* message) noexcept {
+  out.slot = e.slot;
+  out.metadata_index = e.metadata_index;
+  out.source = e.source;
+  out.metadata = e.metadata;
+  out.length = e.length;
+  const uint16_t flags = e.flags;  // copied once
+  out.carried = flags == entry_flag_carried;
+  const bool good = (flags & ~known_entry_flags) == 0 &&
+                    (!out.carried || out.length <= notification_inline_bytes);
+  // The whole room, whatever the length: a fixed-size copy is a few moves.
+  if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
+  // Give the entry to the next lap's writers only after it has been copied out.
+  e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
+  r.cursor = c + 1;
+  r.idle_polls = 0;
+  if (__builtin_expect(good, 1)) return true;
+  ++r.malformed;  // a forged entry: passed over
+  return false;
+}
+
+// notification_take beyond its usual cases: passes over (and counts)
+// entries that cannot be for the reader, at most cap of them per call.
+[[gnu::noinline]] inline bool take_walk(notification_queue_control& q, notification_entry* entries,
+                                        uint64_t cap, notification_reader& r, notification& out,
+                                        std::byte* message) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked) {
     const uint64_t c = r.cursor;
     notification_entry& e = entries[sys::ring_math::slot(c, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     if (flag == encode_wrap_flag(c, entry_state::written)) {
-      out = notification{e.slot, e.metadata_index, e.source, e.metadata, e.length};
-      // Give the entry to the next lap's writers only after it has been copied out.
-      e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
-      r.cursor = c + 1;
-      return true;
+      if (take_written(e, c, cap, r, out, message)) return true;
+      continue;
     }
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
-    if (claimed && !detail::claimed_too_long(r, c)) return false;  // a writer is filling it
+    if (claimed && !claimed_too_long(r, c)) return false;  // a writer is filling it
     const bool hole = flag == encode_wrap_flag(c, entry_state::free);
-    if (hole && !detail::writers_went_past(q, entries, cap, c)) return false;  // nothing yet
+    if (hole && !is_hole(q, entries, cap, r, c)) return false;  // nothing yet
     // Not for me: free it for the next lap. A compare-and-swap, so a writer
     // that claims (or publishes) it meanwhile keeps it (and I look at it again).
     if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(c + cap, entry_state::free),
@@ -188,8 +345,46 @@ inline bool notification_take(notification_queue_control& q, notification_entry*
     ++(claimed ? r.abandoned : hole ? r.holes : r.damaged);
     r.claimed_since = 0;
     r.cursor = c + 1;
+    r.idle_polls = 0;
   }
   return false;
+}
+}  // namespace detail
+
+// Takes the entry at the reader's cursor if it was written for it, passing
+// over (and counting) entries that cannot be (at most cap of them per call).
+// Each field is read once, into `out`; the caller checks the copy. When the
+// entry carries the message (out.carried), its room is copied into
+// `message` (notification_inline_bytes bytes; a reader that set up no
+// inline delivery may pass none and must then refuse it). Inline: the two
+// usual cases (an entry written for the cursor, or a free one that is no
+// hole); the rest in take_walk.
+[[gnu::always_inline]] inline bool notification_take(notification_queue_control& q,
+                                                    notification_entry* entries, uint64_t cap,
+                                                    notification_reader& r, notification& out,
+                                                    std::byte* message = nullptr) noexcept {
+  const uint64_t c = r.cursor;
+  notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+  const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
+  if (flag == encode_wrap_flag(c, entry_state::written)) {
+    if (__builtin_expect(detail::take_written(e, c, cap, r, out, message), 1)) return true;
+  } else if (flag == encode_wrap_flag(c, entry_state::free) &&
+             !detail::is_hole(q, entries, cap, r, c)) {
+    return false;  // nothing yet
+  }
+  return detail::take_walk(q, entries, cap, r, out, message);
+}
+
+// Whether notification_take has something to do at the reader's cursor: an
+// entry there that is not free, or a free one that is a hole (is_hole's
+// schedule, which this look advances as a take's would). A poll that finds
+// nothing stops here.
+[[gnu::always_inline]] inline bool notification_waiting(notification_queue_control& q,
+                                                       const notification_entry* entries,
+                                                       uint64_t cap, notification_reader& r) noexcept {
+  const uint64_t c = r.cursor;
+  const uint64_t flag = entries[sys::ring_math::slot(c, cap)].wrap_flag.load(std::memory_order_acquire);
+  return flag != encode_wrap_flag(c, entry_state::free) || detail::is_hole(q, entries, cap, r, c);
 }
 
 }  // namespace hpam::nic::hamlyn

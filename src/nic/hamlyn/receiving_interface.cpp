@@ -16,24 +16,13 @@
 
 #include <cstring>
 
-#include "nic/hamlyn/cross_memory.hpp"
 
 namespace hpam::nic::hamlyn {
 namespace {
 
-bool paranoid(uint32_t mode) {
-  return mode == static_cast<uint32_t>(slot_mode::paranoid) ||
-         mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
-}
-
-void count(std::atomic<uint64_t>& c) {
-  c.fetch_add(1, std::memory_order_relaxed);
-}
-
-// [offset, offset+length) inside [low, high) without overflow.
-bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
-  return offset >= low && offset <= high && length <= high - offset;
-}
+using detail::count;
+using detail::inside;
+using detail::paranoid;
 
 // metadata_entry::one_shot_used: 0 armed; source + 1 while that sender's
 // message is arriving; one_shot_done once a message completed.
@@ -60,11 +49,12 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 }
 
 // The header's own fields, before any slot is looked at: a slot the card
-// has, a data packet, no unknown flag. A refusal is counted malformed.
+// has, a data packet, no unknown flag, a source in the job (a notification
+// entry holds 16 bits of it). A refusal is counted malformed.
 [[gnu::always_inline]] inline bool receiving_interface::well_formed(const card_view& v,
-                                                                   const packet_header& h) {
+                                                                   const packet_header& h) const {
   if (h.slot < v.geo.slot_count && flags_kind(h.flags) == packet_kind::data &&
-      !(h.flags & ~known_flags))
+      !(h.flags & ~known_flags) && h.source < nprocs_)
     return true;
   count(v.header->counters.malformed);
   return false;
@@ -75,36 +65,6 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 [[gnu::always_inline]] inline bool receiving_interface::fast_mode_fits(const slot_copy& s,
                                                                       const packet_header& h) {
   return !paranoid(s.mode) && (h.flags & flag_single) && h.metadata_length == 0;
-}
-
-// Takes the slot for an arrival: announces it (users) before looking, so a
-// revoke either makes the state check fail or waits until the arrival is
-// done (seq_cst on both sides); then copies the fields. False (counted):
-// not active, or its memory lies outside the card's area. The caller drops
-// users whatever the answer.
-[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
-                                                                 slot_copy& s) {
-  slot& sl = v.slots[index];
-  sl.users.fetch_add(1, std::memory_order_seq_cst);
-  if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
-    count(v.header->counters.revoked_rejections);
-    return false;
-  }
-  s.key = sl.protection_key.load(std::memory_order_acquire);
-  s.base = sl.base;
-  s.bound = sl.bound;
-  s.mode = sl.mode;
-  s.memory = sl.memory;
-  s.metadata_base = sl.metadata_base;
-  s.metadata_count = sl.metadata_count;
-  s.notification_queue = sl.notification_queue;
-  const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
-  if (s.mode >= slot_mode_count || (card_memory && !inside(s.base, s.bound, 0, v.geo.area_bytes)) ||
-      uint64_t{s.metadata_base} + s.metadata_count > v.geo.metadata_entries) {
-    count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
-    return false;
-  }
-  return true;
 }
 
 bool receiving_interface::check_packet(const card_view& v, const packet_header& h,
@@ -134,7 +94,8 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
     low = entry->paranoid_low;
     high = entry->paranoid_high;
   }
-  if (!check_key_and_bounds(c, h, key, low, high, s.bound)) return false;
+  if (!check_key_and_bounds(c, h.protection_key, h.offset, h.length, key, low, high, s.bound))
+    return false;
   if (h.delta == 0 && !(h.flags & flag_single) && flags_notify(h.flags)) {
     count(c.malformed);  // a zero delta is only meaningful for a single-packet message
     return false;
@@ -158,45 +119,6 @@ bool receiving_interface::check_packet(const card_view& v, const packet_header& 
   return true;
 }
 
-// The packet's key against `key` (0: none matches), its bytes inside the
-// slot's bound and inside [low, high); a refusal is counted.
-[[gnu::always_inline]] inline bool receiving_interface::check_key_and_bounds(
-    arrival_counters& c, const packet_header& h, uint64_t key, uint64_t low, uint64_t high,
-    uint64_t bound) {
-  if (key == 0 || h.protection_key != key) {
-    count(c.key_rejections);
-    return false;
-  }
-  if (!inside(h.offset, h.length, 0, bound) || !inside(h.offset, h.length, low, high)) {
-    count(c.bounds_rejections);
-    return false;
-  }
-  return true;
-}
-
-[[gnu::always_inline]] inline status receiving_interface::write_area(
-    const card_view& v, const slot_copy& s, const packet_header& h, const iovec* data, int n,
-    bool local) {
-  if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-    std::byte* dst = v.area + s.base + h.offset;  // hold_slot and check_packet bounded it
-    for (int i = 0; i < n; ++i) {
-      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-      dst += data[i].iov_len;
-    }
-    return status::ok;
-  }
-  if (local) {
-    auto* dst = reinterpret_cast<std::byte*>(s.base + h.offset);
-    for (int i = 0; i < n; ++i) {
-      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-      dst += data[i].iov_len;
-    }
-    return status::ok;
-  }
-  if (h.length == 0) return status::ok;
-  return cross_memory_write(v.pid, data, n, s.base + h.offset);
-}
-
 // `h` is the caller's own copy; the data pieces must add up to h.length.
 status receiving_interface::arrive(const card_view& v, const packet_header& h, const iovec* data,
                                    int n, const std::byte* meta, bool local) {
@@ -211,8 +133,12 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
   slot_copy s;
   metadata_entry* entry = nullptr;
   status st = status::rejected;
-  if (hold_slot(v, h.slot, s) && check_packet(v, h, s, entry)) {
-    st = write_area(v, s, h, data, n, local);
+  if (!hold_slot(v, h.slot, s) || !check_packet(v, h, s, entry)) {
+    // refused and counted
+  } else if (h.metadata_index == fast_index && h.length <= s.inline_limit) {
+    st = arrive_carried(v, s, h, data, n);  // inline delivery: into the notification entry
+  } else {
+    st = write_area(v, s, h.offset, h.length, data, n, local);
     if (is_ok(st)) {
       if (entry && h.metadata_length) {
         std::memcpy(entry->user_metadata, meta, h.metadata_length);
@@ -221,48 +147,33 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
       count(c.packets);
       // Still holding the slot: a revoke waits for the counting too, so no
       // delta lands after it (in an entry set up again for another slot).
-      if (flags_notify(h.flags) || h.metadata_index == fast_index) complete(v, s, h, entry);
+      if (flags_notify(h.flags) || h.metadata_index == fast_index) complete(v, s, h, entry, nullptr);
     }
   }
   v.slots[h.slot].users.fetch_sub(1, std::memory_order_release);
   return st;
 }
 
-// A completed message: counted, and its notification appended to the
-// slot's queue (a full queue counts the overrun).
-[[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
-                                                              const slot_copy& s,
-                                                              const notification& n) {
-  count(v.header->counters.messages);
-  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
-  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
-}
-
-status receiving_interface::arrive_fast(const card_view& v, const packet_header& h,
-                                        const std::byte* data, bool local) {
-  arrival_counters& c = v.header->counters;
-  if (!well_formed(v, h)) return status::rejected;
-  slot_copy s;
-  status st = status::rejected;
-  if (!hold_slot(v, h.slot, s)) {
-    // counted by hold_slot
-  } else if (h.metadata_index != fast_index || !fast_mode_fits(s, h)) {
-    count(c.mode_rejections);
-  } else if (check_key_and_bounds(c, h, s.key, 0, s.bound, s.bound)) {
-    const iovec piece{const_cast<std::byte*>(data), h.length};
-    st = write_area(v, s, h, &piece, 1, local);
-    if (is_ok(st)) {
-      count(c.packets);
-      notify(v, s, notification{h.slot, fast_index, h.source, h.fast_word, h.length});
-    }
-  }
-  v.slots[h.slot].users.fetch_sub(1, std::memory_order_release);
-  return st;
+// A fast-mode message for a slot that wants it in its notification entry
+// (inline delivery, layout.hpp), come through the work queue or the inbound
+// FIFO rather than arrive_fast: its pieces are gathered and the entry
+// carries them. The caller holds the slot; h.length <= s.inline_limit.
+[[gnu::noinline]] status receiving_interface::arrive_carried(const card_view& v,
+                                                            const slot_copy& s,
+                                                            const packet_header& h,
+                                                            const iovec* data, int n) {
+  std::byte carried[notification_inline_bytes];
+  uint64_t at = 0;
+  for (int i = 0; i < n; at += data[i].iov_len, ++i)
+    if (data[i].iov_len) std::memcpy(carried + at, data[i].iov_base, data[i].iov_len);
+  count(v.header->counters.packets);
+  complete(v, s, h, nullptr, carried);
+  return status::ok;
 }
 
 // Packet counting and notification (2.5, 2.6).
 void receiving_interface::complete(const card_view& v, const slot_copy& s, const packet_header& h,
-                                   metadata_entry* entry) {
+                                   metadata_entry* entry, const std::byte* message) {
   if (entry && h.delta != 0) {
     const uint32_t before = entry->packet_accumulator.fetch_add(h.delta, std::memory_order_acq_rel);
     if (static_cast<uint32_t>(before + h.delta) != 0) return;  // more packets to come
@@ -274,7 +185,7 @@ void receiving_interface::complete(const card_view& v, const slot_copy& s, const
     if (s.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot))
       entry->one_shot_used.store(one_shot_done, std::memory_order_release);
   }
-  notify(v, s, n);
+  notify(v, s, n, message);
 }
 
 
@@ -311,13 +222,6 @@ status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64
 
 void receiving_interface::unresolve(const card_view& v, uint32_t s_index) {
   v.slots[s_index].users.fetch_sub(1, std::memory_order_release);
-}
-
-bool receiving_interface::receive(uint32_t q, notification& n) {
-  const card_view& v = views_[my_proc_];
-  if (q >= notification_queues_) return false;
-  if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n);
 }
 
 // The fallback path: packets senders could not deposit themselves. A

@@ -19,11 +19,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "nic/hamlyn/card_view.hpp"
+#include "nic/hamlyn/cross_memory.hpp"
 #include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/notification_queue.hpp"
+#include "nic/hamlyn/ticket.hpp"
 #include "sys/status.hpp"
 
 namespace hpam::nic::hamlyn {
@@ -52,11 +55,14 @@ class receiving_interface {
   status arrive(const card_view& v, const packet_header& h, const iovec* data, int n,
                 const std::byte* meta, bool local);
   // arrive() for the one packet of a fast-mode message (OSDI'96 2.7:
-  // metadata index all ones, flag_single, no metadata), its data one piece
-  // of h.length bytes: the same slot hold, mode, key and bounds checks,
-  // deposit, packet count and notification (the word in place of a
-  // metadata entry), without the metadata entry's cases.
-  status arrive_fast(const card_view& v, const packet_header& h, const std::byte* data, bool local);
+  // metadata index all ones, flag_single, no metadata) sent on ticket t by
+  // this process: `length` bytes of `data` for `offset` (from the area base)
+  // with `word` for the notification. The same slot hold, mode, key and
+  // bounds checks, deposit (or inline delivery), packet count and
+  // notification, without building a packet header or the metadata entry's
+  // cases.
+  status arrive_fast(const card_view& v, const ticket& t, uint64_t offset, const std::byte* data,
+                     uint32_t length, uint64_t word, bool local);
   // Resolves [offset, offset+len) of slot `s` at v after the key and bounds
   // checks (for gets and atomics): card memory gives a pointer; process
   // memory gives the owner's address with ptr = null.
@@ -65,8 +71,13 @@ class receiving_interface {
   void unresolve(const card_view& v, uint32_t s);  // after a successful resolve
 
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
-  // notification of queue q, if any.
-  bool receive(uint32_t q, notification& n);
+  // notification of queue q, if any. A message the entry carried (inline
+  // delivery, n.carried) is copied into `message` (room for
+  // notification_inline_bytes), when given.
+  bool receive(uint32_t q, notification& n, std::byte* message = nullptr);
+  // Whether receive(q) has anything to do: inbound packets to deposit, or
+  // an entry at my cursor of queue q (notification_waiting).
+  bool waiting(uint32_t q);
   // My cursor of queue q (q < notification_queues) and what it passed over.
   const notification_reader& reader(uint32_t q) const { return readers_[q]; }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
@@ -85,6 +96,7 @@ class receiving_interface {
     uint32_t metadata_base;       // first metadata entry
     uint32_t metadata_count;      // entries
     uint32_t notification_queue;  // queue for its notifications
+    uint32_t inline_limit;        // fast-mode messages up to this long go in the entry
   };
   // A fallback packet being served: its header copied once out of the
   // inbound buffer, and (read requests) how far the answer has got.
@@ -98,18 +110,25 @@ class receiving_interface {
     void* ctx = nullptr;
   };
 
-  static bool well_formed(const card_view& v, const packet_header& h);
+  bool well_formed(const card_view& v, const packet_header& h) const;
+  // fast_only: a fast-mode arrival, which uses no metadata area (its
+  // fields are neither copied nor checked).
+  template <bool fast_only = false>
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
                     metadata_entry*& entry);
-  static bool check_key_and_bounds(arrival_counters& c, const packet_header& h, uint64_t key,
-                                   uint64_t low, uint64_t high, uint64_t bound);
-  void notify(const card_view& v, const slot_copy& s, const notification& n);
+  static bool check_key_and_bounds(arrival_counters& c, uint64_t presented, uint64_t offset,
+                                   uint64_t length, uint64_t key, uint64_t low, uint64_t high,
+                                   uint64_t bound);
+  void notify(const card_view& v, const slot_copy& s, const notification& n,
+              const std::byte* message);
   void complete(const card_view& v, const slot_copy& s, const packet_header& h,
-                metadata_entry* entry);
-  status write_area(const card_view& v, const slot_copy& s, const packet_header& h,
-                    const iovec* data, int n, bool local);
+                metadata_entry* entry, const std::byte* message);
+  status arrive_carried(const card_view& v, const slot_copy& s, const packet_header& h,
+                        const iovec* data, int n);
+  static status write_area(const card_view& v, const slot_copy& s, uint64_t offset,
+                           uint64_t length, const iovec* data, int n, bool local);
   bool serve_read_request(inbound_packet& in);
   bool serve_packet(inbound_packet& in);
 
@@ -125,5 +144,164 @@ class receiving_interface {
   std::vector<inbound_packet> deferred_;  // inbound packets waiting to be served again
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
 };
+
+// h_recv, inline: the receiver's poll.
+[[gnu::always_inline]] inline bool receiving_interface::receive(uint32_t q, notification& n,
+                                                               std::byte* message) {
+  const card_view& v = views_[my_proc_];
+  if (q >= notification_queues_) return false;
+  if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
+  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n, message);
+}
+
+[[gnu::always_inline]] inline bool receiving_interface::waiting(uint32_t q) {
+  const card_view& v = views_[my_proc_];
+  if (q >= notification_queues_) return false;
+  return v.rx_ready->size() != 0 || !deferred_.empty() ||
+         notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
+}
+
+// The fast path of an arrival, inline: the AM card's sends (send_terminus::
+// send_fast) run it in the sender's process without a call.
+
+namespace detail {
+inline bool paranoid(uint32_t mode) {
+  return mode == static_cast<uint32_t>(slot_mode::paranoid) ||
+         mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
+}
+
+inline void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+
+// [offset, offset+length) inside [low, high) without overflow.
+inline bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
+  return offset >= low && offset <= high && length <= high - offset;
+}
+}  // namespace detail
+
+// Takes the slot for an arrival: announces it (users) before looking, so a
+// revoke either makes the state check fail or waits until the arrival is
+// done (seq_cst on both sides); then copies the fields. False (counted):
+// not active, or its memory lies outside the card's area. The caller drops
+// users whatever the answer.
+template <bool fast_only>
+[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
+                                                                 slot_copy& s) {
+  slot& sl = v.slots[index];
+  sl.users.fetch_add(1, std::memory_order_seq_cst);
+  if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
+    detail::count(v.header->counters.revoked_rejections);
+    return false;
+  }
+  s.key = sl.protection_key.load(std::memory_order_acquire);
+  s.base = sl.base;
+  s.bound = sl.bound;
+  s.mode = sl.mode;
+  s.memory = sl.memory;
+  s.notification_queue = sl.notification_queue;
+  s.inline_limit = sl.inline_limit;
+  bool metadata_ok = true;
+  if constexpr (!fast_only) {
+    s.metadata_base = sl.metadata_base;
+    s.metadata_count = sl.metadata_count;
+    metadata_ok = uint64_t{s.metadata_base} + s.metadata_count <= v.geo.metadata_entries;
+  } else {
+    s.metadata_base = s.metadata_count = 0;  // not used by a fast-mode arrival
+  }
+  const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
+  if (s.mode >= slot_mode_count || (card_memory && !detail::inside(s.base, s.bound, 0, v.geo.area_bytes)) ||
+      !metadata_ok || s.inline_limit > notification_inline_bytes) {
+    detail::count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
+    return false;
+  }
+  return true;
+}
+
+// The presented key against `key` (0: none matches), [offset, offset+length)
+// inside the slot's bound and inside [low, high); a refusal is counted.
+[[gnu::always_inline]] inline bool receiving_interface::check_key_and_bounds(
+    arrival_counters& c, uint64_t presented, uint64_t offset, uint64_t length, uint64_t key,
+    uint64_t low, uint64_t high, uint64_t bound) {
+  if (key == 0 || presented != key) {
+    detail::count(c.key_rejections);
+    return false;
+  }
+  if (!detail::inside(offset, length, 0, bound) || !detail::inside(offset, length, low, high)) {
+    detail::count(c.bounds_rejections);
+    return false;
+  }
+  return true;
+}
+
+// Deposits the pieces (length bytes in all) at base + offset.
+[[gnu::always_inline]] inline status receiving_interface::write_area(
+    const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length, const iovec* data,
+    int n, bool local) {
+  if (s.memory == static_cast<uint32_t>(area_memory::card)) {
+    std::byte* dst = v.area + s.base + offset;  // hold_slot and the bounds check bounded it
+    for (int i = 0; i < n; ++i) {
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      dst += data[i].iov_len;
+    }
+    return status::ok;
+  }
+  if (local) {
+    auto* dst = reinterpret_cast<std::byte*>(s.base + offset);
+    for (int i = 0; i < n; ++i) {
+      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+      dst += data[i].iov_len;
+    }
+    return status::ok;
+  }
+  if (length == 0) return status::ok;
+  return cross_memory_write(v.pid, data, n, s.base + offset);
+}
+
+// A completed message: counted, and its notification appended to the
+// slot's queue (a full queue counts the overrun); with `message`, the entry
+// carries it (n.length <= the slot's inline_limit).
+[[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
+                                                              const slot_copy& s,
+                                                              const notification& n,
+                                                              const std::byte* message) {
+  detail::count(v.header->counters.messages);
+  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
+  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n, message);
+}
+
+// Works from the ticket: no packet header is built. The flags a fast-mode
+// packet would carry (data, single, notify, no metadata) are this path's
+// own, so only the slot, index, key and range need checking.
+[[gnu::always_inline]] inline status receiving_interface::arrive_fast(const card_view& v, const ticket& t, uint64_t offset,
+                                        const std::byte* data, uint32_t length, uint64_t word,
+                                        bool local) {
+  arrival_counters& c = v.header->counters;
+  if (t.slot >= v.geo.slot_count) {
+    detail::count(c.malformed);
+    return status::rejected;
+  }
+  slot_copy s;
+  status st = status::rejected;
+  if (!hold_slot<true>(v, t.slot, s)) {
+    // counted by hold_slot
+  } else if (t.metadata_index != fast_index || detail::paranoid(s.mode)) {
+    detail::count(c.mode_rejections);
+  } else if (check_key_and_bounds(c, t.protection_key, offset, length, s.key, 0, s.bound, s.bound)) {
+    const bool carry = length <= s.inline_limit;  // inline delivery: the entry carries it
+    if (!carry) {
+      const iovec piece{const_cast<std::byte*>(data), length};
+      st = write_area(v, s, offset, length, &piece, 1, local);
+    } else {
+      st = status::ok;
+    }
+    if (is_ok(st)) {
+      detail::count(c.packets);
+      // (An empty message is carried too: any pointer will do for 0 bytes.)
+      const std::byte* carried = carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
+      notify(v, s, notification{t.slot, fast_index, my_proc_, word, length}, carried);
+    }
+  }
+  v.slots[t.slot].users.fetch_sub(1, std::memory_order_release);
+  return st;
+}
 
 }  // namespace hpam::nic::hamlyn

@@ -34,15 +34,6 @@ int slice(const iovec* g, int n, uint64_t from, uint64_t len, iovec* out) {
   return m;
 }
 
-// Whether a packet to v's card can be delivered by doing the receiving
-// interface's work here: my own card, a card whose process lets me write its
-// memory (cross-memory attach), or a slot whose area lies in card memory.
-// Otherwise the packet goes into the card's inbound FIFO.
-inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
-  return local || v.cross_memory ||
-         (slot < v.geo.slot_count && v.slots[slot].memory == static_cast<uint32_t>(area_memory::card));
-}
-
 // The fields of a packet header a ticket gives (Table 1): where it goes,
 // from whom, and the slot, metadata index and key it presents.
 inline packet_header addressed(const ticket& t, uint32_t source) {
@@ -126,47 +117,16 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   return status::ok;
 }
 
-status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t length,
-                                uint64_t word, send_handle& h) {
-  if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index ||
-                           t.node >= nprocs_ || length > t.range || length > packet_data_bytes_,
-                       0))
-    return send_fast_posted(t, data, length, word, h);  // busy card, or send() refuses it
-  packet_header p = addressed(t, my_proc_);  // the one packet of the message
-  p.offset = t.offset;
-  p.length = length;
-  p.delta = t.delta;
-  p.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0) | flag_single;
-  p.fast_word = word;
-  // Delivered here when the destination's memory can be written directly
-  // (direct_to, as in send_packet); otherwise, and when the kernel refuses a
-  // cross-memory write, through the work queue and send_packet.
-  const card_view& v = views_[p.destination];
-  const bool local = p.destination == my_proc_;
-  if (__builtin_expect(!v.attached || !direct_to(v, local, p.slot), 0))
-    return send_fast_posted(t, data, length, word, h);
-  const status st = receiver_.arrive_fast(v, p, data, local);
-  if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
-    return send_fast_posted(t, data, length, word, h);
-  h.sequence = posted_++;
-  running_ = posted_;
-  if (__builtin_expect(!is_ok(st), 0)) {
-    rejected_sends_++;
-    finish(h.sequence, st);
-  }
-  // The completion word: this entry (and the caller's buffer) may be reused.
-  completion_.store(running_, std::memory_order_release);
-  return st;
-}
-
 // The fast-mode message as a work entry, through send(): behind entries
 // already queued, into an inbound FIFO that is full, or refused by send().
 [[gnu::cold, gnu::noinline]] status send_terminus::send_fast_posted(
-    const ticket& t, const std::byte* data, uint32_t length, uint64_t word, send_handle& h) {
+    const ticket& t, uint64_t offset, const std::byte* data, uint32_t length, uint64_t word,
+    send_handle& h) {
   const iovec piece{const_cast<std::byte*>(data), length};
   message m;
   m.gather = &piece;
   m.gather_count = 1;
+  m.offset = offset;
   m.fast_word = word;
   const status st = send(t, m, h);
   status why = status::ok;
@@ -174,7 +134,7 @@ status send_terminus::send_fast(const ticket& t, const std::byte* data, uint32_t
   return st;
 }
 
-void send_terminus::kick() {
+void send_terminus::run_engine() {
   uint32_t budget = engine_budget_;
   while (running_ != posted_ && budget > 0) {
     work_entry& w = queue_[running_ & mask_];
@@ -229,7 +189,7 @@ status send_terminus::send_packet(const packet_header& h, const iovec* data, int
   card_view& v = views_[h.destination];
   if (!v.attached) return status::invalid_argument;
   const bool local = h.destination == my_proc_;
-  if (direct_to(v, local, h.slot)) {
+  if (detail::direct_to(v, local, h.slot)) {
     const status st = receiver_.arrive(v, h, data, n, meta, local);
     if (st != status::system_error) return st;
     v.cross_memory = false;  // the kernel refused after all: use packets from now on

@@ -22,12 +22,11 @@
 
 #include "nic/hamlyn/card_view.hpp"
 #include "nic/hamlyn/layout.hpp"
+#include "nic/hamlyn/receiving_interface.hpp"
 #include "nic/hamlyn/ticket.hpp"
 #include "sys/status.hpp"
 
 namespace hpam::nic::hamlyn {
-
-class receiving_interface;
 
 // A posted message: its sequence number in the send terminus.
 struct send_handle {
@@ -81,20 +80,23 @@ class send_terminus {
   // the work queue is full; invalid_argument when it exceeds the ticket.
   status send(const ticket& t, const message& m, send_handle& h);
   // h_send_msg for a fast-mode message (OSDI'96 2.7: metadata index all
-  // ones, one packet, `word` written into the notification): the same
-  // checks and effects as send() (a work-queue position and the completion
-  // word; the receiving interface's slot, key, range and mode checks, the
-  // deposit, packet count and notification), without the work entry and the
-  // segmentation when the card is idle. ok: sent, or posted behind earlier
-  // entries (state(h) tells); otherwise why it was refused (invalid_argument,
-  // would_block, or the receiving side's refusal, counted in rejected_sends
-  // and in the receiver's card).
-  status send_fast(const ticket& t, const std::byte* data, uint32_t length, uint64_t word,
-                   send_handle& h);
+  // ones, one packet, `word` written into the notification) of `length`
+  // bytes at `offset` within the ticket's range: the same checks and effects
+  // as send() (a work-queue position and the completion word; the receiving
+  // interface's slot, key, range and mode checks, the deposit or inline
+  // delivery, packet count and notification), without the work entry, the
+  // segmentation or a packet header when the card is idle. ok: sent, or
+  // posted behind earlier entries (state(h) tells); otherwise why it was
+  // refused (invalid_argument, would_block, or the receiving side's refusal,
+  // counted in rejected_sends and in the receiver's card).
+  status send_fast(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+                   uint64_t word, send_handle& h);
   send_state state(const send_handle& h, status* error = nullptr) const;
   // The completion word: entries before it (and their buffers) may be reused.
   uint64_t completion_word() const { return completion_.load(std::memory_order_acquire); }
-  void kick();  // the card sends what it can (the engine)
+  void kick() {  // the card sends what it can (the engine); cheap when idle
+    if (running_ != posted_) run_engine();
+  }
   uint64_t rejected_sends() const {
     return rejected_sends_;
   }  // messages the receiving side refused
@@ -106,9 +108,10 @@ class send_terminus {
   };
   static constexpr uint32_t results_kept = 1024;  // finished entries whose outcome can be asked
 
+  void run_engine();
   bool run_entry(work_entry& w, uint32_t& budget);
-  status send_fast_posted(const ticket& t, const std::byte* data, uint32_t length, uint64_t word,
-                          send_handle& h);
+  status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+                          uint64_t word, send_handle& h);
   // One packet of a message to its destination card: arrival done here (card
   // memory, cross-memory attach) or a packet in the destination's inbound FIFO.
   status send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
@@ -133,5 +136,45 @@ class send_terminus {
   std::vector<result> results_;          // outcome of finished entries
   uint64_t rejected_sends_ = 0;          // messages the receiving side refused
 };
+
+namespace detail {
+// Whether a packet to v's card can be delivered by doing the receiving
+// interface's work here: my own card, a card whose process lets me write its
+// memory (cross-memory attach), or a slot whose area lies in card memory.
+// Otherwise the packet goes into the card's inbound FIFO.
+inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
+  return local || v.cross_memory ||
+         (slot < v.geo.slot_count && v.slots[slot].memory == static_cast<uint32_t>(area_memory::card));
+}
+}  // namespace detail
+
+// Inline: the send path of every short message (the AM card's packets).
+[[gnu::always_inline]] inline status send_terminus::send_fast(const ticket& t, uint64_t offset, const std::byte* data,
+                                       uint32_t length, uint64_t word, send_handle& h) {
+  if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index ||
+                           t.node >= nprocs_ || offset > t.range || length > t.range - offset ||
+                           length > packet_data_bytes_,
+                       0))
+    return send_fast_posted(t, offset, data, length, word, h);  // busy card, or send() refuses it
+  // Delivered here when the destination's memory can be written directly
+  // (direct_to, as in send_packet); otherwise, and when the kernel refuses a
+  // cross-memory write, through the work queue and send_packet.
+  const card_view& v = views_[t.node];
+  const bool local = t.node == my_proc_;
+  if (__builtin_expect(!v.attached || !detail::direct_to(v, local, t.slot), 0))
+    return send_fast_posted(t, offset, data, length, word, h);
+  const status st = receiver_.arrive_fast(v, t, t.offset + offset, data, length, word, local);
+  if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
+    return send_fast_posted(t, offset, data, length, word, h);
+  h.sequence = posted_++;
+  running_ = posted_;
+  if (__builtin_expect(!is_ok(st), 0)) {
+    rejected_sends_++;
+    finish(h.sequence, st);
+  }
+  // The completion word: this entry (and the caller's buffer) may be reused.
+  completion_.store(running_, std::memory_order_release);
+  return st;
+}
 
 }  // namespace hpam::nic::hamlyn

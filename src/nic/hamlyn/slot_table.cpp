@@ -63,7 +63,8 @@ void slot_table::free_area(uint64_t offset) {
 status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
   const bool fast = spec.mode == slot_mode::fast;
   if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
-      spec.notification_queue >= limits_.notification_queues || (!fast && spec.metadata_count == 0))
+      spec.notification_queue >= limits_.notification_queues || (!fast && spec.metadata_count == 0) ||
+      spec.inline_limit > notification_inline_bytes)
     return status::invalid_argument;
   if (spec.memory == area_memory::card &&
       (spec.base > limits_.area_bytes || spec.bound > limits_.area_bytes - spec.base))
@@ -99,6 +100,7 @@ status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
   sl.metadata_base = meta_base;
   sl.metadata_count = count;
   sl.notification_queue = spec.notification_queue;
+  sl.inline_limit = spec.inline_limit;
   sl.generation++;
   sl.protection_key.store(spec.key ? spec.key : sys::random_protection_key(), std::memory_order_relaxed);
   // Publish: a sender that sees the slot active sees every field above.

@@ -24,6 +24,9 @@ struct slot_spec {
   uint32_t metadata_count = 0;             // metadata entries for this slot (0 only in fast mode)
   uint32_t notification_queue = 0;         // queue receiving this slot's notifications
   uint64_t key = 0;                        // protection key; 0 = a fresh random one
+  uint32_t inline_limit = 0;               // fast-mode messages of up to this many bytes travel
+                                           // in their notification entry, not at base + offset
+                                           // (inline delivery; <= notification_inline_bytes)
 };
 
 // The counts of my card the table works within.

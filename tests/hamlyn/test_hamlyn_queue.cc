@@ -1,0 +1,214 @@
+// The notification queue on its own (notification_queue.hpp), in private
+// memory: entries that carry a message (inline delivery: every length up to
+// the room byte-exact, forged lengths and flags), and when an idle reader
+// finds a hole (a free entry writers went past) without reading the NQCB
+// cursor at every poll.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "nic/hamlyn/notification_queue.hpp"
+
+namespace hpam::test {
+namespace {
+
+using namespace nic::hamlyn;
+
+std::vector<std::byte> bytes_of(size_t n, uint8_t seed) {
+  std::vector<std::byte> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = std::byte{static_cast<uint8_t>(seed + i * 13 + (i >> 3))};
+  return v;
+}
+
+// A queue in private memory (the layout of a card's, without the card).
+struct queue {
+  static constexpr uint64_t cap = 8;
+  notification_queue_control q{};
+  std::vector<notification_entry> e = std::vector<notification_entry>(cap);
+  notification_reader r;
+  queue() { notification_queue_init(q, e.data(), cap); }
+  bool append(const notification& n, const std::byte* m = nullptr) {
+    return notification_append(q, e.data(), cap, n, m);
+  }
+  bool take(notification& n, std::byte* m) { return notification_take(q, e.data(), cap, r, n, m); }
+};
+
+TEST(hamlyn_queue, the_entry_carries_every_length_up_to_its_room_byte_exact) {
+  queue k;
+  for (uint32_t len = 0; len <= notification_inline_bytes; ++len) {
+    const auto msg = bytes_of(len + 1, static_cast<uint8_t>(len));  // never a null pointer
+    ASSERT_TRUE(k.append(notification{3, fast_index, 1, 0x77, len}, msg.data()));
+    notification n;
+    std::byte got[notification_inline_bytes + 16];
+    std::memset(got, 0xEE, sizeof got);
+    ASSERT_TRUE(k.take(n, got));
+    EXPECT_TRUE(n.carried) << len;
+    EXPECT_EQ(n.length, len);
+    EXPECT_EQ(n.slot, 3u);
+    EXPECT_EQ(n.source, 1u);
+    EXPECT_EQ(n.metadata, 0x77u);
+    EXPECT_EQ(std::memcmp(got, msg.data(), len), 0) << len;
+    for (size_t i = notification_inline_bytes; i < sizeof got; ++i)
+      ASSERT_EQ(got[i], std::byte{0xEE}) << "the take wrote past the entry's room";
+  }
+  EXPECT_EQ(k.r.malformed, 0u);
+}
+
+TEST(hamlyn_queue, a_message_longer_than_the_room_or_none_is_not_carried) {
+  queue k;
+  const auto msg = bytes_of(notification_inline_bytes + 1, 5);
+  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 1, notification_inline_bytes + 1}, msg.data()));
+  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 2, 40}));  // no message given
+  notification n;
+  std::byte got[notification_inline_bytes];
+  ASSERT_TRUE(k.take(n, got));
+  EXPECT_FALSE(n.carried);
+  EXPECT_EQ(n.length, notification_inline_bytes + 1);
+  ASSERT_TRUE(k.take(n, got));
+  EXPECT_FALSE(n.carried);
+  EXPECT_EQ(n.metadata, 2u);
+}
+
+// Any process mapping the card can write an entry. One that claims to carry
+// more than an entry holds, or has flags no writer sets, is passed over and
+// counted, never copied past the room; the entries after it are taken.
+TEST(hamlyn_queue, a_forged_carried_length_or_flag_is_counted_and_passed_over) {
+  queue k;
+  for (uint16_t flags : {entry_flag_carried, uint16_t{2}, uint16_t{entry_flag_carried | 4}}) {
+    const uint64_t c = k.r.cursor;
+    notification_entry& e = k.e[c % queue::cap];
+    e.slot = 1;
+    e.metadata_index = fast_index;
+    e.length = flags == entry_flag_carried ? 0xFFFFFFFFu : 8;  // far over the room
+    e.flags = flags;
+    e.wrap_flag.store(encode_wrap_flag(c, entry_state::written));
+    k.q.cursor.store(c + 1);
+    const auto msg = bytes_of(24, 9);
+    ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, 24}, msg.data()));
+    notification n;
+    std::byte got[notification_inline_bytes];
+    ASSERT_TRUE(k.take(n, got));  // the forged entry is skipped, the honest one taken
+    EXPECT_EQ(n.slot, 2u);
+    EXPECT_TRUE(n.carried);
+    EXPECT_EQ(std::memcmp(got, msg.data(), 24), 0);
+  }
+  EXPECT_EQ(k.r.malformed, 3u);
+  notification n;
+  std::byte got[notification_inline_bytes];
+  EXPECT_FALSE(k.take(n, got));
+}
+
+// A reader that set up no inline delivery passes no buffer: it is told the
+// entry carried the message, and nothing is written for it.
+TEST(hamlyn_queue, a_reader_without_a_buffer_is_told_but_given_nothing) {
+  queue k;
+  const auto msg = bytes_of(16, 1);
+  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 7, 16}, msg.data()));
+  notification n;
+  ASSERT_TRUE(k.take(n, nullptr));
+  EXPECT_TRUE(n.carried);
+  EXPECT_EQ(n.length, 16u);
+}
+
+// --- holes: free entries the writers went past (the NQCB cursor pointed
+// ahead). An idle reader does not read the NQCB cursor at every poll
+// (detail::is_hole); each case below is still found.
+
+// Writers take the first free entry from the cursor on: one that pointed
+// one ahead leaves one hole, which the reader passes at its first look
+// (the next entry is written).
+TEST(hamlyn_queue, a_single_hole_is_passed_at_once) {
+  queue k;
+  k.q.cursor.store(1);
+  ASSERT_TRUE(k.append(notification{1, 0, 0, 77, 8}));
+  notification n;
+  ASSERT_TRUE(k.take(n, nullptr));
+  EXPECT_EQ(n.metadata, 77u);
+  EXPECT_EQ(k.r.holes, 1u);
+  EXPECT_EQ(k.r.cursor, 2u);
+}
+
+// A longer run: found when the reader looks at the NQCB cursor. A fresh
+// reader is wary: it looks at its first idle take.
+TEST(hamlyn_queue, a_fresh_reader_finds_a_run_of_holes_at_once) {
+  queue k;
+  k.q.cursor.store(5);
+  ASSERT_TRUE(k.append(notification{1, 0, 0, 55, 8}));
+  notification n;
+  ASSERT_TRUE(k.take(n, nullptr));
+  EXPECT_EQ(n.metadata, 55u);
+  EXPECT_EQ(k.r.holes, 5u);
+  EXPECT_EQ(k.r.wary, detail::wary_looks);
+}
+
+// Calms down after wary_looks looks that find the cursor in place; a calm
+// reader looks once in hole_check_period idle takes at a cursor value, and
+// is wary again as soon as it finds a hole.
+TEST(hamlyn_queue, a_calm_reader_finds_a_run_of_holes_within_the_period) {
+  queue k;
+  notification n;
+  for (uint32_t i = 0; i < detail::wary_looks; ++i) EXPECT_FALSE(k.take(n, nullptr));
+  EXPECT_EQ(k.r.wary, 0u);
+  for (uint64_t i = 0; i < 10 * detail::hole_check_period; ++i) EXPECT_FALSE(k.take(n, nullptr));
+  EXPECT_EQ(k.r.wary, 0u);  // the cursor was in place at every look
+  k.q.cursor.store(4);
+  ASSERT_TRUE(k.append(notification{1, 0, 0, 44, 8}));
+  uint64_t takes = 1;
+  while (!k.take(n, nullptr) && takes <= detail::hole_check_period) ++takes;
+  EXPECT_LE(takes, detail::hole_check_period);
+  EXPECT_EQ(n.metadata, 44u);
+  EXPECT_EQ(k.r.holes, 4u);
+  EXPECT_EQ(k.r.wary, detail::wary_looks);
+  k.q.cursor.store(k.r.cursor + 3);  // wary: the next run is found at the first idle take
+  ASSERT_TRUE(k.append(notification{1, 0, 0, 66, 8}));
+  ASSERT_TRUE(k.take(n, nullptr));
+  EXPECT_EQ(n.metadata, 66u);
+  EXPECT_EQ(k.r.holes, 7u);
+}
+
+// A writer publishes an entry before it moves the NQCB cursor past it: a
+// reader that has taken the entry may find the cursor one behind its own.
+// That counts as in place (no write to the writers' line, no wariness); a
+// cursor anywhere else is put back where the reader stands.
+TEST(hamlyn_queue, the_cursor_one_behind_is_left_alone) {
+  queue k;
+  ASSERT_TRUE(k.append(notification{1, 0, 0, 1, 8}));
+  notification n;
+  ASSERT_TRUE(k.take(n, nullptr));
+  k.q.cursor.store(0);  // the writer has not moved it yet
+  for (uint32_t i = 0; i < 2 * detail::wary_looks; ++i) EXPECT_FALSE(k.take(n, nullptr));
+  EXPECT_EQ(k.q.cursor.load(), 0u);
+  EXPECT_EQ(k.r.wary, 0u);
+  EXPECT_EQ(k.r.holes + k.r.damaged, 0u);
+  k.q.cursor.store(1 + 5 * queue::cap);  // more than a lap ahead: only a scribble puts it there
+  for (uint64_t i = 0; i < detail::hole_check_period; ++i) EXPECT_FALSE(k.take(n, nullptr));
+  EXPECT_EQ(k.q.cursor.load(), 1u);
+  EXPECT_GT(k.r.wary, 0u);
+}
+
+// Honest writers and a reader that polls between them: never a hole, the
+// reader calms down and stays calm, every notification once and in order.
+TEST(hamlyn_queue, an_honest_queue_calms_the_reader) {
+  queue k;
+  notification n;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    for (int idle = 0; idle < static_cast<int>(i % 5) + (i < 500 ? 3 : 0); ++idle)
+      EXPECT_FALSE(k.take(n, nullptr));
+    ASSERT_TRUE(k.append(notification{1, 0, 0, i, 8}));
+    if (i % 3 == 0) {
+      ASSERT_TRUE(k.append(notification{1, 0, 0, i + 10000, 8}));
+    }
+    ASSERT_TRUE(k.take(n, nullptr));
+    EXPECT_EQ(n.metadata, i);
+    if (i % 3 == 0) {
+      ASSERT_TRUE(k.take(n, nullptr));
+      EXPECT_EQ(n.metadata, i + 10000);
+    }
+  }
+  EXPECT_EQ(k.r.holes + k.r.damaged + k.r.malformed, 0u);
+  EXPECT_EQ(k.r.wary, 0u);
+}
+
+}  // namespace
+}  // namespace hpam::test
