@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     }
     char *buf = calloc(window, max_bytes);
     if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
-    const int bursts = quick ? 21 : 201;
+    const int bursts = quick ? 21 : 101;
     const double rate = stream(buf, 8, 32, bursts);
     if (rank == 0) printf("metric,pairs,value\nmessage_rate_Mmsgs,%d,%.3f\n", size / 2, rate / 1e6);
     count_messages(buf, quick ? 100 : 500);

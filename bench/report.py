@@ -13,15 +13,15 @@ import time
 
 sys.dont_write_bytecode = True  # no bench/__pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Runs, fmt, per_run_files, rows, table  # noqa: E402
-import report_goals  # noqa: E402  load, floor, RMA, collectives, profile, goals
+from report_common import HPAM, fmt, rows, table  # noqa: E402
+import report_data  # noqa: E402  the figures, from the CSVs
+import report_goals  # noqa: E402  floor, load, goals, RMA, collectives, profile
 import report_apps  # noqa: E402  the Split-C applications and GAM sections
 import ucx_report  # noqa: E402  UCX's ucx_perftest over hpam
 
 out, results_md, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 quick = len(sys.argv) > 4
-T = ["vader", "tcp", "hpam-medusa", "hpam-hamlyn"]
-HPAM = report_goals.HPAM
+T = report_data.T
 
 
 def sh(cmd):
@@ -29,53 +29,6 @@ def sh(cmd):
         return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
     except OSError:
         return ""
-
-
-def load_mpi():
-    """MPI ping-pong latency and bandwidth: Runs keyed (kind, bytes); the
-    sizes below mpi_pingpong's come from mpi_msgrate --sizes' streams (the
-    same 64 sends in flight), in the same run."""
-    mpi = Runs()
-    for t in T:
-        for r, p in per_run_files(out, "mpi", t).items():
-            for row in rows(p)[1:]:
-                mpi.add(t, (row[0], int(row[1])), r, row[2])
-        for r, p in per_run_files(out, "stream", t).items():
-            for row in rows(p)[1:]:
-                key = (row[0], int(row[1]))
-                if row[0] == "bandwidth_MBps" and r not in mpi.d.get(t, {}).get(key, {}):
-                    mpi.add(t, key, r, row[2])
-    return mpi
-
-
-def load_msgrate():
-    """Runs keyed 8 (million messages/s) and, over hpam, ("count", name):
-    the protocol's counters per message in the same stream."""
-    mr = Runs()
-    for r in rows(os.path.join(out, "msgrate.csv"))[1:]:
-        if len(r) == 3 and r[2]:
-            mr.add(r[0], 8, int(r[1]), r[2])
-    for t in HPAM:
-        for run, p in per_run_files(out, "stream", t).items():
-            for r in rows(p)[1:]:
-                if r[0].startswith("count_"):
-                    mr.add(t, ("count", r[0][6:]), run, r[2])
-    return mr
-
-
-def load_native():
-    """{nic: {metric: value, "bw": {bytes: MB/s}}} from am_bench --csv"""
-    native = {}
-    for nic in ["medusa", "hamlyn"]:
-        d = {"bw": {}}
-        for r in rows(os.path.join(out, f"native_{nic}.csv"))[1:]:
-            if r[0] == "bandwidth_MBps":
-                d["bw"][int(r[1])] = float(r[2])
-            else:
-                d[r[0]] = float(r[2])
-        if len(d) > 1:
-            native[nic] = d
-    return native
 
 
 def rinf_nhalf(bw):
@@ -107,11 +60,9 @@ def load_logp():
     return logp
 
 
-mpi, mr, native, logp = load_mpi(), load_msgrate(), load_native(), load_logp()
-rma, coll = report_goals.rma_runs(out), report_goals.coll_runs(out)
-sends = report_goals.send_runs(out)
-floor = report_goals.floor_figures(out)
-cost = {r[0]: (float(r[1]), int(r[2])) for r in rows(os.path.join(out, "cost.csv"))[1:]}
+fig = report_data.load(out)
+mpi, mr, native, cost = fig.mpi, fig.mr, fig.native, fig.cost
+logp = load_logp()
 
 L = ["# hpam benchmark results\n"]
 L.append(f"Produced by `bench/run{' --quick' if quick else ''}` on "
@@ -124,11 +75,11 @@ cpu = sh("lscpu | sed -n 's/^Model name: *//p'")
 hyper = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'") or "no hypervisor"
 L.append(f"* CPU: {cpu}, {os.cpu_count()} cores ({hyper})")
 L.append(f"* Kernel: {platform.release()}; Open MPI {sh('ompi_info --version | head -1 | sed s/.*v//')}")
-L += report_goals.floor_lines(floor)
-L.append(report_goals.load_line(out))
+L += report_goals.floor_lines(fig.floor)
+L.append(report_goals.load_line(fig.floor))
 L.append("")
 
-L += report_goals.goals_section(mpi, mr, rma, coll, sends, native)
+L += report_goals.goals_section(fig)
 
 L.append("## Native active messages (HPAM Figures 7 and 8)\n")
 L += table(["card", "4-word round trip (µs)", "cache-line floor beside it (ns)", "× floor",
@@ -288,9 +239,9 @@ if byloss:
                  fmt(d.get(("bandwidth_MBps", 4096)), 0)] for p, d in byloss.items()])
     L.append("")
 
-L += report_goals.rma_section(out, rma)
-L += report_goals.coll_section(coll)
-L += report_goals.profile_section(out, sends)
+L += report_goals.rma_section(out, fig.rma)
+L += report_goals.coll_section(fig.coll)
+L += report_goals.profile_section(out, fig.sends)
 
 # Hand-written: what changed for issue 11, with its before/after counts.
 changes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "issue11_changes.md")

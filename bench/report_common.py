@@ -15,6 +15,7 @@ import re
 import statistics
 
 BASE = "vader"
+HPAM = ["hpam-medusa", "hpam-hamlyn"]
 
 
 def rows(path):

@@ -6,9 +6,8 @@ hpam's protocol counts per operation, and the instruction profile of an
 import os
 import statistics
 
-from report_common import BASE, Runs, fmt, per_run_files, rows, table
+from report_common import BASE, HPAM, fmt, rows, table
 
-HPAM = ["hpam-medusa", "hpam-hamlyn"]
 RMA_T = [BASE] + HPAM
 SEND_LIMITS = {"hpam-medusa": 800, "hpam-hamlyn": 1000}
 
@@ -18,14 +17,6 @@ def size_name(n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
     return f"{n} B"
-
-
-def floor_figures(out):
-    """bench/line_pingpong's figures and the floor probed at every step."""
-    f = {r[0]: float(r[1]) for r in rows(os.path.join(out, "line_pingpong.csv"))[1:]}
-    f["probes"] = [float(r[5]) for r in rows(os.path.join(out, "load.csv"))[1:]
-                   if len(r) > 5 and r[5]]
-    return f
 
 
 def floor_lines(f):
@@ -47,9 +38,9 @@ def floor_lines(f):
     return L
 
 
-def load_line(out):
+def load_line(f):
     """One bullet: the 1-minute load average sampled at every step."""
-    v = [float(r[2]) for r in rows(os.path.join(out, "load.csv"))[1:]]
+    v = f["load"]
     if not v:
         return "* Load during the run: not recorded."
     return (f"* Load during the run (1-minute load average at each of {len(v)} steps, "
@@ -57,16 +48,6 @@ def load_line(out):
             f"min {min(v):.1f}, max {max(v):.1f}. Other agents' builds and tests share the "
             "cores, so timings are noisy; instruction counts (callgrind) and protocol counts "
             "are not.")
-
-
-def rma_runs(out):
-    """Runs keyed (op, bytes): µs per operation + flush"""
-    rma = Runs()
-    for t in RMA_T:
-        for r, p in per_run_files(out, "rma", t).items():
-            for row in rows(p)[1:]:
-                rma.add(t, (row[0], int(row[1])), r, row[2])
-    return rma
 
 
 def rma_section(out, rma):
@@ -91,15 +72,6 @@ def rma_section(out, rma):
     else:
         note += "In this run it did not fail: every row is osc/rdma.\n"
     return L + ["", note]
-
-
-def coll_runs(out):
-    """Runs keyed (op, ranks, metric): µs per operation, or counts per operation"""
-    coll = Runs()
-    for r in rows(os.path.join(out, "coll.csv"))[1:]:
-        if len(r) == 6:
-            coll.add(r[0], (r[2], int(r[3]), r[4]), int(r[1]), r[5])
-    return coll
 
 
 COLL_OPS = [("barrier", "barrier"), ("allreduce_8", "allreduce 8 B"), ("alltoall_8", "alltoall 8 B")]
@@ -135,15 +107,6 @@ def coll_section(coll):
                 if any(x is not None for x in v):
                     body.append([name, n, t[5:]] + [fmt(x) for x in v])
     return L + table(["operation", "ranks", "card"] + [n for _, n in COUNTS], body) + [""]
-
-
-def send_runs(out):
-    """Runs keyed "send": instructions per 8-byte MPI_Send (one profile run)"""
-    sends = Runs()
-    for r in rows(os.path.join(out, "profile_send.csv"))[1:]:
-        if r[1].lstrip("-").isdigit():
-            sends.add(r[0], "send", 1, r[1])
-    return sends
 
 
 def profile_section(out, sends):
@@ -210,8 +173,10 @@ def _native_goal(native, limit):
     return evaluate
 
 
-def _goals(mpi, mr, rma, coll, sends, native):
-    """(figure, target, evaluate) for each figure of issue 11"""
+def goals(fig):
+    """(figure, target, evaluate) for each figure of issue 11 (fig: report_data.load)"""
+    mpi, mr, rma, coll = fig.mpi, fig.mr, fig.rma, fig.coll
+
     def sized(kind, lo, hi):
         return [k for k in mpi.keys() if k[0] == kind and lo <= k[1] <= hi]
     at_size = lambda k: size_name(k[1])
@@ -237,17 +202,17 @@ def _goals(mpi, mr, rma, coll, sends, native):
         g.append((f"{name}, 8 ranks: protocol counts per operation", "reported",
                   _counts_goal(coll, op, 8)))
     g.append(("instructions per 8-byte MPI_Send (callgrind)", "≤ 800 medusa, ≤ 1000 hamlyn",
-              _sends_goal(sends)))
+              _sends_goal(fig.sends)))
     g.append(("native 4-word round trip (bench/am_bench)", "≤ 2× cache-line floor",
-              _native_goal(native, 2.0)))
+              _native_goal(fig.native, 2.0)))
     return g
 
 
-def goals_section(mpi, mr, rma, coll, sends, native):
+def goals_section(fig):
     """The issue-11 goals, one row each: per NIC model the figure where its
     ratio is worst over the sizes, operations or rank counts a goal covers."""
     body = []
-    for name, target, evaluate in _goals(mpi, mr, rma, coll, sends, native):
+    for name, target, evaluate in goals(fig):
         cells = [name, target]
         for t in HPAM:
             got = evaluate(t)
