@@ -13,8 +13,11 @@
 //   with the load. The median of many short bursts does not.
 // * The floor itself moves with where the host runs the two vCPUs: one
 //   minute of samples showed three levels, about 53 ns (sibling hardware
-//   threads), 110-140 ns (two cores sharing an L3) and 420-500 ns (cores on
-//   different L3s), each lasting from a fraction of a second to minutes. A
+//   threads, presumably), 110-145 ns (two cores sharing an L3) and 420-520
+//   ns (cores on different L3s), each lasting from a fraction of a second
+//   to minutes (three default bench/runs probed it at 84 steps each: 40,
+//   48 and 27 times at 420-520 ns, 43, 28 and 53 at 110-145 ns, the rest
+//   near 55 ns; the level changed every few steps). A
 //   floor measured at one moment is no denominator for a round trip
 //   measured at another: am_bench alternates its bursts with line bursts
 //   and divides pair by pair.

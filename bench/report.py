@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Turns bench/results/*.csv (written by bench/run) into bench/RESULTS.md and
 the data files bench/plots.gp draws. Figures are medians across runs;
-ratios to vader are taken within each run, then the median over the runs
-(bench/report_common.py says why). The goals of issue 11 come first
+ratios to vader divide figures measured at the same cache-line floor
+(bench/report_common.py says how and why). The goals of issue 11 come first
 (bench/report_goals.py), then one section per figure, each with its ratio
 columns."""
 import os
@@ -67,9 +67,10 @@ logp = load_logp()
 L = ["# hpam benchmark results\n"]
 L.append(f"Produced by `bench/run{' --quick' if quick else ''}` on "
          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; every figure is a median "
-         f"({runs} mpirun run(s) per transport, repetitions inside each); every ratio to vader "
-         "is taken within a run, vader and hpam measured one right after the other, then the "
-         "median over the runs.\n")
+         f"({runs} mpirun run(s) per transport, many short bursts inside each); every ratio to "
+         "vader is the median over pairs of runs, hpam's and vader's, made at the same cache-line "
+         "floor (probed before and after each run, bench/report_common.py), or, where no pair "
+         "was, one right after the other.\n")
 L.append("## Machine\n")
 cpu = sh("lscpu | sed -n 's/^Model name: *//p'")
 hyper = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'") or "no hypervisor"

@@ -2,12 +2,15 @@
 formatting numbers, Markdown tables, and per-run figures with their ratio
 to vader.
 
-A ratio to vader is taken within each run and then the median over the
-runs: bench/run measures vader and hpam one right after the other in every
-run, so each ratio divides figures measured within seconds of each other.
-This matters on the machine the benchmarks run on: how fast a cache line
-moves between its two vCPUs changes by up to 4x from one second to the
-next, with where the host runs them (bench/line_floor.hpp)."""
+A ratio to vader divides figures measured at the same cache-line floor.
+On the machine the benchmarks run on, how fast a cache line moves between
+the two vCPUs changes by up to 4x from one minute to the next, with where
+the host runs them (bench/line_floor.hpp), and every small-message figure
+moves with it. bench/run probes the floor before and after each run of
+each benchmark (floors.csv); a ratio is the median over the pairs of runs,
+vader's and hpam's, whose floors agree within FLOOR_MATCH, and only when
+no pair does, over the pairs of runs made one right after the other.
+"""
 import csv
 import glob
 import os
@@ -47,14 +50,25 @@ def table(header, body):
             ["| " + " | ".join(str(c) for c in r) + " |" for r in body])
 
 
+FLOOR_MATCH = 1.5  # two floors within this factor are the same level (the levels seen: ~55, 110-145, 420-520 ns)
+
+
+def same_floor(a, b):
+    return bool(a and b and max(a, b) <= FLOOR_MATCH * min(a, b))
+
+
 class Runs:
-    """Per-run figures of one kind: {transport: {key: {run: value}}}."""
+    """Per-run figures of one kind: {transport: {key: {run: value}}}, each
+    with the cache-line floor of its run when it held still (floors.csv)."""
 
     def __init__(self):
         self.d = {}
+        self.floor = {}  # {(transport, key, run): ns}
 
-    def add(self, t, key, run, value):
+    def add(self, t, key, run, value, floor=None):
         self.d.setdefault(t, {}).setdefault(key, {})[run] = float(value)
+        if floor:
+            self.floor[(t, key, run)] = floor
 
     def __bool__(self):
         return bool(self.d)
@@ -71,11 +85,29 @@ class Runs:
         v = self.d.get(t, {}).get(key)
         return statistics.median(v.values()) if v else None
 
-    def ratio(self, t, key, base=BASE):
-        """The median over the runs of t's figure over base's in the same run."""
+    def pairs(self, t, key, base=BASE):
+        """([(t's run, base's run)], matched): the pairs measured at the same
+        floor, from any runs; without one, the same runs (matched False)."""
         a, b = self.d.get(t, {}).get(key, {}), self.d.get(base, {}).get(key, {})
-        q = [a[r] / b[r] for r in a if r in b and b[r]]
-        return statistics.median(q) if q else None
+        m = [(i, j) for i in a for j in b
+             if b[j] and same_floor(self.floor.get((t, key, i)), self.floor.get((base, key, j)))]
+        return (m, True) if m else ([(r, r) for r in a if b.get(r)], False)
+
+    def detail(self, t, key, base=BASE):
+        """(ratio, t's value, base's value, floor ns or None): the median of
+        the ratios over pairs(), the medians of the figures that took part,
+        and their median floor when the pairs matched floors."""
+        p, matched = self.pairs(t, key, base)
+        if not p:
+            return None, None, None, None
+        a, b = self.d[t][key], self.d[base][key]
+        ia, jb = sorted({i for i, _ in p}), sorted({j for _, j in p})
+        return (statistics.median(a[i] / b[j] for i, j in p),
+                statistics.median(a[i] for i in ia), statistics.median(b[j] for j in jb),
+                statistics.median(self.floor[(t, key, i)] for i in ia) if matched else None)
+
+    def ratio(self, t, key, base=BASE):
+        return self.detail(t, key, base)[0]
 
     def worst(self, t, keys, higher_is_better, base=BASE):
         """(ratio, key) of the key whose ratio is worst, or (None, None)."""

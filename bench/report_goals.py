@@ -2,7 +2,8 @@
 vader), used by bench/report.py: the cache-line floor and the machine's
 load during the run, the goals table, MPI RMA latency, collectives with
 hpam's protocol counts per operation, and the instruction profile of an
-8-byte MPI_Send; every figure beside its ratio to vader in the same run."""
+8-byte MPI_Send; every figure beside its ratio to vader at the same
+cache-line floor (bench/report_common.py)."""
 import os
 import statistics
 
@@ -32,9 +33,9 @@ def floor_lines(f):
     if p:
         L.append(f"* The same floor probed before each of the {len(p)} steps of the run (50 bursts "
                  f"each): median {fmt(statistics.median(p), 1)} ns, min {fmt(min(p), 1)}, max "
-                 f"{fmt(max(p), 1)}. It moves with where the host runs the two vCPUs (about 55, "
-                 "110–140 or 420–500 ns, bench/line_floor.hpp): the reason every ratio here is "
-                 "taken between figures measured close together.")
+                 f"{fmt(max(p), 1)}. It moves with where the host runs the two vCPUs (levels of "
+                 "about 55, 110–145 and 420–520 ns on the KVM guest of bench/line_floor.hpp): "
+                 "the reason every ratio here divides figures measured at the same floor.")
     return L
 
 
@@ -136,9 +137,11 @@ def _ratio_goal(runs, keys, higher, limit, unit, digits, where=None):
         q, k = runs.worst(t, keys, higher)
         if q is None:
             return None
-        shown = f"{fmt(runs.value(t, k), digits)} vs vader {fmt(runs.value(BASE, k), digits)} {unit}"
+        _, a, b, floor = runs.detail(t, k)
+        shown = f"{fmt(a, digits)} vs vader {fmt(b, digits)} {unit}"
         if where:
             shown += f", at {where(k)}"
+        shown += f"; floor {floor:.0f} ns" if floor else "; no pair at one floor"
         return shown, q, q >= limit if higher else q <= limit
     return evaluate
 
@@ -227,9 +230,12 @@ def goals_section(fig):
     L.append("Per NIC model: hpam's figure beside vader's (for the native round trip, beside the "
              "cache-line floor measured with it), the ratio, and whether the goal is met. Where a "
              "goal covers several sizes, operations or rank counts, the row shows the worst ratio "
-             "and where it is. Ratios are taken within each run, vader and hpam measured one "
-             "right after the other, then the median over the runs; instructions are judged by "
-             "their count, with the ratio to vader beside it.\n")
+             "and where it is. A ratio is the median over the pairs of runs, hpam's and vader's, "
+             "made at the same cache-line floor (probed before and after each run, within "
+             "25%; the floor is shown), and only where no pair was, over the runs made one right "
+             "after the other (\"no pair at one floor\"); the figures shown are the medians of the runs "
+             "that took part. Instructions are judged by their count, with the ratio to vader "
+             "beside it.\n")
     L += table(["figure", "goal", "hpam-medusa", "× base", "medusa", "hpam-hamlyn", "× base",
                 "hamlyn"], body)
     L.append("\nThe measured reasons where a goal is not met are in the sections below: the "
