@@ -5,24 +5,19 @@
  * stalls, retransmissions): counts do not depend on how many cores the
  * ranks share, timings do.
  *   mpi_coll [--quick]
- * CSV: op,ranks,metric,value   (metric us = median over repetitions of the
- * slowest rank's time per operation; the others are counts per operation) */
+ * CSV: op,ranks,metric,value   (metric us = median over short bursts of the
+ * slowest rank's time per operation (bench/mpi_pingpong.c says why short);
+ * the others are counts per operation, over a longer loop) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_check.h" /* open_pvar */
+#include "hpam_pvars.h"
 
 enum coll { barrier, allreduce, alltoall, coll_count };
 static const char *const coll_names[coll_count] = {"barrier", "allreduce_8", "alltoall_8"};
-
-/* The counters read per operation, by their pvar names without btl_hpam_. */
-static const char *const counter_names[] = {
-    "requests_sent", "replies_sent",  "acks_sent",       "retransmissions",
-    "stalls",        "busy_returns",  "timeouts",        "duplicates_reflected",
-    "stale_replies", "overflow_drops", "acks_piggybacked"};
-enum { ncounters = sizeof counter_names / sizeof counter_names[0], max_reps = 16 };
+enum { max_reps = 1001 };
 
 static int rank, size;
 static long *send_buf, *recv_buf;
@@ -48,7 +43,7 @@ static void run(enum coll k, int iters)
 /* Median over reps of the slowest rank's microseconds per operation. */
 static double time_op(enum coll k, int iters, int reps)
 {
-    double v[max_reps];
+    static double v[max_reps];
     run(k, iters / 10 + 1); /* warm up */
     for (int r = 0; r < reps; ++r) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -62,50 +57,22 @@ static double time_op(enum coll k, int iters, int reps)
     return v[reps / 2];
 }
 
-/* The btl_hpam_* counters named above (0 handles when hpam is not loaded). */
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle handles[ncounters];
-static int have[ncounters];
-
-static int open_counters(void)
-{
-    int found = 0;
-    char name[64];
-    MPI_T_pvar_session_create(&session);
-    for (int c = 0; c < ncounters; ++c) {
-        snprintf(name, sizeof name, "btl_hpam_%s", counter_names[c]);
-        have[c] = open_pvar(session, name, &handles[c]);
-        found += have[c];
-    }
-    return found;
-}
-
-static void read_counters(unsigned long *v)
-{
-    for (int c = 0; c < ncounters; ++c) {
-        v[c] = 0;
-        if (have[c]) MPI_T_pvar_read(session, handles[c], &v[c]);
-    }
-}
+static struct hpam_pvars counters;
 
 /* Counters per operation over `iters` operations, summed over all ranks. */
 static void count_op(enum coll k, int iters)
 {
-    unsigned long before[ncounters], after[ncounters], mine[ncounters], all[ncounters];
+    unsigned long before[hpam_npvars], after[hpam_npvars], all[hpam_npvars];
     MPI_Barrier(MPI_COMM_WORLD);
-    read_counters(before);
+    hpam_pvars_read(&counters, before);
     run(k, iters);
-    read_counters(after);
-    for (int c = 0; c < ncounters; ++c) mine[c] = after[c] - before[c];
-    MPI_Reduce(mine, all, ncounters, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    hpam_pvars_read(&counters, after);
+    hpam_pvars_sum(before, after, all);
     if (rank != 0) return;
     const double n = iters;
-    for (int c = 0; c < ncounters; ++c)
-        printf("%s,%d,%s,%.3f\n", coll_names[k], size, counter_names[c], all[c] / n);
-    /* packets on the wire: requests, replies, acks but those that rode on a
-     * request, and the resent ones */
-    printf("%s,%d,packets,%.3f\n", coll_names[k], size,
-           (all[0] + all[1] + all[2] - all[10] + all[3] + all[7]) / n);
+    for (int c = 0; c < hpam_npvars; ++c)
+        printf("%s,%d,%s,%.3f\n", coll_names[k], size, hpam_pvar_names[c], all[c] / n);
+    printf("%s,%d,packets,%.3f\n", coll_names[k], size, hpam_packets(all) / n);
 }
 
 int main(int argc, char **argv)
@@ -117,19 +84,19 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     send_buf = calloc((size_t) size, 8);
     recv_buf = calloc((size_t) size, 8);
-    /* oversubscribed ranks take turns on the cores: fewer operations */
-    const int iters = (quick ? 400 : 2000) / (size > 2 ? size : 1), reps = quick ? 3 : 7;
-    const int counted = open_counters() > 0;
+    /* bursts of about 100 µs over 2 ranks; oversubscribed ranks take turns
+     * on the cores: fewer operations per burst */
+    const int iters = 200 / size, reps = quick ? 21 : 101;
+    const int counted_iters = (quick ? 400 : 2000) / (size > 2 ? size : 1);
+    const int counted = hpam_pvars_open(&counters) > 0;
     if (rank == 0) printf("op,ranks,metric,value\n");
     for (int k = 0; k < coll_count; ++k) {
         const double us = time_op((enum coll) k, iters, reps);
         if (rank == 0) printf("%s,%d,us,%.3f\n", coll_names[k], size, us);
-        if (counted) count_op((enum coll) k, iters);
+        if (counted) count_op((enum coll) k, counted_iters);
         if (rank == 0) fflush(stdout);
     }
-    for (int c = 0; c < ncounters; ++c)
-        if (have[c]) MPI_T_pvar_handle_free(session, &handles[c]);
-    MPI_T_pvar_session_free(&session);
+    hpam_pvars_close(&counters);
     free(send_buf);
     free(recv_buf);
     /* MPI_T_finalize before MPI_Finalize: Debian's Open MPI 4.1.4 crashes in

@@ -1,6 +1,6 @@
 # bench: the native active-message benchmark (no MPI).
 noinst_PROGRAMS += bench/am_bench
-bench_am_bench_SOURCES = bench/am_bench.cpp
+bench_am_bench_SOURCES = bench/am_bench.cpp bench/line_floor.hpp
 bench_am_bench_LDADD = src/libhpam_core.la
 
 noinst_PROGRAMS += bench/am_cost
@@ -16,11 +16,11 @@ bench_am_pingpong_SOURCES = bench/am_pingpong.cpp
 bench_am_pingpong_LDADD = src/libhpam_core.la
 
 noinst_PROGRAMS += bench/line_pingpong
-bench_line_pingpong_SOURCES = bench/line_pingpong.cpp
+bench_line_pingpong_SOURCES = bench/line_pingpong.cpp bench/line_floor.hpp
 bench_line_pingpong_LDADD = src/libhpam_core.la
 
-dist_noinst_SCRIPTS += bench/run bench/report.py
-EXTRA_DIST += bench/report_goals.py bench/issue11_changes.md
+dist_noinst_SCRIPTS += bench/run bench/report.py bench/compare_runs.py
+EXTRA_DIST += bench/report_goals.py bench/report_common.py bench/report_data.py bench/issue11_changes.md
 EXTRA_DIST += bench/plots.gp
 bench: all
 	$(top_srcdir)/bench/run --build $(abs_top_builddir)

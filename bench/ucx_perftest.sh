@@ -34,6 +34,8 @@ order="posix sysv cma hpam-medusa hpam-hamlyn"
 cases="am_lat:short:8 am_bw:short:8 am_bw:bcopy:4096 put_lat:short:8 put_lat:zcopy:8
 put_bw:short:8 put_bw:zcopy:65536 get:bcopy:8 get:zcopy:8 get:zcopy:65536
 add_lat:short:8 add_mr:short:8 fadd:short:8 swap:short:8 cswap:short:8"
+# --quick: one case of each kind (a server and client pair costs about a second)
+[ -z "$quick" ] || cases="am_lat:short:8 am_bw:bcopy:4096 put_lat:zcopy:8 get:zcopy:65536 add_lat:short:8 cswap:short:8"
 iters() {  # iterations for a case: fewer for large messages and in quick mode
   local n=20000
   [ "$3" -ge 65536 ] && n=4000
