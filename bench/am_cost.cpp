@@ -12,8 +12,11 @@
 // sends one 8-byte Hamlyn message each way through two Hamlyn cards (send
 // terminus, arrival, notification queue), no protocol.
 //
-//   am_cost [--iters N] [--no-crc] [--no-key-check] [--depth D] [--raw]
-//           [--nic medusa|hamlyn]
+// --no-inline keeps every packet in its block, as on the papers' cards: no
+// RX_READY cell carries a Medusa packet, no notification entry a Hamlyn one.
+//
+//   am_cost [--iters N] [--no-crc] [--no-key-check] [--no-inline] [--depth D]
+//           [--raw] [--nic medusa|hamlyn]
 #include <unistd.h>
 
 #include <cstdio>
@@ -155,6 +158,10 @@ int main(int argc, char** argv) {
     else if (a == "--no-crc") c.card.crc = false;
     else if (a == "--raw") raw = true;
     else if (a == "--no-key-check") c.key_check = false;
+    else if (a == "--no-inline") {
+      c.card.rx_ready_cell = 16;
+      c.card.notify_inline = 0;
+    }
     else if (a == "--depth" && i + 1 < argc) c.depth = static_cast<uint32_t>(std::atoi(argv[++i]));
     else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "medusa") ++i;
     else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "hamlyn") {

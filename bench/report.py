@@ -167,8 +167,14 @@ if cost:
             ("Protection: job key check", half("protocol_no_crc", "protocol_no_crc_no_key"), 219),
             ("CRC32C (the FDDI checksum's role)", half("raw_crc", "raw_no_crc"), 215),
             ("Total, full protocol", half("protocol_full"), 996)]
+    if "protocol_full_no_inline" in cost:
+        feat.insert(4, ("Inline delivery: a small packet in its RX_READY cell (not in the paper)",
+                        half("protocol_full", "protocol_full_no_inline"), ""))
     if "protocol_full_hamlyn" in cost:
         feat.append(("Total, full protocol over the Hamlyn card", half("protocol_full_hamlyn"), ""))
+    if "protocol_full_hamlyn_no_inline" in cost:
+        feat.append(("Inline delivery over Hamlyn: a small packet in its notification entry "
+                     "(not in the paper)", half("protocol_full_hamlyn", "protocol_full_hamlyn_no_inline"), ""))
     L.append("## Cost by feature (HPAM Table 2), per send + receive of a 4-word message\n")
     L += table(["feature", "ns", "instructions", "HPAM 1995 (cycles)"],
                [[name, f"{ns:.1f}" if ns >= 0.05 else "≈0 (within noise)", ins, cyc]
@@ -177,7 +183,11 @@ if cost:
              "costs without cross-core cache traffic; a round trip is two send+receive pairs. "
              "Instructions: `valgrind --tool=callgrind`, difference of 20,000 and 10,000 round "
              "trips, repeatable on a noisy machine. Flow control and reliability cannot be "
-             "switched off in the protocol, so that row is the protocol minus the bare card.\n")
+             "switched off in the protocol, so that row is the protocol minus the bare card. "
+             "The inline rows are what inline delivery costs on one core (the full protocol "
+             "with it minus without it, am_cost --no-inline); what it buys is across cores: "
+             "the receiver finds a small message in the cache lines it polls (the native round "
+             "trips above).\n")
 
 L.append("## MPI latency (µs, one way) and bandwidth (MB/s) against message size\n")
 L.append("One-way latency is half the ping-pong round trip (the round trip is twice each figure). "

@@ -227,6 +227,10 @@ constexpr knob table[] = {
             "Medusa: bytes per RX_READY cell; a packet of up to this less 16 bytes travels in the "
             "cell beside its entry instead of in its block (16: every packet in its block)"),
      1, bind<field<&am_cfg::rx_ready_cell>, field<&core::card, &card::rx_ready_cell>>(), nullptr},
+    {whole("notify_inline", "notify_inline", "bytes", 6, 0, 96,
+           "Hamlyn: a packet of up to this many bytes travels in its notification entry instead "
+           "of its block (inline delivery; 0: every packet in its block)"),
+     1, bind<field<&am_cfg::notify_inline>, field<&core::card, &card::notify_inline>>(), nullptr},
     {probability("fault_drop", "fault_drop", "Probability that the emulated wire drops a packet"),
      1, bind<field<&am_cfg::fault_drop>, field<&core::card, &card::faults, &faults::drop>>(),
      nullptr},

@@ -75,6 +75,8 @@ typedef struct hpam_config {
                               /* once, without the TX_READY/TX_FREE round trip (default 1) */
   uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */
                               /* less 16 bytes travels in the cell (16: in its block)     */
+  uint32_t notify_inline;     /* Hamlyn: a packet of up to this many bytes (at most 96)   */
+                              /* travels in its notification entry (0: in its block)      */
   uint64_t key;               /* job protection key, the same in every process; 0: process
                                * 0 draws a random key and publishes it in its card, where
                                * the others read it (their hpam_ep_create then waits for

@@ -34,6 +34,8 @@ check_bad "give_up_ms -5 (one message, no follow-on error)" "btl_hpam_give_up_ms
 if grep -q "btl_hpam_timeout_us" <<<"$out"; then
   echo "FAIL: a bad give_up_ms also blamed timeout_us"; failures=$((failures + 1))
 fi
+check_bad "rx_ready_cell 100" "btl_hpam_rx_ready_cell = 100: valid values are powers of two" --mca btl_hpam_rx_ready_cell 100
+nic=hamlyn check_bad "notify_inline 97" "btl_hpam_notify_inline = 97: valid range is \[0, 96\]" --mca btl_hpam_notify_inline 97
 check_bad "card_budget_mb 0" "btl_hpam_card_budget_mb = 0: valid range is \[1, 65536\]" --mca btl_hpam_card_budget_mb 0
 # Sizes left at their defaults shrink to a smaller packet instead of failing.
 expect_ok "block_size 1024 with default sizes" 2 medusa mpi_p2p --mca btl_hpam_block_size 1024
