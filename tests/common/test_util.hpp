@@ -7,9 +7,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace hpam::test {
 
@@ -62,6 +64,14 @@ bool spin_until(Step&& step, int timeout_ms = 20'000) {
   while (!step())
     if (std::chrono::steady_clock::now() > deadline) return false;
   return true;
+}
+
+// n bytes of a pattern that differs with seed and with the position (and
+// is not periodic at a power of two), for byte-exact checks.
+inline std::vector<std::byte> bytes_of(size_t n, uint8_t seed) {
+  std::vector<std::byte> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = std::byte{static_cast<uint8_t>(seed + i * 13 + (i >> 3))};
+  return v;
 }
 
 }  // namespace hpam::test

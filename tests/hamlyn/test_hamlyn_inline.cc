@@ -20,12 +20,6 @@ namespace {
 
 using namespace nic::hamlyn;
 
-std::vector<std::byte> bytes_of(size_t n, uint8_t seed) {
-  std::vector<std::byte> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::byte{static_cast<uint8_t>(seed + i * 13 + (i >> 3))};
-  return v;
-}
-
 uint32_t inline_slot(card& c, const guarded_area& a, uint32_t limit,
                      slot_mode mode = slot_mode::fast, area_memory memory = area_memory::card,
                      uint64_t base = 0) {

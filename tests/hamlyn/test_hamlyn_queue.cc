@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "nic/hamlyn/notification_queue.hpp"
+#include "../common/test_util.hpp"
 
 namespace hpam::test {
 namespace {
 
 using namespace nic::hamlyn;
-
-std::vector<std::byte> bytes_of(size_t n, uint8_t seed) {
-  std::vector<std::byte> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::byte{static_cast<uint8_t>(seed + i * 13 + (i >> 3))};
-  return v;
-}
 
 // A queue in private memory (the layout of a card's, without the card).
 struct queue {
