@@ -35,10 +35,9 @@ class ack_rows {
   }
 
   // [peer][instance]'s ack waits (again). An ack already waiting there is
-  // the same packet slot: it is not counted twice; may_ride and may_wait
-  // (its request's sender waits for nothing but the instance: ack_may_wait)
-  // are the latest ack's.
-  [[gnu::always_inline]] void defer(int peer, uint32_t instance, bool may_ride, bool may_wait) {
+  // the same packet slot: it is not counted twice; may_ride is the latest
+  // ack's.
+  [[gnu::always_inline]] void defer(int peer, uint32_t instance, bool may_ride) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t bit = uint64_t{1} << instance;
     if (!(r.waiting & bit)) {
@@ -46,7 +45,6 @@ class ack_rows {
       ++waiting_;
     }
     r.may_ride = may_ride ? r.may_ride | bit : r.may_ride & ~bit;
-    r.urgent = may_wait ? r.urgent & ~bit : r.urgent | bit;
     if (!r.listed) {
       r.listed = true;
       listed_.push_back(static_cast<uint32_t>(peer));  // capacity nprocs: no allocation
@@ -62,7 +60,6 @@ class ack_rows {
     const uint64_t clear = ~(uint64_t{1} << instance);
     r.may_ride &= clear;
     r.waiting &= clear;
-    r.urgent &= clear;
     --waiting_;
     return true;  // the row stays listed until the next flush (it may fill again)
   }
@@ -72,8 +69,8 @@ class ack_rows {
     return static_cast<uint32_t>(__builtin_popcountll(rows_[static_cast<size_t>(peer)].waiting));
   }
 
-  // Empties every listed row for which due(number of acks waiting there,
-  // whether one of them is urgent: its sender may be waiting for it) holds, calling launch(peer, waiting, may_ride) with its two bit sets
+  // Empties every listed row for which due(number of acks waiting there)
+  // holds, calling launch(peer, waiting, may_ride) with its two bit sets
   // first; the other rows stay as they are (and listed). A row the riders
   // emptied is dropped from the list.
   template <class Due, class Launch>
@@ -82,7 +79,7 @@ class ack_rows {
     for (uint32_t peer : listed_) {
       row& r = rows_[peer];
       const uint32_t n = static_cast<uint32_t>(__builtin_popcountll(r.waiting));
-      if (n != 0 && !due(n, r.urgent != 0)) {
+      if (n != 0 && !due(n)) {
         listed_[kept++] = peer;
         continue;
       }
@@ -98,15 +95,13 @@ class ack_rows {
   // then empties every row.
   template <class Launch>
   void flush_all(Launch&& launch) {
-    flush([](uint32_t, bool) { return true; }, launch);
+    flush([](uint32_t) { return true; }, launch);
   }
 
  private:
   struct row {
     uint64_t waiting = 0;   // bit i: [peer][i]'s ack waits to be launched
     uint64_t may_ride = 0;  // bit i: and it is plain, so it may ride (subset of waiting)
-    uint64_t urgent = 0;    // bit i: and its request's sender may wait for it (subset of
-                            // waiting: every ack but a plain one to an ack_may_wait request)
     bool listed = false;    // the peer is in listed_
   };
   std::vector<row> rows_;        // per peer

@@ -63,7 +63,6 @@ struct arrival {
   const std::byte* payload; // bytes after the header, in the card block
   uint32_t payload_len;     // their number (an ack trailer not included)
   bool has_ack;             // a request carrying an ack_entry trailer (piggyback_acks)
-  bool ack_may_wait;        // a request whose sender does not wait for its ack (ack_may_wait)
   ack_entry ack;            // its copy
   uint32_t more_acks;       // an ack packet: the further ack_entry records it carries
   ack_entry more[max_depth - 1];  // their copies (multi_ack); more_acks of them are set
@@ -78,26 +77,14 @@ constexpr uint64_t liveness_recheck_ns = 500'000'000;
 // the acks of a peer wait until ack_threshold(D) of them do, and the poll
 // launches them at its end, together; a poll that drains its queue leaves
 // its acks to ride on a request sent before the next poll, whose start
-// launches the rows that are due or urgent (or at once, if it handled
-// nothing). A row is urgent unless every ack in it answers an ack_may_wait
-// request (packet.hpp: a message sent now whose sender had most of its
-// window free): those are held for more of their kind, so that a stream
-// the receiver keeps up with is not answered one ack packet a message.
-// Acks never wait more than ack_hold_polls flushes that launched only some
-// rows: a peer waiting for one ack is not kept waiting by a stream from
-// others, nor a held ack for ever.
+// launches what is left (or at once, if it handled nothing). Acks never
+// wait more than ack_hold_polls polls that launched only some rows: a peer
+// waiting for one ack is not kept waiting by a stream from others.
 // A quarter of the window (at least 2): the sender gets its instances back
 // while it still has three quarters to send on; one ack packet a half
 // window left streams waiting for credits (bench/issue11_changes.md).
 constexpr uint32_t ack_threshold(uint32_t depth) { return depth / 4 > 2 ? depth / 4 : 2; }
 constexpr uint32_t ack_hold_polls = 16;
-
-// Which rows of deferred acks a flush launches (flush_acks).
-enum class ack_flush : uint8_t {
-  all,      // every row
-  due,      // rows of ack_threshold acks or more
-  settled,  // those and the urgent rows
-};
 
 // What a peer silent for the give-up time was seen doing (on_timeout).
 enum class silence : uint8_t {
@@ -245,12 +232,12 @@ class endpoint {
   void on_reply(const arrival& a);
   [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a);
   void serve_get(hpam_token& t, const am_header& h);
-  [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why,
-                                              bool may_wait = false);
+  [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
-  // Launches deferred acks: the rows `which` names (ack_flush), and every
-  // row once acks have been left waiting by ack_hold_polls flushes.
-  void flush_acks(ack_flush which);
+  // Launches deferred acks: every row (all), or only the rows due (multi_ack:
+  // ack_threshold of them wait for that peer), and every row once acks have
+  // waited ack_hold_polls polls.
+  void flush_acks(bool all);
   void launch_acks(int peer, uint64_t waiting, uint64_t plain);
   // A plain ack waiting for dest rides on the request (or is left for
   // flush_acks when there is no room after the payload): an ack_entry at
@@ -263,7 +250,7 @@ class endpoint {
     const ack_entry t{replies_.at(dest, instance).ack_sequence, instance};
     std::memcpy(pkt + length, &t, sizeof t);
     length += sizeof t;
-    h.refusal |= carries_ack;
+    h.refusal = carries_ack;
     counters_[dest].acks_piggybacked++;
   }
   bool acks_well_formed(arrival& a) const;
@@ -349,7 +336,6 @@ class endpoint {
   descriptor_table<request_desc> requests_;
   descriptor_table<reply_desc> replies_;
   std::vector<uint32_t> instance_hint_;  // per peer: next likely-free request instance
-  std::vector<uint32_t> in_flight_;      // per peer: my requests waiting for their answer
   uint32_t timeout_cursor_ = 0;          // timeout_cursor: flat [peer][instance] index last checked
   uint32_t timeout_end_ = 0;             // nprocs * depth
   uint32_t my_row_ = 0;                  // my_proc * depth: my own row, skipped

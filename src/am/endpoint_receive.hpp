@@ -33,10 +33,10 @@ status endpoint<Card>::poll(int* handled, bool report) {
 // request).
 template <class Card>
 uint32_t endpoint<Card>::serve_arrivals() {
-  if (!acks_.empty() && !streaming_) flush_acks(ack_flush::settled);
+  if (!acks_.empty() && !streaming_) flush_acks(true);
   const uint32_t n = receive_packets();
   streaming_ = multi_ack_ && n == receive_budget_;
-  if (!acks_.empty() && (streaming_ || n == 0)) flush_acks(n == 0 ? ack_flush::settled : ack_flush::due);
+  if (!acks_.empty() && (streaming_ || n == 0)) flush_acks(n == 0);
   return n;
 }
 
@@ -66,7 +66,7 @@ uint32_t endpoint<Card>::receive_packets() {
 template <class Card>
 status endpoint<Card>::resend_due() {
   if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
-  if (!acks_.empty()) flush_acks(ack_flush::all);
+  if (!acks_.empty()) flush_acks(true);
   card_.send_due();
   check_timeouts();
   return status::ok;
@@ -108,7 +108,6 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   a.c = read_control(a.h);
   const bool request = a.c.cls == msg_class::request;
   a.has_ack = request && (a.h.refusal & carries_ack) != 0;
-  a.ack_may_wait = request && (a.h.refusal & ack_may_wait) != 0;
   const uint32_t trailer = a.has_ack ? sizeof(ack_entry) : 0;
   if (a.c.instance >= depth_ || static_cast<uint32_t>(a.c.kind) >= msg_kind_count ||
       a.h.handler >= max_handlers || p.length < header_bytes(a.c.kind) + trailer ||
@@ -231,7 +230,7 @@ void endpoint<Card>::on_request(const arrival& a) {
   }
   hpam_token t{this, owner_, src, c.instance, c.sequence, true, false};
   run_request_handler(t, a);
-  if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none, a.ack_may_wait);
+  if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none);
   counters_[src].requests_received++;
 }
 
@@ -262,8 +261,7 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
 // (stamp_stored_ack): launched on its own, first in a multi-ack, or
 // reflected to a duplicate; carried as an entry it never touches the block.
 template <class Card>
-void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why,
-                              bool may_wait) {
+void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why) {
   reply_desc& r = replies_.at(src, instance);
   r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
   r.ack_sequence = sequence;
@@ -275,9 +273,7 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
     card_.launch(src, r.block, r.length);
     return;
   }
-  // A refusal keeps a packet of its own, and is urgent; only multi_ack
-  // holds an ack for others.
-  acks_.defer(src, instance, why == refusal::none, may_wait && multi_ack_ && why == refusal::none);
+  acks_.defer(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
 }
 
 template <class Card>
@@ -293,14 +289,13 @@ void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r)
 // send, or at the start of the next poll, whichever comes first; with
 // multi_ack, as the policy above ack_threshold says (poll).
 template <class Card>
-void endpoint<Card>::flush_acks(ack_flush which) {
+void endpoint<Card>::flush_acks(bool all) {
   auto launch = [this](int peer, uint64_t waiting, uint64_t plain) {
     launch_acks(peer, waiting, plain);
   };
-  if (which != ack_flush::all) {
+  if (!all) {
     const uint32_t due = ack_threshold_;
-    const bool settle = which == ack_flush::settled;
-    acks_.flush([due, settle](uint32_t n, bool urgent) { return n >= due || (settle && urgent); }, launch);
+    acks_.flush([due](uint32_t n) { return n >= due; }, launch);
     if (acks_.empty()) {
       acks_held_polls_ = 0;
       return;
@@ -440,7 +435,6 @@ void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why) {
 template <class Card>
 void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance) {
   d.busy = false;
-  in_flight_[src]--;
   if (!ordered_) instance_hint_[src] = instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;
 }
@@ -544,7 +538,6 @@ template <class Card>
 void endpoint<Card>::give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats) {
   lost_[peer] = 1;
   for (uint32_t i = 0; i < depth_; ++i) requests_.at(peer, i).busy = false;
-  in_flight_[peer] = 0;
   if (unreachable_peer_ < 0) unreachable_peer_ = peer;
   newly_unreachable_ = true;
   const std::string heartbeat = beats == 0 ? "its card heartbeat stopped"

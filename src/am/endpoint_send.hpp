@@ -74,7 +74,6 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
         throw std::runtime_error("hpam: card has too few outbound blocks for 2*(P-1)*D descriptors");
   }
   instance_hint_.assign(nprocs_, 0);
-  in_flight_.assign(nprocs_, 0);
   connected_.assign(nprocs_, 0);
   connected_[my_proc_] = 1;
   lost_.assign(nprocs_, 0);
@@ -215,10 +214,9 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
     d.get_arg = get.arg;
   }
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
-  in_flight_[dest]++;
   counters_[dest].requests_sent++;
   // Behind the request, off its critical path (multi_ack: gathered for the next poll).
-  if (!acks_.empty() && !multi_ack_) flush_acks(ack_flush::all);
+  if (!acks_.empty() && !multi_ack_) flush_acks(true);
   return status::ok;
 }
 
@@ -293,12 +291,8 @@ status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* he
     const iovec iov[2] = {{const_cast<void*>(head), head_len}, {const_cast<void*>(body), body_len}};
     return request_medium(dest, handler, iov, 2, arg, false);
   }
-  // Nothing waits for this request's answer but the instance: while most of
-  // the window to dest is free, its ack may wait for others (ack_may_wait).
-  const bool may_wait = in_flight_[dest] < depth_ / 2;
   return send_request(dest, msg_kind::medium, handler, false, [&](am_header& h, std::byte* payload) {
     h.word[medium_word::arg] = arg;
-    h.refusal = may_wait ? ack_may_wait : 0;
     sys::short_copy(payload, head, head_len);
     sys::short_copy(payload + head_len, body, body_len);
     return static_cast<uint32_t>(head_len + body_len);

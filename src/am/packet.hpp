@@ -83,7 +83,7 @@ struct am_header {
   uint32_t control;    // encode_control(...)
   uint16_t handler;    // handler index at the receiver
   uint8_t refusal;     // ack: why the request was refused (a refusal value). request:
-                       // request flags (carries_ack, ack_may_wait). other replies: 0
+                       // request_flags (carries_ack) or 0. other replies: 0
   uint8_t sequence_high;  // encode_sequence_high(...): the sequence's high 8 bits
   uint64_t word[4];    // short4: the four arguments. store/medium/get: see bulk_word
 };
@@ -128,15 +128,10 @@ struct ack_entry {
   uint32_t instance;  // that request's instance, 0..D-1
 };
 static_assert(std::is_standard_layout_v<ack_entry> && sizeof(ack_entry) == 8);
-// Request flags, in am_header::refusal of a request: it carries an ack_entry
-// trailer (piggyback_acks); its sender waits for nothing but the instance
-// (a message sent now, most of the sender's window to that peer free), so
-// a receiver with multi_ack may hold its plain ack with others for that
-// peer (endpoint.hpp, ack_threshold) instead of sending it once its queue
-// drains. A request with any other bit set is malformed.
 constexpr uint8_t carries_ack = 0x80;
-constexpr uint8_t ack_may_wait = 0x40;
-constexpr uint8_t request_flags = carries_ack | ack_may_wait;
+// The flags a request may carry in am_header::refusal: a request with any
+// other bit set is malformed.
+constexpr uint8_t request_flags = carries_ack;
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
 static_assert(packet_header_size == 64);

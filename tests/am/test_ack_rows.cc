@@ -33,7 +33,7 @@ std::multiset<slot> flushed(ack_rows& a) {
 // Flushes only the rows holding at least `due` acks.
 std::multiset<slot> flushed_due(ack_rows& a, uint32_t due) {
   std::multiset<slot> out;
-  a.flush([due](uint32_t n, bool) { return n >= due; },
+  a.flush([due](uint32_t n) { return n >= due; },
           [&](int peer, uint64_t w, uint64_t r) { collect(out, peer, w, r); });
   return out;
 }
@@ -46,7 +46,7 @@ TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
   for (int p = 0; p < nprocs; ++p)
     for (uint32_t i : {0u, 3u, 17u, 63u})
       if ((p + i) % 3 != 0) {
-        a.defer(p, i, true, false);
+        a.defer(p, i, true);
         deferred.insert({p, i});
       }
   EXPECT_EQ(a.waiting(), deferred.size());
@@ -69,7 +69,7 @@ TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
 TEST(ack_rows, rider_comes_only_from_the_destination_row) {
   ack_rows a;
   a.resize(3);
-  a.defer(2, 5, true, false);
+  a.defer(2, 5, true);
   uint32_t i = 99;
   EXPECT_FALSE(a.take_rider(0, i));
   EXPECT_FALSE(a.take_rider(1, i));
@@ -83,8 +83,8 @@ TEST(ack_rows, rider_comes_only_from_the_destination_row) {
 TEST(ack_rows, a_refusal_never_rides_but_is_flushed) {
   ack_rows a;
   a.resize(2);
-  a.defer(1, 2, false, false);
-  a.defer(1, 4, true, false);
+  a.defer(1, 2, false);
+  a.defer(1, 4, true);
   uint32_t i = 99;
   ASSERT_TRUE(a.take_rider(1, i));
   EXPECT_EQ(i, 4u);
@@ -95,12 +95,12 @@ TEST(ack_rows, a_refusal_never_rides_but_is_flushed) {
 TEST(ack_rows, deferring_a_waiting_slot_again_counts_once_and_takes_the_latest_kind) {
   ack_rows a;
   a.resize(2);
-  a.defer(1, 7, true, false);
-  a.defer(1, 7, false, false);  // the slot's stored ack is now a refusal
+  a.defer(1, 7, true);
+  a.defer(1, 7, false);  // the slot's stored ack is now a refusal
   EXPECT_EQ(a.waiting(), 1u);
   uint32_t i = 99;
   EXPECT_FALSE(a.take_rider(1, i));
-  a.defer(1, 7, true, false);
+  a.defer(1, 7, true);
   EXPECT_EQ(a.waiting(), 1u);
   ASSERT_TRUE(a.take_rider(1, i));
   EXPECT_EQ(i, 7u);
@@ -113,11 +113,11 @@ TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
   std::map<slot, int> launches;
   uint32_t i = 99;
   for (int round = 0; round < 3; ++round) {
-    a.defer(3, 1, true, false);
+    a.defer(3, 1, true);
     ASSERT_TRUE(a.take_rider(3, i));  // the row empties but stays listed
     launches[{3, i}]++;
-    a.defer(3, 1, true, false);  // and fills again before the flush
-    a.defer(0, 0, true, false);
+    a.defer(3, 1, true);  // and fills again before the flush
+    a.defer(0, 0, true);
     for (const slot& s : flushed(a)) launches[s]++;
   }
   EXPECT_EQ(launches[slot(3, 1)], 6);
@@ -131,10 +131,10 @@ TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
 TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   ack_rows a;
   a.resize(4);
-  for (uint32_t i : {0u, 1u, 2u, 5u}) a.defer(1, i, true, false);
-  a.defer(2, 3, true, false);
-  a.defer(3, 9, false, false);
-  a.defer(3, 10, true, false);
+  for (uint32_t i : {0u, 1u, 2u, 5u}) a.defer(1, i, true);
+  a.defer(2, 3, true);
+  a.defer(3, 9, false);
+  a.defer(3, 10, true);
   EXPECT_EQ(a.count(1), 4u);
   EXPECT_EQ(a.count(3), 2u);
   EXPECT_EQ(flushed_due(a, 2), (std::multiset<slot>{{1, 0}, {1, 1}, {1, 2}, {1, 5}, {3, 9}, {3, 10}}));
@@ -142,7 +142,7 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   EXPECT_TRUE(a.waits(2, 3));
   EXPECT_EQ(a.count(1), 0u);
   EXPECT_TRUE(flushed_due(a, 2).empty());  // still not due
-  a.defer(1, 4, true, false);                       // a flushed row fills again: listed again
+  a.defer(1, 4, true);                       // a flushed row fills again: listed again
   uint32_t i = 99;
   ASSERT_TRUE(a.take_rider(2, i));
   EXPECT_EQ(i, 3u);
@@ -155,9 +155,9 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
 TEST(ack_rows, a_flush_hands_over_which_acks_are_plain) {
   ack_rows a;
   a.resize(2);
-  a.defer(1, 0, true, false);
-  a.defer(1, 63, false, false);
-  a.defer(1, 40, true, false);
+  a.defer(1, 0, true);
+  a.defer(1, 63, false);
+  a.defer(1, 40, true);
   int rows = 0;
   a.flush_all([&](int peer, uint64_t w, uint64_t r) {
     ++rows;
@@ -166,41 +166,6 @@ TEST(ack_rows, a_flush_hands_over_which_acks_are_plain) {
     EXPECT_EQ(r, (uint64_t{1} << 40) | 1u);
   });
   EXPECT_EQ(rows, 1);
-}
-
-// A row is urgent while one of its waiting acks may be waited for: set by
-// an ack whose request's sender waits, cleared when that ack rides or the
-// slot's latest ack may wait; a flush of urgent rows takes the whole row.
-TEST(ack_rows, a_row_is_urgent_while_one_of_its_acks_may_be_waited_for) {
-  ack_rows a;
-  a.resize(3);
-  a.defer(1, 0, true, true);
-  a.defer(1, 5, true, true);
-  a.defer(2, 3, true, false);  // peer 2's sender waits for this one
-  std::vector<int> rows;
-  a.flush([](uint32_t, bool urgent) { return urgent; },
-          [&](int peer, uint64_t w, uint64_t) {
-            rows.push_back(peer);
-            EXPECT_EQ(w, uint64_t{1} << 3);
-          });
-  EXPECT_EQ(rows, std::vector<int>{2});
-  EXPECT_EQ(a.waiting(), 2u);  // peer 1's two acks may wait: kept
-  a.defer(1, 7, true, false);
-  uint32_t i = 99;
-  ASSERT_TRUE(a.take_rider(1, i));  // the lowest: instance 0, not the urgent one
-  EXPECT_EQ(i, 0u);
-  rows.clear();
-  a.flush([](uint32_t, bool urgent) { return urgent; },
-          [&](int peer, uint64_t w, uint64_t) {
-            rows.push_back(peer);
-            EXPECT_EQ(w, (uint64_t{1} << 5) | (uint64_t{1} << 7));  // the whole row
-          });
-  EXPECT_EQ(rows, std::vector<int>{1});
-  EXPECT_TRUE(a.empty());
-  a.defer(1, 7, true, false);
-  a.defer(1, 7, true, true);  // the slot's latest ack may wait: no longer urgent
-  a.flush([](uint32_t, bool urgent) { return urgent; }, [&](int, uint64_t, uint64_t) { ADD_FAILURE(); });
-  EXPECT_EQ(a.waiting(), 1u);
 }
 
 }  // namespace

@@ -44,6 +44,15 @@ class multi_ack : public ::testing::Test {
     for (int p = 0; p < o.nprocs; ++p)
       ASSERT_EQ((*job_)[p].register_handler4(h_count, count, &seen_[p]), hpam::status::ok);
   }
+  // Polls process p until a poll handles nothing; returns the packets handled.
+  int drain(int p) {
+    int handled = 0, packets = 0;
+    do {
+      (void)(*job_)[p].poll(&handled);
+      packets += handled;
+    } while (handled != 0);
+    return packets;
+  }
   bool settle(int rounds = 100000) {
     auto& j = *job_;
     for (int r = 0; r < rounds; ++r) {
@@ -80,80 +89,11 @@ TYPED_TEST(multi_ack, a_stream_is_answered_by_one_packet_per_threshold) {
   EXPECT_EQ(this->seen_[1].runs, 16u);
   EXPECT_EQ(j[1].peer_counters(0).acks_sent, 16u);
   EXPECT_EQ(j[1].peer_counters(0).acks_combined, 12u);  // 4 packets: 1 + 3 entries each
-  int handled = 0, packets = 0;
-  do {
-    (void)j[0].poll(&handled);
-    packets += handled;
-  } while (handled != 0);
-  EXPECT_EQ(packets, 4);
+  EXPECT_EQ(this->drain(0), 4);
   EXPECT_FALSE(j[0].request_outstanding(1));
   EXPECT_EQ(j[0].peer_counters(1).replies_received, 16u);
   EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
   EXPECT_EQ(j[0].peer_counters(1).malformed, 0u);
-}
-
-// Messages sent now (try_medium_now) while most of the window is free carry
-// ack_may_wait: their receiver, having drained its queue, holds their acks
-// for others (3 here, below ack_threshold(16) = 4) instead of launching
-// them, at most ack_hold_polls flushes (two an idle poll); then they go in
-// one packet. Every request is answered exactly once.
-TYPED_TEST(multi_ack, acks_of_messages_sent_now_wait_for_others) {
-  job_options o;
-  o.depth = 16;
-  o.receive_budget = 1;
-  this->start(o);
-  auto& j = *this->job_;
-  int bulk_runs = 0;
-  ASSERT_EQ(j[1].register_handler_bulk(2, [](hpam_token*, void* c, void*, size_t, uint64_t) {
-              ++*static_cast<int*>(c);
-            }, &bulk_runs), hpam::status::ok);
-  const char body[8] = "payload";
-  for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(j[0].try_medium_now(1, 2, nullptr, 0, body, sizeof body, 0), hpam::status::ok);
-  for (int i = 0; i < 5; ++i) (void)j[1].poll();  // three messages, then two idle polls
-  EXPECT_EQ(bulk_runs, 3);
-  int handled = 0;
-  (void)j[0].poll(&handled);
-  EXPECT_EQ(handled, 0) << "an ack that may wait went out when the queue drained";
-  EXPECT_TRUE(j[0].request_outstanding(1));
-  for (uint32_t i = 0; i < am::ack_hold_polls / 2; ++i) (void)j[1].poll();
-  int packets = 0;
-  do {
-    (void)j[0].poll(&handled);
-    packets += handled;
-  } while (handled != 0);
-  EXPECT_EQ(packets, 1);
-  EXPECT_EQ(j[1].peer_counters(0).acks_combined, 2u);
-  EXPECT_FALSE(j[0].request_outstanding(1));
-  EXPECT_EQ(j[0].peer_counters(1).replies_received, 3u);
-  EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
-}
-
-// Once half the window to a peer is in flight, a message sent now no longer
-// carries ack_may_wait: its ack is urgent, and the first idle poll of its
-// receiver launches it (D = 4: the first two may wait and, being
-// ack_threshold(4) = 2, go together when the second arrives; the third may
-// not wait and goes at the idle poll after it: two packets, nothing left).
-TYPED_TEST(multi_ack, a_sender_short_of_instances_gets_its_acks_at_once) {
-  job_options o;
-  o.depth = 4;
-  o.receive_budget = 1;
-  this->start(o);
-  auto& j = *this->job_;
-  ASSERT_EQ(j[1].register_handler_bulk(2, [](hpam_token*, void*, void*, size_t, uint64_t) {}, nullptr),
-            hpam::status::ok);
-  const char body[8] = "payload";
-  for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(j[0].try_medium_now(1, 2, body, sizeof body, nullptr, 0, 0), hpam::status::ok);
-  for (int i = 0; i < 4; ++i) (void)j[1].poll();  // three messages, one idle poll
-  int handled = 0, packets = 0;
-  do {
-    (void)j[0].poll(&handled);
-    packets += handled;
-  } while (handled != 0);
-  EXPECT_EQ(packets, 2);
-  EXPECT_FALSE(j[0].request_outstanding(1));
-  EXPECT_EQ(j[0].peer_counters(1).replies_received, 3u);
 }
 
 // Switched off, the same stream costs one ack packet per request.
@@ -167,12 +107,7 @@ TYPED_TEST(multi_ack, switched_off_every_ack_is_a_packet) {
   const uint64_t w[4] = {1, 0, 0, 0};
   for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
   for (int i = 0; i < 9; ++i) (void)j[1].poll();
-  int handled = 0, packets = 0;
-  do {
-    (void)j[0].poll(&handled);
-    packets += handled;
-  } while (handled != 0);
-  EXPECT_EQ(packets, 8);
+  EXPECT_EQ(this->drain(0), 8);
   EXPECT_EQ(j[1].peer_counters(0).acks_combined, 0u);
   EXPECT_FALSE(j[0].request_outstanding(1));
 }
