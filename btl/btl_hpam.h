@@ -142,6 +142,16 @@ OPAL_MODULE_DECLSPEC extern mca_btl_hpam_component_t mca_btl_hpam_component;
 extern mca_btl_hpam_module_t mca_btl_hpam_module;
 
 /* btl_hpam_params.c */
+/* One poll of the AM endpoint; counts it (component.polls), so that a send
+ * refused before it is tried again after it (btl_hpam_send.c). Returns
+ * hpam_poll's result. */
+static inline int mca_btl_hpam_poll(void)
+{
+    const int n = hpam_poll(mca_btl_hpam_component.ep);
+    mca_btl_hpam_component.polls++;
+    return n;
+}
+
 int mca_btl_hpam_params_register(void);
 int mca_btl_hpam_params_check(void);
 /* Checks the BTL sizes (max_send_size, eager_limit, rndv_eager_limit)

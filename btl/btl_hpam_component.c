@@ -256,8 +256,7 @@ static int hpam_progress(void)
     mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
     if (OPAL_UNLIKELY(NULL == c->ep)) return 0;
     MCA_BTL_HPAM_LOCK();
-    int n = hpam_poll(c->ep);
-    c->polls++; /* a refusal seen before (or in a handler during) the poll may not hold now */
+    int n = mca_btl_hpam_poll();
     if (OPAL_UNLIKELY(n < 0)) {
         if (HPAM_ERR_UNREACHABLE == n) mca_btl_hpam_report_lost_peer();
         n = 0;

@@ -84,8 +84,7 @@ static int hpam_finalize(struct mca_btl_base_module_t *btl)
     if (NULL == c->ep) return OPAL_SUCCESS;
     MCA_BTL_HPAM_LOCK();
     while (!opal_list_is_empty(&c->pending_endpoints)) {
-        (void) hpam_poll(c->ep);
-        c->polls++;
+        (void) mca_btl_hpam_poll();
         (void) mca_btl_hpam_drain_pending();
         if (c->lost_peer_reported) break;
     }

@@ -69,9 +69,9 @@ static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AG
 /* The packet may go now: nothing queued before it, and no send to the peer
  * was refused since the last poll (only a poll frees an instance or leaves
  * a handler; from a handler, launch refuses with HPAM_ERR_BUSY and the
- * packet waits). A refusal is remembered so that ob1's second attempt at
- * the same message (sendi once more, then send with the fragment sendi
- * handed it) does not knock on the busy instance again. */
+ * packet waits). A refusal is remembered so that ob1's further attempts at
+ * the same message (sendi once more, then alloc and send) do not knock on
+ * the busy instance again. */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
     return opal_list_is_empty(&endpoint->pending) &&

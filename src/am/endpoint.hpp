@@ -145,8 +145,10 @@ class endpoint {
   // counted then); else as request_medium. Inline into its one caller, the
   // C API's entry (a call with eight arguments costs about twenty
   // instructions).
-  [[gnu::always_inline]] inline status try_medium_now(int dest, unsigned handler, const void* head, size_t head_len,
-                        const void* body, size_t body_len, uint64_t arg);
+  [[gnu::always_inline]] inline status try_medium_now(int dest, unsigned handler,
+                                                     const void* head, size_t head_len,
+                                                     const void* body, size_t body_len,
+                                                     uint64_t arg);
   // Replies, from a request handler only, through its token, at most once.
   status reply_4(hpam_token& token, unsigned handler, const uint64_t (&args)[4]);
   status reply_store(hpam_token& token, unsigned handler, const void* src, size_t len,
@@ -255,9 +257,10 @@ class endpoint {
   }
   bool acks_well_formed(arrival& a) const;
   void on_ack_packet(const arrival& a);
-  // A plain ack of my request [instance] at sequence, carried inside another
-  // packet: matched like an ack packet (a stale one is counted and dropped).
-  [[gnu::always_inline]] inline void take_ack(int src, const ack_entry& e);
+  // An ack of my request [instance] at sequence (why: its refusal value),
+  // from an ack packet or carried inside another packet.
+  [[gnu::always_inline]] inline void take_ack(int src, uint32_t instance, uint32_t sequence,
+                                              uint16_t why);
   [[gnu::always_inline]] inline void on_ack(int src, request_desc& d, uint16_t why);
   [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance);
   [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
@@ -324,7 +327,6 @@ class endpoint {
   bool piggyback_acks_;
   bool multi_ack_;                       // deferred plain acks to a peer share one packet
   bool streaming_ = false;               // multi_ack: my last poll used its whole budget
-  uint32_t ack_threshold_;               // multi_ack: a row this full is flushed (ack_threshold)
   uint32_t ack_capacity_;                // ack_entry records one ack packet carries
   uint32_t acks_held_polls_ = 0;         // polls that flushed only some rows, since a full one
   bool ordered_;                         // instances strictly in turn per peer (no search)

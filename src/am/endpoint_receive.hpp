@@ -161,7 +161,8 @@ void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   arrival a;
   if (!accept(p, a)) return;
   if (a.c.cls == msg_class::request) {
-    if (a.has_ack) take_ack(a.src, a.ack);  // first: it may free the instance the handler's send needs
+    if (a.has_ack)  // first: it may free the instance the handler's send needs
+      take_ack(a.src, a.ack.instance, a.ack.sequence, static_cast<uint16_t>(refusal::none));
     on_request(a);
   } else {
     on_reply(a);
@@ -294,7 +295,7 @@ void endpoint<Card>::flush_acks(bool all) {
     launch_acks(peer, waiting, plain);
   };
   if (!all) {
-    const uint32_t due = ack_threshold_;
+    const uint32_t due = ack_threshold(depth_);
     acks_.flush([due](uint32_t n) { return n >= due; }, launch);
     if (acks_.empty()) {
       acks_held_polls_ = 0;
@@ -401,15 +402,9 @@ void endpoint<Card>::on_reply(const arrival& a) {
 // answered) is counted and dropped without touching the others.
 template <class Card>
 void endpoint<Card>::on_ack_packet(const arrival& a) {
-  const int src = a.src;
-  request_desc& d = requests_.at(src, a.c.instance);
-  if (!d.busy || a.c.sequence != d.sequence) {
-    counters_[src].stale_replies++;
-  } else {
-    on_ack(src, d, a.h.refusal);
-    answered(src, d, a.c.instance);
-  }
-  for (uint32_t k = 0; k < a.more_acks; ++k) take_ack(src, a.more[k]);
+  take_ack(a.src, a.c.instance, a.c.sequence, a.h.refusal);
+  for (uint32_t k = 0; k < a.more_acks; ++k)
+    take_ack(a.src, a.more[k].instance, a.more[k].sequence, static_cast<uint16_t>(refusal::none));
 }
 
 // An acknowledgement (a packet of its own or carried by another) of my
@@ -439,17 +434,19 @@ void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance) {
   counters_[src].replies_received++;
 }
 
-// An ack_entry riding on a request from src or carried by an ack packet
-// (its instance checked by accept).
+// An acknowledgement of my request [instance] at sequence from src: an ack
+// packet's own, or an ack_entry riding on a request or carried by an ack
+// packet (plain); its instance checked by accept. A stale one (a duplicate,
+// or an answer to a resent request already answered) is counted and dropped.
 template <class Card>
-void endpoint<Card>::take_ack(int src, const ack_entry& e) {
-  request_desc& d = requests_.at(src, e.instance);
-  if (!d.busy || e.sequence != d.sequence) {
+void endpoint<Card>::take_ack(int src, uint32_t instance, uint32_t sequence, uint16_t why) {
+  request_desc& d = requests_.at(src, instance);
+  if (!d.busy || sequence != d.sequence) {
     counters_[src].stale_replies++;
     return;
   }
-  on_ack(src, d, static_cast<uint16_t>(refusal::none));
-  answered(src, d, e.instance);
+  on_ack(src, d, why);
+  answered(src, d, instance);
 }
 
 template <class Card>

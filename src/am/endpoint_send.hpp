@@ -58,7 +58,6 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       defer_acks_(cfg.defer_acks),
       piggyback_acks_(cfg.piggyback_acks),
       multi_ack_(cfg.multi_ack && cfg.defer_acks),
-      ack_threshold_(ack_threshold(cfg.depth)),
       ack_capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)),
       ordered_(cfg.ordered),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),

@@ -44,6 +44,13 @@ class multi_ack : public ::testing::Test {
     for (int p = 0; p < o.nprocs; ++p)
       ASSERT_EQ((*job_)[p].register_handler4(h_count, count, &seen_[p]), hpam::status::ok);
   }
+  // Process 0's n requests to process 1 are all answered, none by a stale reply.
+  void expect_all_answered(uint64_t n) {
+    auto& j = *job_;
+    EXPECT_FALSE(j[0].request_outstanding(1));
+    EXPECT_EQ(j[0].peer_counters(1).replies_received, n);
+    EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
+  }
   // Polls process p until a poll handles nothing; returns the packets handled.
   int drain(int p) {
     int handled = 0, packets = 0;
@@ -90,9 +97,7 @@ TYPED_TEST(multi_ack, a_stream_is_answered_by_one_packet_per_threshold) {
   EXPECT_EQ(j[1].peer_counters(0).acks_sent, 16u);
   EXPECT_EQ(j[1].peer_counters(0).acks_combined, 12u);  // 4 packets: 1 + 3 entries each
   EXPECT_EQ(this->drain(0), 4);
-  EXPECT_FALSE(j[0].request_outstanding(1));
-  EXPECT_EQ(j[0].peer_counters(1).replies_received, 16u);
-  EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
+  this->expect_all_answered(16);
   EXPECT_EQ(j[0].peer_counters(1).malformed, 0u);
 }
 
@@ -180,9 +185,7 @@ TYPED_TEST(multi_ack, acks_beyond_a_packets_room_take_several_packets) {
   int handled = 0;
   (void)j[0].poll(&handled);
   EXPECT_EQ(handled, 3);
-  EXPECT_FALSE(j[0].request_outstanding(1));
-  EXPECT_EQ(j[0].peer_counters(1).replies_received, 64u);
-  EXPECT_EQ(j[0].peer_counters(1).stale_replies, 0u);
+  this->expect_all_answered(64);
 }
 
 // A stream both ways and one way, under every fault kind: each request's

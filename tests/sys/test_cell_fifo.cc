@@ -16,6 +16,7 @@
 #include "sys/cell_fifo.hpp"
 #include "sys/clock.hpp"
 #include "sys/shared_segment.hpp"
+#include "../common/test_util.hpp"
 
 namespace hpam::sys {
 namespace {
@@ -185,7 +186,6 @@ std::byte* stress_fifo_at(std::byte* payload) {
 }
 
 int produce(std::byte* payload, int id) {
-  alarm(60);
   cell_fifo f(stress_fifo_at(payload), stress_capacity, stress_cell);
   for (uint64_t i = 0; i < per_producer; ++i)
     while (!push(f, (static_cast<uint64_t>(id) << 32) | i)) sched_yield();
@@ -193,7 +193,6 @@ int produce(std::byte* payload, int id) {
 }
 
 int consume(std::byte* payload) {
-  alarm(60);
   auto* area = reinterpret_cast<stress_area*>(payload);
   cell_fifo f(stress_fifo_at(payload), stress_capacity, stress_cell);
   uint64_t next[producers] = {};
@@ -224,10 +223,10 @@ TEST(CellFifo, MultiProcessEveryValueExactlyOnceWithItsBytes) {
   std::byte* payload = seg.payload();
   cell_fifo(stress_fifo_at(payload), stress_capacity, stress_cell).init();
   std::vector<pid_t> kids;
-  for (int id = 0; id < producers + 1; ++id) {
-    const pid_t pid = fork();
+  for (int id = 0; id < producers + 1; ++id) {  // each child dies after 60 s (fork_child)
+    const pid_t pid = test::fork_child(
+        [payload, id] { return id < producers ? produce(payload, id) : consume(payload); });
     ASSERT_GE(pid, 0);
-    if (pid == 0) _exit(id < producers ? produce(payload, id) : consume(payload));
     kids.push_back(pid);
   }
   bool all_ok = true;

@@ -69,7 +69,6 @@ medusa_card::medusa_card(const card_setup& setup)
       rx_blocks_(setup.rx_blocks),
       crc_(setup.crc),
       direct_tx_(setup.direct_tx),
-      rx_ready_cell_(setup.rx_ready_cell),
       copy_short_whole_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
                         setup.block_size >= short_packet),
       attach_timeout_ms_(setup.attach_timeout_ms),
@@ -77,10 +76,10 @@ medusa_card::medusa_card(const card_setup& setup)
       job_(setup.job),
       wire_((check_setup(setup), setup.faults), setup.my_proc, setup.block_size, clock_for(setup)) {
   sys::remove_stale_segments();
-  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, rx_ready_cell_);
+  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, setup.rx_ready_cell);
   segment_ = sys::shared_segment::create(sys::segment_name(job_, "medusa", my_proc_), l.size);
   try {
-    init_memory();
+    init_memory(l, setup.rx_ready_cell);
     // The card sits near its host: bind its memory to this process's NUMA node.
     sys::place_near_this_process(segment_.header(), segment_.header()->size);
     peers_.resize(static_cast<size_t>(nprocs_));
@@ -100,8 +99,7 @@ medusa_card::~medusa_card() {
   segment_.unlink();
 }
 
-void medusa_card::init_memory() {
-  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, rx_ready_cell_);
+void medusa_card::init_memory(const card_layout& l, uint32_t rx_ready_cell) {
   std::byte* base = segment_.payload();
   header_ = new (base) card_header{};
   header_->version = medusa::card_version;
@@ -121,11 +119,11 @@ void medusa_card::init_memory() {
   header_->rx_ready_offset = l.rx_ready_offset;
   header_->vram_offset = l.vram_offset;
   header_->job_key = job_key_;
-  header_->rx_ready_cell = rx_ready_cell_;
+  header_->rx_ready_cell = rx_ready_cell;
   tx_ready_ = reinterpret_cast<sys::spsc_fifo*>(base + l.tx_ready_offset);
   tx_free_ = reinterpret_cast<sys::spsc_fifo*>(base + l.tx_free_offset);
   rx_free_ = reinterpret_cast<sys::mpmc_fifo*>(base + l.rx_free_offset);
-  rx_ready_ = sys::cell_fifo(base + l.rx_ready_offset, l.rx_fifo_capacity, rx_ready_cell_);
+  rx_ready_ = sys::cell_fifo(base + l.rx_ready_offset, l.rx_fifo_capacity, rx_ready_cell);
   vram_ = base + l.vram_offset;
   tx_ready_->init(l.tx_fifo_capacity);
   tx_free_->init(l.tx_fifo_capacity);
@@ -178,7 +176,7 @@ void medusa_card::attach_peer(int proc) {
                              " is too small");
   const auto& h = *reinterpret_cast<const card_header*>(seg.payload());
   const std::string problem = peer_problem(h, seg.payload_size(), proc, block_size_, nprocs_,
-                                           crc_ ? medusa::card_flag_crc : 0, rx_ready_cell_);
+                                           crc_ ? medusa::card_flag_crc : 0, rx_ready_.cell_bytes());
   if (!problem.empty())
     throw std::runtime_error("hpam: the Medusa card of process " + std::to_string(proc) +
                              " is incompatible with process " + std::to_string(my_proc_) +
@@ -218,7 +216,7 @@ void medusa_card::reconcile_tx_free(uint32_t b, uint32_t first) noexcept {
 
 // The block popped from dest's RX_FREE is not one of its inbound blocks (a
 // damaged or forged entry): counted, and nothing is written.
-void medusa_card::refuse_rx_free_entry(peer_view& p, uint32_t) noexcept {
+void medusa_card::refuse_rx_free_entry(peer_view& p) noexcept {
   p.header->bad_rx_free.fetch_add(1, std::memory_order_relaxed);
   ++malformed_;
 }

@@ -177,7 +177,8 @@ class medusa_card {
     }
   };
 
-  void init_memory();
+  // Lays out my card in the new segment (l: its layout for rx_ready_cell).
+  void init_memory(const medusa::card_layout& l, uint32_t rx_ready_cell);
   void view_card(peer_view& v, std::byte* base) noexcept;
   void run_tx_engine() noexcept;
   // The engine's step for one packet to dest (< nprocs): onto the wire, or
@@ -187,7 +188,7 @@ class medusa_card {
   void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
-  [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p, uint32_t b) noexcept;
+  [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p) noexcept;
   [[gnu::cold, gnu::noinline]] void release_out_of_order(uint64_t position, uint32_t block) noexcept;
   void give_back_block(uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] void reconcile_tx_free(uint32_t b, uint32_t first) noexcept;
@@ -199,7 +200,6 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   bool direct_tx_;
-  uint32_t rx_ready_cell_;
   bool copy_short_whole_;  // cells hold short_packet bytes and blocks are at least that long
   uint64_t attach_timeout_ms_;
   uint64_t job_key_;
@@ -302,7 +302,7 @@ inline void medusa_card::run_tx_engine() noexcept {
   const uint32_t blk = medusa::entry_block(e);
   uint64_t pos;
   if (__builtin_expect(blk - p.first_rx_block >= p.rx_blocks, 0)) {
-    refuse_rx_free_entry(p, blk);
+    refuse_rx_free_entry(p);
     return;
   }
   // Room by construction: the block stands for the cell (RX_READY holds
