@@ -28,7 +28,11 @@ static int reg(const char *name, const char *help, mca_base_var_type_t type, int
  * depth: an MPI stream keeps many messages in flight to one peer, and D is
  * the window of them that may be unacknowledged; this is its most, and
  * unless the user sets it, mca_btl_hpam_params_fit_depth lowers it to what
- * fits the card budget. Measured in bench/issue11_changes.md. */
+ * fits the card budget. block_size: MPI messages up to a block's payload go
+ * eager (one copy in, one out), larger ones rendezvous (a control message
+ * each way and a deposit); 32 KiB blocks take 4-16 KiB messages eager,
+ * where the rendezvous cost 3.5-5 us more. Measured in
+ * bench/issue11_changes.md. */
 static const struct {
     const char *name;
     long value;
@@ -37,7 +41,10 @@ static const struct {
     {"depth", 64,
      "; BTL default: the largest power of two up to 64 (at least 4) whose card blocks, "
      "2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit btl_hpam_card_budget_mb per process "
-     "(P = ranks on the node; 8 MiB: 64 up to 4 ranks, 32 up to 8, 16 up to 16, 8 up to 32)"},
+     "(P = ranks on the node; 32 MiB of 32 KiB blocks: 64 up to 4 ranks, 32 up to 8, 16 up to 16, "
+     "8 up to 32)"},
+    {"block_size", 32768,
+     "; BTL default: 32768, so MPI messages up to 32 KiB less the headers go eager"},
 };
 
 static int btl_default_row(size_t i)
@@ -104,7 +111,7 @@ int mca_btl_hpam_params_register(void)
     P->verbose = 0;
     P->stats = false;
     P->max_frags = 512;
-    P->card_budget_mb = 8;
+    P->card_budget_mb = 32;
     int rc = reg("verbose", "Verbosity of btl/hpam (0 = errors only, 100 = everything)",
                  MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &P->verbose);
     if (OPAL_SUCCESS != rc) return rc;
