@@ -51,6 +51,23 @@ TEST(Crc32c, HardwareEqualsPortable) {
   if (!crc32c_uses_hardware()) GTEST_SKIP() << "no SSE4.2: only the table version ran";
 }
 
+// Every length through the rounds of three 32-, 128- and 512-byte streams
+// and the tails between them (3 * 512 = 1536 bytes and beyond), then a few
+// large packets.
+TEST(Crc32c, HardwareEqualsPortableThroughEveryRound) {
+  std::mt19937_64 rng(5678);
+  std::vector<uint8_t> buf(40000);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  for (size_t len = 0; len <= 2200; ++len) {
+    const size_t offset = len % 8;
+    const uint32_t seed = static_cast<uint32_t>(rng());
+    ASSERT_EQ(crc32c(buf.data() + offset, len, seed), crc32c_portable(buf.data() + offset, len, seed))
+        << "offset " << offset << " len " << len;
+  }
+  for (size_t len : {3071, 3072, 3073, 4605, 8192, 32768 + 13, 39990})
+    ASSERT_EQ(crc32c(buf.data() + 1, len), crc32c_portable(buf.data() + 1, len)) << "len " << len;
+}
+
 TEST(Crc32c, ShortEqualsPortableAtEveryLengthAndAlignment) {
   std::vector<uint8_t> buf(160);
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 131 + 17);
