@@ -1,5 +1,6 @@
 // 64-bit random protection keys (HPAM 5.3: a key per parallel program;
-// Hamlyn: a key per slot). Drawn from the kernel's random source.
+// Hamlyn: a key per slot). Drawn from the kernel's random source, a batch
+// of keys per getrandom call (protection_key.cpp).
 #pragma once
 
 #include <cstdint>

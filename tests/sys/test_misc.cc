@@ -1,6 +1,7 @@
 // Protection keys, the clock (real and manual), placement, status names.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <set>
@@ -10,6 +11,7 @@
 #include "sys/placement.hpp"
 #include "sys/protection_key.hpp"
 #include "sys/status.hpp"
+#include "../common/test_util.hpp"
 
 namespace hpam::sys {
 namespace {
@@ -22,6 +24,27 @@ TEST(ProtectionKey, NonzeroAndDistinct) {
     keys.insert(k);
   }
   EXPECT_EQ(keys.size(), 1000u);
+}
+
+// Keys come a batch per getrandom: a child forked while the parent's batch
+// is half used must not draw the keys the parent draws next.
+TEST(ProtectionKey, ParentAndForkedChildDrawDifferentKeys) {
+  (void)random_protection_key();  // the batch is filled and partly used
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t kid = test::fork_child([&] {
+    protection_key k[8];
+    for (auto& x : k) x = random_protection_key();
+    return write(fds[1], k, sizeof k) == static_cast<ssize_t>(sizeof k) ? 0 : 1;
+  });
+  close(fds[1]);
+  protection_key child[8];
+  ASSERT_EQ(read(fds[0], child, sizeof child), static_cast<ssize_t>(sizeof child));
+  close(fds[0]);
+  ASSERT_EQ(test::reap(kid), 0);
+  std::set<protection_key> keys(child, child + 8);
+  for (int i = 0; i < 8; ++i) keys.insert(random_protection_key());
+  EXPECT_EQ(keys.size(), 16u);
 }
 
 TEST(Clock, RealClockIsMonotonic) {
