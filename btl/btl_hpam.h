@@ -43,6 +43,11 @@ typedef union mca_btl_hpam_knob_storage_t {
     char *word;  /* HPAM_KNOB_CHOICE */
 } mca_btl_hpam_knob_storage_t;
 #define MCA_BTL_HPAM_MAX_KNOBS 64
+/* The BTL's card block (btl_hpam_block_size) unless the user sets one, and
+ * the headers a packet spends of it: Open MPI's sizes start from the rest
+ * (btl_hpam_params.c; the native API's default block is 8192). */
+#define MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE 32768
+#define MCA_BTL_HPAM_PACKET_HEADERS 64
 
 /* The parameters: every knob of the table as btl_hpam_<name>, checked by
  * mca_btl_hpam_params_check into the two configurations; four of the BTL's

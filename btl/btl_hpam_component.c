@@ -48,14 +48,15 @@ static int hpam_register(void)
     if (OPAL_SUCCESS != rc) return rc;
     /* Defaults Open MPI's own btl_hpam_* knobs start from. */
     m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT; /* below vader, above tcp */
-    /* For the BTL's default block (32768 bytes, 64 of headers); hpam_init
-     * sets those the user left alone to the block's payload
+    /* The payload of the BTL's default block; hpam_init sets those the
+     * user left alone to the payload of the block in use
      * (mca_btl_hpam_params_fit_sizes). */
-    m->btl_eager_limit = 32768 - 64;
-    m->btl_rndv_eager_limit = 32768 - 64;
-    m->btl_max_send_size = 32768 - 64;
-    m->btl_rdma_pipeline_send_length = 32768 - 64;
-    m->btl_rdma_pipeline_frag_size = 32768 - 64;
+    const size_t payload = MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE - MCA_BTL_HPAM_PACKET_HEADERS;
+    m->btl_eager_limit = payload;
+    m->btl_rndv_eager_limit = payload;
+    m->btl_max_send_size = payload;
+    m->btl_rdma_pipeline_send_length = payload;
+    m->btl_rdma_pipeline_frag_size = payload;
     m->btl_min_rdma_pipeline_size = 0;
     m->btl_latency = 1;
     m->btl_bandwidth = 10000;

@@ -43,7 +43,7 @@ static const struct {
      "2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit btl_hpam_card_budget_mb per process "
      "(P = ranks on the node; 32 MiB of 32 KiB blocks: 64 up to 4 ranks, 32 up to 8, 16 up to 16, "
      "8 up to 32)"},
-    {"block_size", 32768,
+    {"block_size", MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE,
      "; BTL default: 32768, so MPI messages up to 32 KiB less the headers go eager"},
 };
 

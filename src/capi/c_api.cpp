@@ -22,23 +22,6 @@ int fail(int err, const std::string& text) {
 }
 }  // namespace
 
-// The one place a core status becomes a C error code.
-int to_c_error(status s) {
-  switch (s) {
-    case status::ok: return HPAM_OK;
-    case status::busy: return HPAM_ERR_BUSY;
-    case status::would_block: return HPAM_ERR_AGAIN;
-    case status::peer_unreachable: return HPAM_ERR_UNREACHABLE;
-    case status::invalid_argument: return HPAM_ERR_INVALID;
-    case status::rule_violation: return HPAM_ERR_RULE;
-    case status::rejected: return HPAM_ERR_REJECTED;
-    case status::no_resource: return HPAM_ERR_NO_RESOURCE;
-    case status::system_error: return HPAM_ERR_SYSTEM;
-    case status::not_supported: return HPAM_ERR_NOT_SUPPORTED;
-  }
-  return HPAM_ERR_INVALID;
-}
-
 }  // namespace hpam::capi
 
 using hpam::capi::fail;

@@ -92,9 +92,7 @@ struct c_ops_for {
       },
       [](void* impl, int dest, unsigned h, const void* head, size_t head_len, const void* body,
          size_t body_len, uint64_t arg) {
-        const status s = self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg);
-        if (__builtin_expect(s == status::ok, 1)) return int{HPAM_OK};
-        return s == status::busy ? int{HPAM_ERR_BUSY} : to_c_error(s);  // busy: a stream's usual refusal
+        return to_c_error(self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg));
       },
       [](void* impl, bool report) {
         int handled = 0;

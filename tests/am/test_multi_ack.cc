@@ -44,6 +44,12 @@ class multi_ack : public ::testing::Test {
     for (int p = 0; p < o.nprocs; ++p)
       ASSERT_EQ((*job_)[p].register_handler4(h_count, count, &seen_[p]), hpam::status::ok);
   }
+  // Process `from` sends n requests (word 1) to process 1, each launched at once.
+  void send_counts(int n, int from = 0) {
+    const uint64_t w[4] = {1, 0, 0, 0};
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ((*job_)[from].request_4(1, h_count, w, false), hpam::status::ok);
+  }
   // Process 0's n requests to process 1 are all answered, none by a stale reply.
   void expect_all_answered(uint64_t n) {
     auto& j = *job_;
@@ -90,8 +96,7 @@ TYPED_TEST(multi_ack, a_stream_is_answered_by_one_packet_per_threshold) {
   o.receive_budget = 1;
   this->start(o);
   auto& j = *this->job_;
-  const uint64_t w[4] = {1, 0, 0, 0};
-  for (int i = 0; i < 16; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
+  ASSERT_NO_FATAL_FAILURE(this->send_counts(16));
   for (int i = 0; i < 17; ++i) (void)j[1].poll();
   EXPECT_EQ(this->seen_[1].runs, 16u);
   EXPECT_EQ(j[1].peer_counters(0).acks_sent, 16u);
@@ -109,8 +114,7 @@ TYPED_TEST(multi_ack, switched_off_every_ack_is_a_packet) {
   o.multi_ack = false;
   this->start(o);
   auto& j = *this->job_;
-  const uint64_t w[4] = {1, 0, 0, 0};
-  for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
+  ASSERT_NO_FATAL_FAILURE(this->send_counts(8));
   for (int i = 0; i < 9; ++i) (void)j[1].poll();
   EXPECT_EQ(this->drain(0), 8);
   EXPECT_EQ(j[1].peer_counters(0).acks_combined, 0u);
@@ -149,9 +153,8 @@ TYPED_TEST(multi_ack, a_stream_from_one_peer_does_not_hold_back_anothers_ack) {
   o.timeout_ns = 5'000'000'000;  // settle() advances the clock: no retransmission meanwhile
   this->start(o);
   auto& j = *this->job_;
-  const uint64_t w[4] = {1, 0, 0, 0};
-  ASSERT_EQ(j[2].request_4(1, h_count, w, false), hpam::status::ok);
-  for (int i = 0; i < 60; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
+  ASSERT_NO_FATAL_FAILURE(this->send_counts(1, 2));
+  ASSERT_NO_FATAL_FAILURE(this->send_counts(60));
   int polls = 0;
   while (j[2].request_outstanding(1) && polls < 40) {
     (void)j[1].poll();
@@ -176,8 +179,7 @@ TYPED_TEST(multi_ack, acks_beyond_a_packets_room_take_several_packets) {
   o.receive_budget = 64;
   this->start(o);
   auto& j = *this->job_;
-  const uint64_t w[4] = {1, 0, 0, 0};
-  for (int i = 0; i < 64; ++i) ASSERT_EQ(j[0].request_4(1, h_count, w, false), hpam::status::ok);
+  ASSERT_NO_FATAL_FAILURE(this->send_counts(64));
   (void)j[1].poll();  // all 64 handlers in one poll, its budget used up: 64 acks due at its
                       // end go in 1 + 28, 1 + 28, 1 + 5
   EXPECT_EQ(this->seen_[1].runs, 64u);

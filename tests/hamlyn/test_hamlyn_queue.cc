@@ -110,16 +110,23 @@ TEST(hamlyn_queue, a_reader_without_a_buffer_is_told_but_given_nothing) {
 // ahead). An idle reader does not read the NQCB cursor at every poll
 // (detail::is_hole); each case below is still found.
 
+// A writer that found the NQCB cursor at `cursor` (ahead of the fresh
+// reader's 0) appends a notification of this metadata word; the reader's
+// first take must find it past the holes.
+void append_past_holes_and_take(queue& k, uint64_t cursor, uint64_t metadata) {
+  k.q.cursor.store(cursor);
+  ASSERT_TRUE(k.append(notification{1, 0, 0, metadata, 8}));
+  notification n;
+  ASSERT_TRUE(k.take(n, nullptr));
+  EXPECT_EQ(n.metadata, metadata);
+}
+
 // Writers take the first free entry from the cursor on: one that pointed
 // one ahead leaves one hole, which the reader passes at its first look
 // (the next entry is written).
 TEST(hamlyn_queue, a_single_hole_is_passed_at_once) {
   queue k;
-  k.q.cursor.store(1);
-  ASSERT_TRUE(k.append(notification{1, 0, 0, 77, 8}));
-  notification n;
-  ASSERT_TRUE(k.take(n, nullptr));
-  EXPECT_EQ(n.metadata, 77u);
+  ASSERT_NO_FATAL_FAILURE(append_past_holes_and_take(k, 1, 77));
   EXPECT_EQ(k.r.holes, 1u);
   EXPECT_EQ(k.r.cursor, 2u);
 }
@@ -128,11 +135,7 @@ TEST(hamlyn_queue, a_single_hole_is_passed_at_once) {
 // reader is wary: it looks at its first idle take.
 TEST(hamlyn_queue, a_fresh_reader_finds_a_run_of_holes_at_once) {
   queue k;
-  k.q.cursor.store(5);
-  ASSERT_TRUE(k.append(notification{1, 0, 0, 55, 8}));
-  notification n;
-  ASSERT_TRUE(k.take(n, nullptr));
-  EXPECT_EQ(n.metadata, 55u);
+  ASSERT_NO_FATAL_FAILURE(append_past_holes_and_take(k, 5, 55));
   EXPECT_EQ(k.r.holes, 5u);
   EXPECT_EQ(k.r.wary, detail::wary_looks);
 }

@@ -1,4 +1,4 @@
-// short_copy: the same bytes as memcpy for every length around its size
+// short_copy and copy_up_to_96: the same bytes as memcpy for every length around its size
 // classes and every alignment, and nothing written outside the target.
 #include <gtest/gtest.h>
 
@@ -11,14 +11,17 @@
 namespace hpam::sys {
 namespace {
 
-TEST(ShortCopy, SameBytesAsMemcpyAndNothingAround) {
+// copy(dst, src, n) for every n up to max_n and every alignment: the
+// bytes memcpy would write, and none around them.
+template <class Copy>
+void expect_memcpy_bytes(Copy copy, size_t max_n) {
   constexpr size_t guard = 16;
   std::vector<std::byte> src(128), dst(128 + 2 * guard);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
-  for (size_t n = 0; n <= 80; ++n)
+  for (size_t n = 0; n <= max_n; ++n)
     for (size_t align = 0; align < 8; ++align) {
       std::memset(dst.data(), 0xEE, dst.size());
-      short_copy(dst.data() + guard + align, src.data() + align, n);
+      copy(dst.data() + guard + align, src.data() + align, n);
       for (size_t i = 0; i < dst.size(); ++i) {
         const size_t at = guard + align;
         const std::byte want = i >= at && i < at + n ? src[align + i - at] : std::byte{0xEE};
@@ -27,9 +30,19 @@ TEST(ShortCopy, SameBytesAsMemcpyAndNothingAround) {
     }
 }
 
+TEST(ShortCopy, SameBytesAsMemcpyAndNothingAround) {
+  expect_memcpy_bytes([](std::byte* d, const std::byte* s, size_t n) { short_copy(d, s, n); }, 80);
+}
+
+TEST(ShortCopy, UpTo96SameBytesAsMemcpyAndNothingAround) {
+  expect_memcpy_bytes([](std::byte* d, const std::byte* s, size_t n) { copy_up_to_96(d, s, n); },
+                      96);
+}
+
 TEST(ShortCopy, ZeroBytesFromNullIsNothing) {
   std::byte b{0x5A};
   short_copy(&b, nullptr, 0);
+  copy_up_to_96(&b, nullptr, 0);
   EXPECT_EQ(b, std::byte{0x5A});
 }
 

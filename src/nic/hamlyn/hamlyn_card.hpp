@@ -69,7 +69,7 @@ class card {
 
   // --- for the layers above (deposit, AM card) ---------------------------
   const card_view& view(int proc) const { return views_[proc]; }
-  card_header& header() const { return *views_[my_proc_].header; }
+  card_header& header() const { return *own_header_; }
   const arrival_counters& counters() const { return views_[my_proc_].header->counters; }
   // Places one raw packet in proc's inbound FIFO: header, then the pieces.
   // False when the FIFO has no free buffer (try again after polling).
@@ -94,7 +94,7 @@ class card {
     return views_[proc].attached ? views_[proc].header->heartbeat.load(std::memory_order_relaxed) : 0;
   }
   // The owner is polling: advance the heartbeat peers read.
-  void beat() { own_header_->heartbeat.store(++beats_, std::memory_order_relaxed); }
+  void beat() { header().heartbeat.store(++beats_, std::memory_order_relaxed); }
 
  private:
   void layout_segment();
@@ -110,7 +110,8 @@ class card {
   receiving_interface receiver_;                  // my receiving interface
   send_terminus terminus_;                        // my send terminus and engine
   uint32_t beats_ = 0;                            // my heartbeat, mirrored in the header
-  card_header* own_header_ = nullptr;             // my card's header (views_[my_proc_].header)
+  card_header* own_header_ = nullptr;             // my card's header (views_[my_proc_]'s, kept
+                                                  // for the poll's heartbeat: no index)
 };
 
 }  // namespace hpam::nic::hamlyn

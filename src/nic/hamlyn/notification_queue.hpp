@@ -102,32 +102,6 @@ inline void notification_queue_init(notification_queue_control& q, notification_
 }
 
 namespace detail {
-// 32 <= n <= 64 bytes as two possibly overlapping 32-byte moves.
-[[gnu::always_inline]] inline void copy_32_64(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
-  unsigned char a[32], b[32];
-  std::memcpy(a, src, 32);
-  std::memcpy(b, src + n - 32, 32);
-  std::memcpy(dst, a, 32);
-  std::memcpy(dst + n - 32, b, 32);
-}
-// n <= notification_inline_bytes bytes: a few (possibly overlapping) moves
-// inline instead of a call into the C library.
-[[gnu::always_inline]] inline void copy_message(std::byte* dst, const std::byte* src, uint32_t n) noexcept {
-  static_assert(notification_inline_bytes <= 96);
-  // Each branch reads only [src, src + n); inlined into a caller whose
-  // source is a small object, GCC would still warn about the longer
-  // branches it cannot rule out, so it is not shown where src points.
-  asm("" : "+r"(src));
-  if (n > 64) {  // 65..96: the first 64 bytes and the last 32
-    copy_32_64(dst, src, 64);
-    copy_32_64(dst + n - 32, src + n - 32, 32);
-  } else if (n >= 32) {
-    copy_32_64(dst, src, n);
-  } else {
-    sys::short_copy(dst, src, n);
-  }
-}
-
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
 inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint64_t from) noexcept {
@@ -152,7 +126,8 @@ namespace detail {
   e.metadata = n.metadata;
   const bool carry = message != nullptr && n.length <= notification_inline_bytes;
   e.flags = carry ? entry_flag_carried : 0;
-  if (carry) copy_message(e.message, message, static_cast<uint32_t>(n.length));
+  static_assert(notification_inline_bytes <= 96);
+  if (carry) sys::copy_up_to_96(e.message, message, static_cast<uint32_t>(n.length));
   // Publish: the fields above (and the deposit that preceded this call)
   // are visible to a reader that sees the written flag. A compare-and-swap:
   // if the reader passed over the entry meanwhile, it is no longer mine.

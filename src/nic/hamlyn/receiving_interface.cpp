@@ -163,9 +163,7 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
                                                             const packet_header& h,
                                                             const iovec* data, int n) {
   std::byte carried[notification_inline_bytes];
-  uint64_t at = 0;
-  for (int i = 0; i < n; at += data[i].iov_len, ++i)
-    if (data[i].iov_len) std::memcpy(carried + at, data[i].iov_base, data[i].iov_len);
+  detail::gather(carried, data, n);
   count(v.header->counters.packets);
   complete(v, s, h, nullptr, carried);
   return status::ok;

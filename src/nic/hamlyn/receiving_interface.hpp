@@ -176,6 +176,14 @@ inline void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_r
 inline bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
   return offset >= low && offset <= high && length <= high - offset;
 }
+
+// The pieces, one after the other, at dst.
+inline void gather(std::byte* dst, const iovec* data, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+    dst += data[i].iov_len;
+  }
+}
 }  // namespace detail
 
 // Takes the slot for an arrival: announces it (users) before looking, so a
@@ -236,20 +244,12 @@ template <bool fast_only>
 [[gnu::always_inline]] inline status receiving_interface::write_area(
     const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length, const iovec* data,
     int n, bool local) {
-  if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-    std::byte* dst = v.area + s.base + offset;  // hold_slot and the bounds check bounded it
-    for (int i = 0; i < n; ++i) {
-      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-      dst += data[i].iov_len;
-    }
-    return status::ok;
-  }
-  if (local) {
-    auto* dst = reinterpret_cast<std::byte*>(s.base + offset);
-    for (int i = 0; i < n; ++i) {
-      if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-      dst += data[i].iov_len;
-    }
+  const bool card = s.memory == static_cast<uint32_t>(area_memory::card);
+  if (card || local) {
+    // Card memory: hold_slot and the bounds check bounded it; my own
+    // process's memory: the slot's base is my address.
+    detail::gather(card ? v.area + s.base + offset : reinterpret_cast<std::byte*>(s.base + offset),
+                   data, n);
     return status::ok;
   }
   if (length == 0) return status::ok;
