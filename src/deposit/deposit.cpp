@@ -77,6 +77,7 @@ void endpoint::publish_connection_table() {
   h.records_offset = at + sizeof h;
   std::memcpy(card_.slots().area_address(at), &h, sizeof h);
   tables_.assign(static_cast<size_t>(nprocs_), connection_table{});
+  owner_executes_.assign(static_cast<size_t>(nprocs_), owner_executes{});
   tables_[my_proc_] = {reinterpret_cast<connection_record*>(card_.slots().area_address(h.records_offset)),
                        max_connections_};
   card_.publish_client(at, connection_table_magic);
@@ -304,6 +305,17 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
   o.width = static_cast<uint8_t>(w);
   o.value = operand;
   o.compare = compare;
+  hybrid_op remote = o;  // as the owner executes it: at its area offset
+  remote.operand = t.offset + offset;
+  // The same ticket named another process's private memory before: its
+  // owner does the operation and checks the slot, the key and the bounds
+  // itself, so the slot is not held here (holding it moves the slot's cache
+  // line here and back to the owner, who holds it too, on every operation).
+  // A slot set up again has a new generation and key, and is looked at anew.
+  if (t.node < static_cast<uint32_t>(nprocs_) && owner_executes_atomics(t) && offset <= t.range &&
+      o.width <= t.range - offset)
+    return remote_op(t.slot, t.protection_key, no_connection, remote, nullptr, 0, nullptr, 0, fetched,
+                     static_cast<int>(t.node), h);
   route r;
   std::byte* ptr = nullptr;
   uint64_t address = 0;
@@ -312,8 +324,8 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
   if (r != route::local_pointer) {  // another process's private memory: its owner does it
     if (r == route::cross_memory)
       card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
-    o.operand = t.offset + offset;
-    return remote_op(t.slot, t.protection_key, no_connection, o, nullptr, 0, nullptr, 0, fetched,
+    owner_executes_[t.node] = {t.slot, t.generation, t.protection_key};
+    return remote_op(t.slot, t.protection_key, no_connection, remote, nullptr, 0, nullptr, 0, fetched,
                      static_cast<int>(t.node), h);
   }
   hybrid_result res;

@@ -178,6 +178,18 @@ class endpoint {
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use
   std::vector<std::byte> reply_scratch_;    // one packet's payload for answers
   std::vector<pending_reply> pending_;      // answers waiting for room at their requester
+  // [proc]: the last ticket (slot, generation, key) found to name private
+  // memory of proc, whose owner does atomics on it (key 0: none yet).
+  struct owner_executes {
+    uint32_t slot = 0;
+    uint32_t generation = 0;
+    uint64_t key = 0;
+  };
+  std::vector<owner_executes> owner_executes_;
+  bool owner_executes_atomics(const ticket& t) const {
+    const owner_executes& o = owner_executes_[t.node];
+    return o.key == t.protection_key && o.slot == t.slot && o.generation == t.generation;
+  }
   uint32_t pending_count_ = 0;              // how many of pending_ are in use
   bool flush_replies();
   uint64_t served_ = 0;

@@ -55,7 +55,8 @@ static_assert(std::is_standard_layout_v<cell_head> && sizeof(cell_head) == 16);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // One process's handle on a cell FIFO: where it is and the geometry it
-// trusts. Cheap to copy; holds no shared state of its own.
+// trusts. Cheap to copy; holds no shared state of its own (so its members
+// are const, like a const pointer's: they change the FIFO, not the handle).
 class cell_fifo {
  public:
   static constexpr uint32_t head_bytes = sizeof(cell_head);
@@ -82,7 +83,7 @@ class cell_fifo {
         cell_shift_(static_cast<uint32_t>(__builtin_ctz(cell_bytes))) {}
 
   // The owner lays the FIFO out in zeroed memory: every cell free for lap 0.
-  void init() noexcept {
+  void init() const noexcept {
     header_->capacity = capacity();
     header_->cell_bytes = cell_bytes_;
     for (uint64_t i = 0; i <= mask_; ++i) head(i).sequence.store(i, std::memory_order_relaxed);
@@ -97,7 +98,7 @@ class cell_fifo {
 
   // Producer: the cell for the next position, claimed, and the position; null
   // when that cell is still held (full). Fill its inline bytes, then publish.
-  std::byte* claim(uint64_t& pos) noexcept {
+  std::byte* claim(uint64_t& pos) const noexcept {
     pos = header_->enqueue.load(std::memory_order_relaxed);
     // Each retry follows another producer's success (or a scribbled
     // counter): bounded, so a scribbler cannot hold a producer here.
@@ -122,13 +123,13 @@ class cell_fifo {
   // the owner frees a cell before it pushes the block back): the cell of
   // the next position is then free without looking, so the claim skips
   // reading its sequence (a cache miss on the producer's path).
-  std::byte* claim_free(uint64_t& pos) noexcept {
+  std::byte* claim_free(uint64_t& pos) const noexcept {
     pos = header_->enqueue.fetch_add(1, std::memory_order_relaxed);
     return reinterpret_cast<std::byte*>(&head(pos));
   }
   // Producer: the entry of a claimed cell, and the cell published. Its inline
   // bytes (written before) are visible to the consumer that sees the entry.
-  void publish(std::byte* cell, uint64_t pos, uint64_t entry) noexcept {
+  void publish(std::byte* cell, uint64_t pos, uint64_t entry) const noexcept {
     auto& c = *reinterpret_cast<cell_head*>(cell);
     c.entry = entry;
     c.sequence.store(pos + 1, std::memory_order_release);
@@ -143,7 +144,7 @@ class cell_fifo {
     return reinterpret_cast<const std::byte*>(&c);
   }
   // Consumer: done with the cell of position pos; free for the next lap.
-  void release(uint64_t pos) noexcept {
+  void release(uint64_t pos) const noexcept {
     head(pos).sequence.store(pos + capacity(), std::memory_order_release);
   }
   // Consumer, while it polls position pos: starts fetching the cell's second

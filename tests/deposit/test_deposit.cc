@@ -156,8 +156,15 @@ TEST_P(deposit_paths, wrong_key_and_revoked_ticket_write_nothing) {
   for (int i = 0; i < 100; ++i) j->e[1]->progress();
   EXPECT_GE(j->e[1]->card().counters().key_rejections.load(), 2u);
   for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(target[i], 0) << i;
+  // An atomic with the good ticket first (adding 0): on private memory the
+  // sender then leaves the slot to the owner for this ticket's atomics, and
+  // the owner must refuse them once the slot is revoked.
+  ASSERT_EQ(j->e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, 0, 0, &v, &h), status::ok);
+  ASSERT_EQ(j->finish(h), status::ok);
   ASSERT_EQ(j->e[1]->revoke(t), status::ok);
   if (is_ok(j->e[0]->put(data.data(), data.size(), t, 0, &h))) (void)j->finish(h);
+  const status after = j->e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, 1, 0, &v, &h);
+  EXPECT_NE(is_ok(after) ? j->finish(h) : after, status::ok);
   for (int i = 0; i < 100; ++i) j->e[1]->progress();
   EXPECT_GE(j->e[1]->card().counters().revoked_rejections.load(), 1u);
   for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(target[i], 0) << i;

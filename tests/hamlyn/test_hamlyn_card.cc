@@ -576,9 +576,17 @@ TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
     if (j[0].push_packet(1, h, &piece, 1)) ++pushed;
     (void)j[1].receiver().poll_inbound();
   }
-  // A forged buffer number in the ready FIFO.
-  ASSERT_TRUE(j[0].view(1).rx_ready->push(1u << 30));
+  // Forged entries in the ready FIFO: a buffer number out of range, a
+  // length beyond the buffers, a length shorter than a header.
+  for (uint64_t forged : {inbound_entry(1u << 30, 64), inbound_entry(0, 1u << 30), inbound_entry(0, 8)}) {
+    uint64_t pos;
+    std::byte* cell = j[0].view(1).rx_ready.claim(pos);
+    ASSERT_NE(cell, nullptr);
+    j[0].view(1).rx_ready.publish(cell, pos, forged);
+  }
+  const uint64_t malformed_before = j[1].counters().malformed.load();
   (void)j[1].receiver().poll_inbound();
+  EXPECT_EQ(j[1].counters().malformed.load(), malformed_before + 3);
   EXPECT_GT(pushed, 1000u);
   EXPECT_TRUE(a.untouched());
   notification n;

@@ -106,7 +106,13 @@ TEST(hamlyn_hostile, a_request_rewritten_after_arrival_is_served_as_it_arrived) 
   lie.offset = 256;
   lie.length = 4096 - 256;
   lie.reserved = 4096;
+  // Wherever the request lies: its rx_ready cell (a header alone fits
+  // there) or an inbound buffer.
   for (uint64_t b = 0; b < 2; ++b) std::memcpy(j[1].view(1).rx_buffer(b), &lie, sizeof lie);
+  uint64_t entry;
+  const std::byte* cell = j[1].view(1).rx_ready.ready(0, entry);
+  ASSERT_NE(cell, nullptr);
+  std::memcpy(const_cast<std::byte*>(cell) + sys::cell_fifo::head_bytes, &lie, sizeof lie);
   for (int round = 0; round < 8 && got.max_end < 256; ++round) {
     (void)j[0].receiver().poll_inbound();
     (void)j[1].receiver().poll_inbound();

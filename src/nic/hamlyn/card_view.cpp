@@ -19,10 +19,10 @@ card_geometry card_geometry_for(card_geometry g) {
   off += g.notification_queues * sizeof(notification_queue_control);
   g.entries_offset = off;
   off += g.notification_queues * g.notify_capacity * sizeof(notification_entry);
-  g.rx_free_offset = off;
+  g.rx_free_offset = off = sys::align_up(off, 64);
   off += sys::align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
   g.rx_ready_offset = off;
-  off += sys::align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
+  off += sys::align_up(sys::cell_fifo::bytes_for(rx_ready_capacity(g.rx_packets), rx_ready_cell), 64);
   g.rx_buffers_offset = off;
   off = sys::align_up(off + uint64_t{g.rx_packets} * g.packet_size, 4096);
   g.area_offset = off;
@@ -54,15 +54,17 @@ bool push_packet(const card_view& v, const packet_header& h, const iovec* pieces
   uint64_t buffer;
   if (!v.rx_free->pop(buffer)) return false;
   if (buffer >= v.geo.rx_packets) return false;  // a damaged FIFO: never write outside the pool
-  std::byte* p = v.rx_buffer(buffer);
+  const uint64_t length = sizeof h + total;
+  uint64_t pos;
+  std::byte* cell = v.rx_ready.claim_free(pos);  // room: my buffer stands for the cell
+  std::byte* p = length <= v.rx_ready.inline_bytes() ? cell + sys::cell_fifo::head_bytes
+                                                     : v.rx_buffer(buffer);
   std::memcpy(p, &h, sizeof h);
-  uint64_t at = sizeof h;
-  for (int i = 0; i < n; ++i) {
-    if (pieces[i].iov_len) std::memcpy(p + at, pieces[i].iov_base, pieces[i].iov_len);
-    at += pieces[i].iov_len;
-  }
-  // Publish: the packet is complete before its buffer number is on the FIFO.
-  return v.rx_ready->push(buffer);
+  detail::gather(p + sizeof h, pieces, n);
+  // Publish: the packet is complete before its entry is on the FIFO.
+  v.rx_ready.publish(cell, pos, inbound_entry(static_cast<uint32_t>(buffer), static_cast<uint32_t>(length)));
+  v.rx_free->prefetch_pop();  // my next packet here takes the next free buffer
+  return true;
 }
 
 }  // namespace hpam::nic::hamlyn

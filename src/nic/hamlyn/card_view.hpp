@@ -11,10 +11,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "nic/hamlyn/layout.hpp"
+#include "sys/cell_fifo.hpp"
 #include "sys/ring.hpp"
 #include "sys/shared_segment.hpp"
 
@@ -74,7 +76,7 @@ struct card_view {
   slot* slots = nullptr;               // slot table
   metadata_entry* metadata = nullptr;  // metadata pool
   sys::mpmc_fifo* rx_free = nullptr;   // inbound buffers free for senders
-  sys::mpmc_fifo* rx_ready = nullptr;  // inbound packets waiting for the owner
+  sys::cell_fifo rx_ready;             // inbound packets waiting for the owner (see push_packet)
   std::byte* area = nullptr;           // message-area memory
   pid_t pid = 0;                       // owner process
   bool cross_memory = false;           // process_vm_writev/readv into the owner works
@@ -108,6 +110,35 @@ client_lookup find_client(const card_view& v, uint64_t magic, uint32_t version, 
   static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) >= sizeof(client_prefix));
   return find_client(v, client_prefix{magic, version, sizeof(Header)}, &copy, offset);
 }
+
+// The inbound FIFO (the fallback path: packets the owner serves when it
+// polls). A sender takes a buffer from rx_free, then the next cell of
+// rx_ready, and writes the packet, header then pieces, into the cell when
+// it fits beside the cell's entry (rx_ready_cell bytes: a 64-byte header
+// and 48 more, which holds an atomic operation and its answer), else into
+// the buffer; the entry <length, buffer> is published last. So the owner
+// finds a small packet in the cache lines it polls, one line transfer
+// instead of entry then buffer. The buffer is still taken and given back
+// for every packet, and the owner gives the cell back before the buffer:
+// there is a cell for every buffer a sender holds, so a sender claims its
+// cell without looking.
+constexpr uint32_t rx_ready_cell = 128;
+constexpr uint64_t rx_ready_capacity(uint32_t rx_packets) { return rx_packets < 2 ? 2 : rx_packets; }
+constexpr uint64_t inbound_entry(uint32_t buffer, uint32_t length) {
+  return (uint64_t{length} << 32) | buffer;
+}
+constexpr uint32_t inbound_buffer(uint64_t entry) { return static_cast<uint32_t>(entry); }
+constexpr uint32_t inbound_length(uint64_t entry) { return static_cast<uint32_t>(entry >> 32); }
+
+namespace detail {
+// The pieces, one after the other, at dst.
+inline void gather(std::byte* dst, const iovec* data, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
+    dst += data[i].iov_len;
+  }
+}
+}  // namespace detail
 
 // Places one raw packet in v's inbound FIFO: header, then the pieces. False
 // when the FIFO has no free buffer (try again after polling) or the packet

@@ -42,7 +42,8 @@ void bind_view(card_view& v) {
   v.slots = reinterpret_cast<slot*>(v.base + v.geo.slots_offset);
   v.metadata = reinterpret_cast<metadata_entry*>(v.base + v.geo.metadata_offset);
   v.rx_free = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.geo.rx_free_offset);
-  v.rx_ready = reinterpret_cast<sys::mpmc_fifo*>(v.base + v.geo.rx_ready_offset);
+  v.rx_ready = sys::cell_fifo(v.base + v.geo.rx_ready_offset, rx_ready_capacity(v.geo.rx_packets),
+                              rx_ready_cell);
   v.area = v.base + v.geo.area_offset;
 }
 
@@ -127,7 +128,7 @@ void card::layout_segment() {
     notification_queue_init(*v.queue(q), v.entries(q), g.notify_capacity);
   }
   v.rx_free->init(cfg_.rx_packets);
-  v.rx_ready->init(cfg_.rx_packets);
+  v.rx_ready.init();
   for (uint32_t i = 0; i < cfg_.rx_packets; ++i) (void)v.rx_free->push(i);
   // Publish: every field above is written before the magic is.
   std::atomic_thread_fence(std::memory_order_release);

@@ -19,8 +19,9 @@
 namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
-constexpr uint32_t card_version = 3;  // 2: notification entries carry the whole cursor;
-                                      // 3: entries of 128 bytes that can carry a message; inline_limit
+constexpr uint32_t card_version = 4;  // 2: notification entries carry the whole cursor;
+                                      // 3: entries of 128 bytes that can carry a message; inline_limit;
+                                      // 4: the inbound ready FIFO's cells carry small packets
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -230,7 +231,7 @@ struct card_header {
   uint64_t metadata_offset;       // card offset of metadata_entry[metadata_entries]
   uint64_t queues_offset;         // card offset of the notification queue controls
   uint64_t rx_free_offset;        // card offset of the inbound free FIFO (mpmc)
-  uint64_t rx_ready_offset;       // card offset of the inbound ready FIFO (mpmc)
+  uint64_t rx_ready_offset;       // card offset of the inbound ready FIFO (cell FIFO)
   uint64_t rx_buffers_offset;     // card offset of the inbound packet buffers
   uint64_t area_offset;           // card offset of the message-area memory
   uint64_t area_bytes;            // bytes of message-area memory

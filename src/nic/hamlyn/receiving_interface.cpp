@@ -40,7 +40,6 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       notify_capacity_(cfg.notify_capacity),
       rx_packets_(cfg.rx_packets),
       packet_size_(cfg.packet_size) {
-  deferred_.reserve(rx_packets_);
   readers_.resize(notification_queues_);
 }
 
@@ -228,27 +227,35 @@ void receiving_interface::unresolve(const card_view& v, uint32_t s_index) {
 // at the next poll.
 uint32_t receiving_interface::poll_inbound(uint32_t budget) {
   const card_view& v = views_[my_proc_];
-  while (!deferred_.empty()) {
-    if (!serve_packet(deferred_.front())) return 0;
-    (void)v.rx_free->push(deferred_.front().buffer);
-    deferred_.erase(deferred_.begin());
+  if (has_deferred_) {
+    if (!serve_packet(deferred_)) return 0;
+    give_back(v, deferred_);
+    has_deferred_ = false;
   }
   uint32_t done = 0;
-  uint64_t buffer;
-  while (done < budget && v.rx_ready->pop(buffer)) {
+  uint64_t entry;
+  while (done < budget) {
+    const std::byte* cell = v.rx_ready.ready(rx_cursor_, entry);
+    if (!cell) break;
     ++done;
-    if (buffer >= rx_packets_) {  // a forged buffer number: not ours to touch or free
+    inbound_packet in{rx_cursor_++, inbound_buffer(entry), inbound_length(entry), nullptr, {}, 0};
+    if (in.buffer >= rx_packets_ || in.length < sizeof in.header || in.length > packet_size_) {
+      // Forged: the cell goes back, the buffer is not ours to touch or free.
       count(v.header->counters.malformed);
+      v.rx_ready.release(in.position);
       continue;
     }
+    v.rx_free->prefetch_push();  // the buffer goes back there once served
     count(v.header->counters.fallback_packets);
-    inbound_packet in{static_cast<uint32_t>(buffer), {}, 0};
-    std::memcpy(&in.header, v.rx_buffer(buffer), sizeof in.header);
+    in.packet = in.length <= v.rx_ready.inline_bytes() ? cell + sys::cell_fifo::head_bytes
+                                                       : v.rx_buffer(in.buffer);
+    std::memcpy(&in.header, in.packet, sizeof in.header);
     if (!serve_packet(in)) {
-      deferred_.push_back(in);  // capacity reserved at setup
+      deferred_ = in;
+      has_deferred_ = true;
       break;
     }
-    (void)v.rx_free->push(buffer);
+    give_back(v, in);
   }
   return done;
 }
@@ -256,10 +263,10 @@ uint32_t receiving_interface::poll_inbound(uint32_t budget) {
 bool receiving_interface::serve_packet(inbound_packet& in) {
   const card_view& v = views_[my_proc_];
   const packet_header& h = in.header;
-  const std::byte* payload = v.rx_buffer(in.buffer) + sizeof h;
+  const std::byte* payload = in.packet + sizeof h;
   const packet_kind kind = flags_kind(h.flags);
   if (kind == packet_kind::read_request) return serve_read_request(in);
-  if (sizeof h + uint64_t{h.metadata_length} + h.length > packet_size_) {
+  if (sizeof h + uint64_t{h.metadata_length} + h.length > in.length) {  // more than was written
     count(v.header->counters.malformed);
     return true;
   }

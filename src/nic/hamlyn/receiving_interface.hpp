@@ -98,12 +98,16 @@ class receiving_interface {
     uint32_t notification_queue;  // queue for its notifications
     uint32_t inline_limit;        // fast-mode messages up to this long go in the entry
   };
-  // A fallback packet being served: its header copied once out of the
-  // inbound buffer, and (read requests) how far the answer has got.
+  // A fallback packet being served: where it lies (its rx_ready cell or its
+  // buffer, both the owner's until given back), its header copied once out
+  // of it, and (read requests) how far the answer has got.
   struct inbound_packet {
-    uint32_t buffer;       // inbound buffer number
-    packet_header header;  // the copy every check and use reads
-    uint64_t done;         // read requests: bytes already answered
+    uint64_t position;        // its rx_ready cell
+    uint32_t buffer;          // inbound buffer number
+    uint32_t length;          // bytes the sender wrote, header included (<= packet_size)
+    const std::byte* packet;  // the header, then the payload
+    packet_header header;     // the copy every check and use reads
+    uint64_t done;            // read requests: bytes already answered
   };
   struct handler_entry {
     packet_handler fn = nullptr;
@@ -131,6 +135,18 @@ class receiving_interface {
                            uint64_t length, const iovec* data, int n, bool local);
   bool serve_read_request(inbound_packet& in);
   bool serve_packet(inbound_packet& in);
+  // Gives a served packet's cell, then its buffer, back (see push_packet).
+  // The push checks for room: a forged entry naming a buffer that is still
+  // free must not overfill rx_free.
+  void give_back(const card_view& v, const inbound_packet& in) {
+    v.rx_ready.release(in.position);
+    (void)v.rx_free->push(in.buffer);
+  }
+  // Whether a packet is in my inbound FIFO or waits to be served again.
+  bool inbound_waiting(const card_view& v) const {
+    uint64_t e;
+    return has_deferred_ || v.rx_ready.ready(rx_cursor_, e);
+  }
 
   card& card_;                           // the card this interface receives for (for handlers)
   const std::vector<card_view>& views_;  // its views of every card [proc]
@@ -141,7 +157,9 @@ class receiving_interface {
   uint32_t rx_packets_;                  // inbound packet buffers of my card
   uint32_t packet_size_;                 // bytes per inbound packet buffer
   handler_entry handlers_[packet_kind_count];
-  std::vector<inbound_packet> deferred_;  // inbound packets waiting to be served again
+  uint64_t rx_cursor_ = 0;       // my next rx_ready cell (mine alone, never in shared memory)
+  bool has_deferred_ = false;    // deferred_ waits to be served again, holding its cell:
+  inbound_packet deferred_{};    // the cells after it wait too, so cells go back in order
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
 };
 
@@ -150,15 +168,14 @@ class receiving_interface {
                                                                std::byte* message) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
-  if (__builtin_expect(v.rx_ready->size() != 0 || !deferred_.empty(), 0)) (void)poll_inbound();
+  if (__builtin_expect(inbound_waiting(v), 0)) (void)poll_inbound();
   return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n, message);
 }
 
 [[gnu::always_inline]] inline bool receiving_interface::waiting(uint32_t q) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
-  return v.rx_ready->size() != 0 || !deferred_.empty() ||
-         notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
+  return inbound_waiting(v) || notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
 }
 
 // The fast path of an arrival, inline: the AM card's sends (send_terminus::
@@ -175,14 +192,6 @@ inline void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_r
 // [offset, offset+length) inside [low, high) without overflow.
 inline bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
   return offset >= low && offset <= high && length <= high - offset;
-}
-
-// The pieces, one after the other, at dst.
-inline void gather(std::byte* dst, const iovec* data, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (data[i].iov_len) std::memcpy(dst, data[i].iov_base, data[i].iov_len);
-    dst += data[i].iov_len;
-  }
 }
 }  // namespace detail
 
