@@ -20,7 +20,7 @@ card_geometry card_geometry_for(card_geometry g) {
   g.entries_offset = off;
   off += g.notification_queues * g.notify_capacity * sizeof(notification_entry);
   g.rx_free_offset = off = sys::align_up(off, 64);
-  off += sys::align_up(sys::mpmc_fifo::bytes_for(g.rx_packets), 64);
+  off += sys::align_up(sys::mpmc_fifo::bytes_for(rx_free_capacity(g.rx_packets)), 64);
   g.rx_ready_offset = off;
   off += sys::align_up(sys::cell_fifo::bytes_for(rx_ready_capacity(g.rx_packets), rx_ready_cell), 64);
   g.rx_buffers_offset = off;

@@ -124,6 +124,11 @@ client_lookup find_client(const card_view& v, uint64_t magic, uint32_t version, 
 // cell without looking.
 constexpr uint32_t rx_ready_cell = 128;
 constexpr uint64_t rx_ready_capacity(uint32_t rx_packets) { return rx_packets < 2 ? 2 : rx_packets; }
+// rx_free has room for twice the buffers: the owner gives a buffer back
+// half a ring away from the one senders take next, never into the same
+// cache line (a full ring would put them side by side, and every sender's
+// take would wait for the line the owner has just written).
+constexpr uint64_t rx_free_capacity(uint32_t rx_packets) { return 2 * rx_ready_capacity(rx_packets); }
 constexpr uint64_t inbound_entry(uint32_t buffer, uint32_t length) {
   return (uint64_t{length} << 32) | buffer;
 }

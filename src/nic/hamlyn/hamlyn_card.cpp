@@ -127,7 +127,7 @@ void card::layout_segment() {
     v.queue(q)->entries_offset = g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
     notification_queue_init(*v.queue(q), v.entries(q), g.notify_capacity);
   }
-  v.rx_free->init(cfg_.rx_packets);
+  v.rx_free->init(rx_free_capacity(cfg_.rx_packets));
   v.rx_ready.init();
   for (uint32_t i = 0; i < cfg_.rx_packets; ++i) (void)v.rx_free->push(i);
   // Publish: every field above is written before the magic is.
