@@ -32,7 +32,9 @@
 // parameter can forbid it); otherwise packets go to the owner's inbound FIFO
 // and the owner deposits them (and answers gets) when it calls progress().
 // Atomics on another process's private memory always travel as packets and
-// are executed by the owner in progress(); atomics on card memory are
+// are executed by the owner in progress(), after its own slot, key and
+// bounds checks (so once a ticket has been routed there, the sender stops
+// holding the owner's slot for that ticket's atomics); atomics on card memory are
 // executed directly by the sender. A process must therefore call progress()
 // while peers may depend on it (the BTL's progress function does). Memory
 // that must take atomics while its owner is not calling progress() (MPI
@@ -178,21 +180,21 @@ class endpoint {
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use
   std::vector<std::byte> reply_scratch_;    // one packet's payload for answers
   std::vector<pending_reply> pending_;      // answers waiting for room at their requester
+  uint32_t pending_count_ = 0;              // how many of pending_ are in use
+  bool flush_replies();
+  uint64_t served_ = 0;
   // [proc]: the last ticket (slot, generation, key) found to name private
-  // memory of proc, whose owner does atomics on it (key 0: none yet).
+  // memory of proc, whose owner executes atomics on it (key 0: none yet).
   struct owner_executes {
     uint32_t slot = 0;
     uint32_t generation = 0;
     uint64_t key = 0;
   };
   std::vector<owner_executes> owner_executes_;
-  bool owner_executes_atomics(const ticket& t) const {
+  bool owner_executes_atomics(const ticket& t) const {  // t.node < nprocs_ (the caller checks)
     const owner_executes& o = owner_executes_[t.node];
     return o.key == t.protection_key && o.slot == t.slot && o.generation == t.generation;
   }
-  uint32_t pending_count_ = 0;              // how many of pending_ are in use
-  bool flush_replies();
-  uint64_t served_ = 0;
 };
 
 }  // namespace hpam::deposit
