@@ -82,6 +82,12 @@ class receiving_interface {
   const notification_reader& reader(uint32_t q) const { return readers_[q]; }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
+  // Whether poll_inbound has anything to do: a packet in my inbound FIFO, or
+  // one waiting to be served again (one load when idle).
+  bool inbound_waiting() const {
+    uint64_t e;
+    return has_deferred_ || views_[my_proc_].rx_ready.ready(rx_cursor_, e);
+  }
   void set_handler(packet_kind kind, packet_handler fn, void* ctx);
 
  private:
@@ -142,11 +148,6 @@ class receiving_interface {
     v.rx_ready.release(in.position);
     (void)v.rx_free->push(in.buffer);
   }
-  // Whether a packet is in my inbound FIFO or waits to be served again.
-  bool inbound_waiting(const card_view& v) const {
-    uint64_t e;
-    return has_deferred_ || v.rx_ready.ready(rx_cursor_, e);
-  }
 
   card& card_;                           // the card this interface receives for (for handlers)
   const std::vector<card_view>& views_;  // its views of every card [proc]
@@ -168,14 +169,14 @@ class receiving_interface {
                                                                std::byte* message) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
-  if (__builtin_expect(inbound_waiting(v), 0)) (void)poll_inbound();
+  if (__builtin_expect(inbound_waiting(), 0)) (void)poll_inbound();
   return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n, message);
 }
 
 [[gnu::always_inline]] inline bool receiving_interface::waiting(uint32_t q) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
-  return inbound_waiting(v) || notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
+  return inbound_waiting() || notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
 }
 
 // The fast path of an arrival, inline: the AM card's sends (send_terminus::
