@@ -291,6 +291,16 @@ void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r)
 // multi_ack, as the policy above ack_threshold says (poll).
 template <class Card>
 void endpoint<Card>::flush_acks(bool all) {
+  // No row is due while fewer acks than that wait in all rows together.
+  if (!all && acks_.waiting() < ack_threshold(depth_)) {
+    if (++acks_held_polls_ < ack_hold_polls) return;
+    all = true;
+  }
+  launch_due_acks(all);
+}
+
+template <class Card>
+void endpoint<Card>::launch_due_acks(bool all) {
   auto launch = [this](int peer, uint64_t waiting, uint64_t plain) {
     launch_acks(peer, waiting, plain);
   };

@@ -151,6 +151,28 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   EXPECT_TRUE(flushed(a).empty());
 }
 
+// A row's count (kept as acks come and go, not recounted) follows defers,
+// a repeated defer of the same instance, riders and flushes.
+TEST(ack_rows, a_rows_count_follows_defers_riders_and_flushes) {
+  ack_rows a;
+  a.resize(3);
+  a.defer(2, 7, true);
+  a.defer(2, 7, false);  // the same slot again: still one
+  a.defer(2, 63, true);
+  EXPECT_EQ(a.count(2), 2u);
+  EXPECT_EQ(a.waiting(), 2u);
+  uint32_t i = 0;
+  ASSERT_TRUE(a.take_rider(2, i));
+  EXPECT_EQ(i, 63u);  // 7 is no longer plain: not a rider
+  EXPECT_EQ(a.count(2), 1u);
+  EXPECT_FALSE(a.take_rider(2, i));
+  EXPECT_TRUE(flushed_due(a, 2).empty());  // one waiting: not due at 2
+  EXPECT_EQ(a.count(2), 1u);
+  EXPECT_EQ(flushed(a), (std::multiset<slot>{{2, 7}}));
+  EXPECT_EQ(a.count(2), 0u);
+  EXPECT_TRUE(a.empty());
+}
+
 // The bits a flush hands over: waiting, and may_ride for the plain ones only.
 TEST(ack_rows, a_flush_hands_over_which_acks_are_plain) {
   ack_rows a;
