@@ -17,6 +17,7 @@ struct request_desc {
   uint32_t sequence = 0;    // id of the last request sent on this instance
   bool busy = false;        // waiting for the reply (the paper's !TX_RD)
   uint8_t retries = 0;      // retransmissions so far
+  bool stamped = false;     // timestamp and first_sent are set (see endpoint::check_timeout)
   uint64_t timestamp = 0;   // when last (re)sent, ns
   uint64_t first_sent = 0;  // when first sent, ns; the give-up time runs from here
   uint64_t timeout = 0;     // current timeout, ns; doubles on each retransmission

@@ -286,8 +286,17 @@ class endpoint {
     if (i == my_row_) i += depth_;
     return i == timeout_end_ ? 0 : i;
   }
+  // A request sent since the walk last passed is stamped on this first look:
+  // its timeout runs from here, at most one walk round (checks_per_poll
+  // descriptors a poll, over every [peer][instance]) after the send, never
+  // before it, so it never times out early.
   void check_timeout(request_desc& d) {
     const uint64_t now = clock_.now_ns();
+    if (__builtin_expect(!d.stamped, 0)) {
+      d.timestamp = d.first_sent = now;
+      d.stamped = true;
+      return;
+    }
     if (__builtin_expect(now - d.timestamp >= d.timeout, 0))
       on_timeout(static_cast<int>(timeout_cursor_ / depth_), d, now);
   }

@@ -478,6 +478,31 @@ TYPED_TEST(protocol, timeout_retransmits_with_backoff_then_gives_up) {
   EXPECT_EQ(this->seen_[1].silent_runs, 0);
 }
 
+// On the real clock the send does not read the clock: the timeout walk's
+// first look at the busy descriptor stamps it. A lost request is therefore
+// never resent before its timeout has run from the send, and is resent soon
+// after (within a walk round of polls).
+TYPED_TEST(protocol, real_clock_timeout_runs_from_the_send_never_earlier) {
+  job_options o;
+  o.manual_clock = false;
+  o.faults.drop = 1.0;
+  o.timeout_ns = 20'000'000;
+  o.give_up_ns = 10'000'000'000;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  const uint64_t sent = sys::clock::monotonic_ns();
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  uint64_t resent = 0;
+  while (resent == 0 && sys::clock::monotonic_ns() - sent < 2'000'000'000) {
+    (void)j[0].poll();
+    if (j[0].peer_counters(1).retransmissions != 0) resent = sys::clock::monotonic_ns();
+  }
+  ASSERT_NE(resent, 0u) << "never resent";
+  EXPECT_GE(resent - sent, o.timeout_ns);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+}
+
 // resend_due is the sending half of a poll (for an owner busy elsewhere):
 // it resends what timed out, but receives nothing and does not move the
 // heartbeat (peers judge liveness by polls).
