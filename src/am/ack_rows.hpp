@@ -42,7 +42,6 @@ class ack_rows {
     const uint64_t bit = uint64_t{1} << instance;
     if (!(r.waiting & bit)) {
       r.waiting |= bit;
-      ++r.count;
       ++waiting_;
     }
     r.may_ride = may_ride ? r.may_ride | bit : r.may_ride & ~bit;
@@ -61,13 +60,14 @@ class ack_rows {
     const uint64_t clear = ~(uint64_t{1} << instance);
     r.may_ride &= clear;
     r.waiting &= clear;
-    --r.count;
     --waiting_;
     return true;  // the row stays listed until the next flush (it may fill again)
   }
 
   // Acks waiting for peer.
-  uint32_t count(int peer) const { return rows_[static_cast<size_t>(peer)].count; }
+  uint32_t count(int peer) const {
+    return static_cast<uint32_t>(__builtin_popcountll(rows_[static_cast<size_t>(peer)].waiting));
+  }
 
   // Empties every listed row for which due(number of acks waiting there)
   // holds, calling launch(peer, waiting, may_ride) with its two bit sets
@@ -78,7 +78,7 @@ class ack_rows {
     size_t kept = 0;
     for (uint32_t peer : listed_) {
       row& r = rows_[peer];
-      const uint32_t n = r.count;
+      const uint32_t n = static_cast<uint32_t>(__builtin_popcountll(r.waiting));
       if (n != 0 && !due(n)) {
         listed_[kept++] = peer;
         continue;
@@ -102,8 +102,6 @@ class ack_rows {
   struct row {
     uint64_t waiting = 0;   // bit i: [peer][i]'s ack waits to be launched
     uint64_t may_ride = 0;  // bit i: and it is plain, so it may ride (subset of waiting)
-    uint32_t count = 0;     // bits set in waiting (no popcount: without -mpopcnt it is a
-                            // libgcc call of ~20 instructions)
     bool listed = false;    // the peer is in listed_
   };
   std::vector<row> rows_;        // per peer

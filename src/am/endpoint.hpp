@@ -239,10 +239,10 @@ class endpoint {
   // Launches deferred acks: every row (all), or only the rows due (multi_ack:
   // ack_threshold of them wait for that peer), and every row once acks have
   // waited ack_hold_polls polls. The usual poll, with fewer acks waiting
-  // than make a row due, only counts the poll (inline); launch_due_acks does
-  // the rest.
+  // than make a row due, only counts the poll (inline); the walks over the
+  // rows are out of line.
   [[gnu::always_inline]] inline void flush_acks(bool all);
-  void launch_due_acks(bool all);
+  [[gnu::noinline]] bool launch_rows(uint32_t due);
   void launch_acks(int peer, uint64_t waiting, uint64_t plain);
   // A plain ack waiting for dest rides on the request (or is left for
   // flush_acks when there is no room after the payload): an ack_entry at

@@ -291,30 +291,25 @@ void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r)
 // multi_ack, as the policy above ack_threshold says (poll).
 template <class Card>
 void endpoint<Card>::flush_acks(bool all) {
-  // No row is due while fewer acks than that wait in all rows together.
-  if (!all && acks_.waiting() < ack_threshold(depth_)) {
+  if (!all) {
+    // A row is due once ack_threshold(D) acks wait in it: while fewer wait
+    // in all rows together, no row needs a look.
+    const uint32_t due = ack_threshold(depth_);
+    if (acks_.waiting() >= due && launch_rows(due)) return;
     if (++acks_held_polls_ < ack_hold_polls) return;
-    all = true;
   }
-  launch_due_acks(all);
+  (void)launch_rows(0);
 }
 
+// Launches the rows in which at least `due` acks wait (0: every row); true
+// when no ack is left waiting.
 template <class Card>
-void endpoint<Card>::launch_due_acks(bool all) {
-  auto launch = [this](int peer, uint64_t waiting, uint64_t plain) {
-    launch_acks(peer, waiting, plain);
-  };
-  if (!all) {
-    const uint32_t due = ack_threshold(depth_);
-    acks_.flush([due](uint32_t n) { return n >= due; }, launch);
-    if (acks_.empty()) {
-      acks_held_polls_ = 0;
-      return;
-    }
-    if (++acks_held_polls_ < ack_hold_polls) return;
-  }
-  acks_.flush_all(launch);
+bool endpoint<Card>::launch_rows(uint32_t due) {
+  acks_.flush([due](uint32_t n) { return n >= due; },
+              [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); });
+  if (!acks_.empty()) return false;
   acks_held_polls_ = 0;
+  return true;
 }
 
 // One peer's waiting acks (bit i: [peer][i]): a refusal, or any ack without
