@@ -5,4 +5,5 @@
 src_libhpam_core_la_SOURCES += \
   src/hamlyn_lib/hamlyn_manager.hpp src/hamlyn_lib/hamlyn_manager.cpp \
   src/hamlyn_lib/datagram.hpp src/hamlyn_lib/datagram.cpp \
-  src/hamlyn_lib/tagged_write.hpp src/hamlyn_lib/tagged_write.cpp
+  src/hamlyn_lib/tagged_write.hpp src/hamlyn_lib/tagged_write.cpp \
+  src/hamlyn_lib/stream.hpp src/hamlyn_lib/stream_receiver.cpp src/hamlyn_lib/stream_sender.cpp
