@@ -16,7 +16,10 @@ btl_mca_btl_hpam_la_SOURCES = \
 nodist_EXTRA_btl_mca_btl_hpam_la_SOURCES = btl/link_as_cxx.cpp
 btl_mca_btl_hpam_la_CPPFLAGS = $(AM_CPPFLAGS) $(OMPI_CPPFLAGS)
 btl_mca_btl_hpam_la_CFLAGS = $(AM_CFLAGS) -Wno-sign-compare -Wno-missing-field-initializers
-btl_mca_btl_hpam_la_LDFLAGS = -module -avoid-version -shared $(AM_LDFLAGS)
+btl_mca_btl_hpam_la_LDFLAGS = -module -avoid-version -shared \
+  -Wl,--version-script=$(srcdir)/btl/mca_btl_hpam.map $(AM_LDFLAGS)
+EXTRA_btl_mca_btl_hpam_la_DEPENDENCIES = btl/mca_btl_hpam.map
+EXTRA_DIST += btl/mca_btl_hpam.map
 btl_mca_btl_hpam_la_LIBADD = src/libhpam_core.la $(OMPI_PAL_LIBS)
 
 # Tests point Open MPI at this directory: it holds only the component, so

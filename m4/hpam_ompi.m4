@@ -30,6 +30,14 @@ AC_DEFUN([HPAM_CHECK_OMPI], [
           [ompicomponentdir=$HOME/.openmpi/components])
   ])
   OMPI_SYSTEM_COMPONENT_DIR=`ls -d $OMPI_LIBDIR/openmpi3 $OMPI_LIBDIR/openmpi 2>/dev/null | head -n1`
+  dnl What hpam-splitc.pc requires for MPI: Open MPI's own pkg-config module.
+  HPAM_MPI_PC=
+  for m in ompi-c mpi-c; do
+    AS_IF([test -z "$HPAM_MPI_PC" && $PKG_CONFIG --exists $m], [HPAM_MPI_PC=$m])
+  done
+  AS_IF([test -z "$HPAM_MPI_PC"],
+        [AC_MSG_WARN([no pkg-config module for MPI (ompi-c): hpam-splitc.pc will not name MPI's flags])])
+  AC_SUBST([HPAM_MPI_PC])
   AC_SUBST([OMPI_CPPFLAGS])
   AC_SUBST([OMPI_INCDIR])
   AC_SUBST([OMPI_PAL_LIBS])

@@ -51,6 +51,13 @@ AC_DEFUN([HPAM_CHECK_UCX], [
     AC_MSG_ERROR([`ucx_info -b` did not print UCX's build configuration])
   mv "$ucx_config_dir/config.h.tmp" "$ucx_config_dir/config.h"
 
+  AC_ARG_WITH([ucx-module-dir],
+    [AS_HELP_STRING([--with-ucx-module-dir=DIR],
+      [where to install libuct_hpam.so (default: LIBDIR/ucx, UCX's module directory
+       for a UCX of the same prefix; it is loaded with LD_PRELOAD from there)])],
+    [uctmoduledir=$withval], [uctmoduledir='${libdir}/ucx'])
+  AC_SUBST([uctmoduledir])
+
   UCX_SRC=$ucx_src
   UCX_VERSION=$ucx_version
   UCX_INTERNAL_CPPFLAGS="-include \$(top_builddir)/$ucx_config_dir/config.h -iquote \$(top_builddir)/$ucx_config_dir -I$ucx_src/src"

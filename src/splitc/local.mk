@@ -10,3 +10,5 @@ src_splitc_libhpam_splitc_la_SOURCES = \
 src_splitc_libhpam_splitc_la_CPPFLAGS = $(AM_CPPFLAGS) $(OMPI_CPPFLAGS) -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1
 src_splitc_libhpam_splitc_la_LDFLAGS = -version-info 0:0:0 $(AM_LDFLAGS)
 src_splitc_libhpam_splitc_la_LIBADD = $(MPI_LIBS)
+EXTRA_DIST += src/splitc/hpam-splitc.pc.in
+pkgconfig_in += src/splitc/hpam-splitc.pc.in

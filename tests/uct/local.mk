@@ -10,6 +10,10 @@ tests_uct_test_uct_SOURCES = \
   tests/uct/test_uct_config.cc tests/uct/test_uct_am.cc tests/uct/test_uct_rma.cc
 tests_uct_test_uct_CPPFLAGS = -I$(top_srcdir)/uct -I$(top_srcdir)/src/include $(UCX_CFLAGS)
 tests_uct_test_uct_CXXFLAGS = $(TEST_CXXFLAGS)
-tests_uct_test_uct_LDADD = uct/libuct_hpam.la $(UCX_LIBS) $(GTEST_LIBS) -lgtest_main
+# The transport linked in whole (its constructor registers the component,
+# and the unit tests call functions libuct_hpam.so does not export).
+tests_uct_test_uct_LDFLAGS = -Wl,--whole-archive,uct/.libs/libuct_hpam_tl.a,--no-whole-archive $(AM_LDFLAGS)
+tests_uct_test_uct_LDADD = src/libhpam_core.la $(UCX_LIBS) $(GTEST_LIBS) -lgtest_main
+tests_uct_test_uct_DEPENDENCIES = uct/libuct_hpam_tl.la src/libhpam_core.la uct/libuct_hpam.la
 dist_noinst_SCRIPTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh
 TESTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh
