@@ -44,6 +44,7 @@ static const counter_row_t counters[] = {
     C(busy_peer_waits, "Give-up time passed on a peer that lives but does not poll (computes): kept waiting"),
     C(acks_piggybacked, "Acknowledgements (counted in acks_sent) that rode on a request instead of their own packet"),
     C(acks_combined, "Acknowledgements (counted in acks_sent) that went inside another acknowledgement's packet (multi_ack)"),
+    C(background_resends, "Requests resent (counted in retransmissions) by the background thread while this process made no MPI call (btl_hpam_background_resend)"),
 #undef C
 };
 
@@ -131,8 +132,8 @@ void mca_btl_hpam_print_stats(void)
         opal_output(0,
                     "btl/hpam stats: local rank %d -> %d: requests %llu, replies %llu, acks %llu "
                     "(riding %llu, combined %llu), received %llu, answered %llu, stalls %llu, busy %llu, hint misses %llu, timeouts %llu, "
-                    "retransmissions %llu, duplicates reflected %llu, stale replies %llu, "
-                    "key rejections %llu, malformed %llu",
+                    "retransmissions %llu (background resends %llu), duplicates reflected %llu, "
+                    "stale replies %llu, key rejections %llu, malformed %llu",
                     c->my_local_rank, p, (unsigned long long) k.requests_sent,
                     (unsigned long long) k.replies_sent, (unsigned long long) k.acks_sent,
                     (unsigned long long) k.acks_piggybacked, (unsigned long long) k.acks_combined,
@@ -140,6 +141,7 @@ void mca_btl_hpam_print_stats(void)
                     (unsigned long long) k.stalls,
                     (unsigned long long) k.busy_returns, (unsigned long long) k.hint_misses,
                     (unsigned long long) k.timeouts, (unsigned long long) k.retransmissions,
+                    (unsigned long long) k.background_resends,
                     (unsigned long long) k.duplicates_reflected,
                     (unsigned long long) k.stale_replies, (unsigned long long) k.key_rejections,
                     (unsigned long long) k.malformed);

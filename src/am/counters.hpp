@@ -30,6 +30,8 @@ struct protocol_counters {
                                       // their peer instead of a packet of their own
   uint64_t acks_combined = 0;         // acks (counted in acks_sent) that went inside another
                                       // ack's packet (multi_ack) instead of a packet of their own
+  uint64_t background_resends = 0;    // requests resent (counted in retransmissions) by the
+                                      // background path while the owner made no call
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;
@@ -38,6 +40,6 @@ struct protocol_counters {
     return *this;
   }
 };
-static_assert(sizeof(protocol_counters) == 21 * sizeof(uint64_t));
+static_assert(sizeof(protocol_counters) == 22 * sizeof(uint64_t));
 
 }  // namespace hpam::am

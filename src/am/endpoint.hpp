@@ -119,6 +119,7 @@ class endpoint {
   size_t max_bulk() const { return card_.block_size() - packet_header_size; }
   // Opaque to the protocol: handed to handlers in every token.
   void set_owner(void* owner) { owner_ = owner; }
+  void* owner() const { return owner_; }
 
   // The memory peers may store into and get from (GAM's segment): a store
   // target or get source must lie entirely inside it, else the request is
@@ -171,6 +172,17 @@ class endpoint {
   // A peer given up on here is reported by the next poll. From a handler:
   // rule_violation.
   status resend_due();
+
+  // The sending half of a poll for an owner that makes no call at all (it
+  // computes, or spins on memory another process writes), called by a
+  // helper thread under the owner's guard (capi/background_resend.hpp):
+  // when I have not polled since the last call (`mark` holds my poll count
+  // then), launch deferred acks, send held packets whose time has come and
+  // check every request descriptor for timeout (stamp or resend; the walk's
+  // cursor stays where it is); otherwise only note my poll count. Returns
+  // the requests resent (also counted as background_resends); from a
+  // handler, nothing is done.
+  uint32_t resend_idle(uint32_t& mark);
 
   // Finalize: serve the network until no request of mine is outstanding and
   // every connected peer has finished too (or is dead / given up on).
@@ -277,7 +289,7 @@ class endpoint {
     do {
       timeout_cursor_ = next_timeout_index(timeout_cursor_);
       request_desc& d = requests_.at_index(timeout_cursor_);
-      if (__builtin_expect(d.busy, 0)) check_timeout(d);
+      if (__builtin_expect(d.busy, 0)) check_timeout(d, timeout_cursor_);
     } while (__builtin_expect(--k != 0, 0));
   }
   // The walk's next flat [peer][instance] index after i, over my own row.
@@ -290,7 +302,8 @@ class endpoint {
   // its timeout runs from here, at most one walk round (checks_per_poll
   // descriptors a poll, over every [peer][instance]) after the send, never
   // before it, so it never times out early.
-  void check_timeout(request_desc& d) {
+  // index: d's flat [peer][instance] index.
+  void check_timeout(request_desc& d, uint32_t index) {
     const uint64_t now = clock_.now_ns();
     if (__builtin_expect(!d.stamped, 0)) {
       d.timestamp = d.first_sent = now;
@@ -298,7 +311,7 @@ class endpoint {
       return;
     }
     if (__builtin_expect(now - d.timestamp >= d.timeout, 0))
-      on_timeout(static_cast<int>(timeout_cursor_ / depth_), d, now);
+      on_timeout(static_cast<int>(index / depth_), d, now);
   }
   // The packets waiting in the card, up to the receive budget, with the
   // deferred acks around them (out of line: an idle poll stays short).

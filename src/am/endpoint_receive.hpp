@@ -73,6 +73,33 @@ status endpoint<Card>::resend_due() {
 }
 
 template <class Card>
+uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
+  if (state_ != handler_state::none || polls_ != mark) {
+    mark = polls_;
+    return 0;
+  }
+  if (!acks_.empty()) flush_acks(true);
+  card_.send_due();
+  uint32_t resent = 0;
+  for (uint32_t i = 0; i < timeout_end_; ++i) {
+    if (i == my_row_) {
+      i += depth_ - 1;
+      continue;
+    }
+    request_desc& d = requests_.at_index(i);
+    if (!d.busy) continue;
+    const int peer = static_cast<int>(i / depth_);
+    const uint64_t before = counters_[peer].retransmissions;
+    check_timeout(d, i);
+    if (counters_[peer].retransmissions != before) {
+      counters_[peer].background_resends++;
+      ++resent;
+    }
+  }
+  return resent;
+}
+
+template <class Card>
 status endpoint<Card>::set_segment(void* base, size_t len) {
   const auto b = reinterpret_cast<uint64_t>(base);
   if (len != 0 && (base == nullptr || b + len < b)) return status::invalid_argument;

@@ -16,6 +16,18 @@ namespace hpam::capi {
 namespace {
 thread_local std::string last_error_text;
 
+// Whether the endpoint gets the background resend thread (knob
+// background_resend): "auto" when its packets can be lost or held back
+// on their way, so that only its sender's card can make them arrive.
+bool wants_background_resend(const hpam_config_t& c) {
+  const std::string mode = c.background_resend ? c.background_resend : "auto";
+  if (mode != "auto") return mode == "on";
+  const bool faults_can_lose = c.fault_drop > 0 || c.fault_corrupt > 0 || c.fault_reorder > 0 ||
+                               c.fault_delay > 0;
+  const uint32_t depth = c.depth;
+  return faults_can_lose || (c.rx_blocks != 0 && c.rx_blocks < am::default_rx_blocks(c.nprocs, depth));
+}
+
 int fail(int err, const std::string& text) {
   last_error_text = text;
   return err;
@@ -45,19 +57,25 @@ int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
   auto* ep = new (std::nothrow) hpam_ep{};
   if (!ep) return fail(HPAM_ERR_NO_RESOURCE, "hpam_ep_create: out of memory");
   ep->poll_on_send = cfg->poll_on_send != 0;
+  const bool guarded = hpam::capi::wants_background_resend(*cfg);
   try {
     hpam::sys::remove_stale_segments();  // left by killed runs of any card type
     const auto ecfg = hpam::capi::to_endpoint_config(*cfg);
+    if (guarded) ep->background = std::make_unique<hpam::capi::background_resend>();
     if (nic == "medusa")
-      ep->impl = hpam::capi::create_medusa_endpoint(ecfg, &ep->ops, ep);
+      ep->impl = hpam::capi::create_medusa_endpoint(ecfg, &ep->ops, ep, guarded);
     else if (nic == "hamlyn")
-      ep->impl = hpam::capi::create_hamlyn_endpoint(ecfg, &ep->ops, ep);
+      ep->impl = hpam::capi::create_hamlyn_endpoint(ecfg, &ep->ops, ep, guarded);
     else
       throw std::logic_error("hpam: nic " + nic + " passed the knob check but has no card");
+    if (guarded)
+      ep->background->start(ep->ops, ep->impl,
+                            hpam::capi::background_resend::period_for(ecfg.timeout_ns));
   } catch (const std::invalid_argument& e) {
     delete ep;
     return fail(HPAM_ERR_INVALID, e.what());
   } catch (const std::exception& e) {
+    if (ep->impl) ep->ops->destroy(ep->impl);  // the thread could not start
     delete ep;
     return fail(HPAM_ERR_NO_RESOURCE, e.what());
   }
@@ -85,6 +103,7 @@ int hpam_ep_destroy(hpam_ep_t* ep) {
   if (!ep) return HPAM_OK;
   int rc = ep->ops->drain(ep->impl);
   if (rc != HPAM_OK) last_error_text = ep->ops->last_error(ep->impl);
+  if (ep->background) ep->background->stop();
   ep->ops->destroy(ep->impl);
   delete ep;
   return rc;

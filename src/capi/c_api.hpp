@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "am/config.hpp"
+#include "capi/background_resend.hpp"
 #include "am/token.hpp"
 #include "hpam_am.h"
 #include "sys/status.hpp"
@@ -44,6 +45,7 @@ struct c_ops {
                     const void* body, size_t body_len, uint64_t arg);
   int (*poll)(void* impl, bool report);
   int (*resend_due)(void* impl);
+  int (*resend_idle)(void* impl, uint32_t* mark);  // the background thread's, unguarded
   int (*set_segment)(void* impl, void* base, size_t len);
   int (*drain)(void* impl);
   bool (*in_handler)(const void* impl);
@@ -54,9 +56,12 @@ struct c_ops {
 };
 
 // Builds an endpoint for cfg.card's NIC; throws like the endpoint does.
-// Defined once per card type (endpoint_<card>.cpp).
-void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
-void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle);
+// guarded: bind the ops that take the handle's guard around each call
+// (background_resend.hpp). Defined once per card type (endpoint_<card>.cpp).
+void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle,
+                             bool guarded);
+void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle,
+                             bool guarded);
 
 // The one place a core status becomes an HPAM_ERR_* code (inline: the send
 // paths return it for every message, busy included when a stream fills
@@ -83,4 +88,7 @@ struct hpam_ep {
   const hpam::capi::c_ops* ops;  // bound once at creation
   void* impl;                  // the endpoint<Card>
   bool poll_on_send;           // HPAM functions poll after sending (appendix A)
+  // When the wire can lose packets: the guard and the thread that resends
+  // while the owner makes no call (ops is then the guarded table).
+  std::unique_ptr<hpam::capi::background_resend> background;
 };

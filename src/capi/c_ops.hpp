@@ -43,6 +43,7 @@ struct c_ops_for {
     out->busy_peer_waits = c.busy_peer_waits;
     out->acks_piggybacked = c.acks_piggybacked;
     out->acks_combined = c.acks_combined;
+    out->background_resends = c.background_resends;
     if (peer < 0) {
       const nic::wire_counters& w = e.card().wire_stats();
       out->overflow_drops = e.card().overflow_drops();
@@ -100,6 +101,7 @@ struct c_ops_for {
         return s == status::ok ? handled : to_c_error(s);
       },
       [](void* impl) { return to_c_error(self(impl).resend_due()); },
+      [](void* impl, uint32_t* mark) { return static_cast<int>(self(impl).resend_idle(*mark)); },
       [](void* impl, void* base, size_t len) {
         return to_c_error(self(impl).set_segment(base, len));
       },
@@ -112,11 +114,63 @@ struct c_ops_for {
   };
 };
 
+// The same ops, each call into the endpoint under the guard of the C
+// handle that owns it (background_resend.hpp); what reads only fields fixed
+// at setup, or that the background thread never writes (in_handler), and
+// destroy (the thread is stopped first) stay as they are.
 template <class Card>
-void* create_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle) {
+struct c_guarded_ops_for {
+  using plain = c_ops_for<Card>;
+  static std::recursive_mutex& guard_of(const void* impl) {
+    return static_cast<hpam_ep*>(plain::self(impl).owner())->background->guard();
+  }
+  static std::recursive_mutex& guard_of(hpam_token* t) {
+    return static_cast<hpam_ep*>(t->owner)->background->guard();
+  }
+  template <auto Fn>
+  struct locked;
+  template <class R, class First, class... A, R (*Fn)(First, A...)>
+  struct locked<Fn> {
+    static R call(First first, A... a) {
+      std::lock_guard<std::recursive_mutex> g(guard_of(first));
+      return Fn(first, a...);
+    }
+  };
+  static constexpr const c_ops& p = plain::table;
+  static constexpr c_ops table = {
+      p.destroy,
+      locked<p.connect>::call,
+      p.nprocs,
+      p.my_proc,
+      p.max_bulk,
+      locked<p.register4>::call,
+      locked<p.register_bulk>::call,
+      locked<p.request4>::call,
+      locked<p.reply4>::call,
+      locked<p.store>::call,
+      locked<p.reply_store>::call,
+      locked<p.get>::call,
+      locked<p.medium>::call,
+      locked<p.medium_now>::call,
+      locked<p.poll>::call,
+      locked<p.resend_due>::call,
+      p.resend_idle,
+      locked<p.set_segment>::call,
+      locked<p.drain>::call,
+      p.in_handler,
+      locked<p.unreachable_peer>::call,
+      locked<p.peer_lost>::call,
+      locked<p.counters>::call,
+      locked<p.last_error>::call,
+  };
+};
+
+template <class Card>
+void* create_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle,
+                      bool guarded) {
   auto* e = new endpoint<Card>(cfg);
   e->set_owner(handle);
-  *ops = &c_ops_for<Card>::table;
+  *ops = guarded ? &c_guarded_ops_for<Card>::table : &c_ops_for<Card>::table;
   return e;
 }
 

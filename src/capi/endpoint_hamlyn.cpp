@@ -11,8 +11,9 @@ template class endpoint<nic::hamlyn_am_card>;
 
 namespace hpam::capi {
 
-void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle) {
-  return create_endpoint<nic::hamlyn_am_card>(cfg, ops, handle);
+void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle,
+                             bool guarded) {
+  return create_endpoint<nic::hamlyn_am_card>(cfg, ops, handle, guarded);
 }
 
 }  // namespace hpam::capi

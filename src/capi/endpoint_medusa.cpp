@@ -11,8 +11,9 @@ template class endpoint<nic::medusa_card>;
 
 namespace hpam::capi {
 
-void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle) {
-  return create_endpoint<nic::medusa_card>(cfg, ops, handle);
+void* create_medusa_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle,
+                             bool guarded) {
+  return create_endpoint<nic::medusa_card>(cfg, ops, handle, guarded);
 }
 
 }  // namespace hpam::capi

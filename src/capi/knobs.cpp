@@ -198,6 +198,11 @@ constexpr knob table[] = {
     {whole("backoff_limit", "backoff_limit", "", 6, 0, 30,
            "Most doublings of the retransmission timeout"),
      1, bind<field<&am_cfg::backoff_limit>, field<&core::backoff_limit>>(), nullptr},
+    {choice("background_resend", "background_resend", 5, "auto,on,off",
+            "A thread resends lost packets while their sender makes no call (computes, or spins "
+            "on shared memory); auto: only when the wire can lose or hold back packets (a drop, "
+            "corrupt, reorder or delay fault, or rx_blocks below its default)"),
+     1, bind_c_only<field<&am_cfg::background_resend>>(), nullptr, "auto"},
     {whole("checks_per_poll", "checks_per_poll", "", 6, 1, 65536,
            "K, request descriptors checked for timeout per poll"),
      1, bind<field<&am_cfg::checks_per_poll>, field<&core::checks_per_poll>>(), nullptr},

@@ -4,6 +4,7 @@
 include_HEADERS += src/include/hpam_am.h src/include/hpam_deposit.h src/include/hpam_knobs.h
 src_libhpam_core_la_SOURCES += \
   src/capi/c_api.hpp src/capi/c_api.cpp src/capi/c_ops.hpp \
+  src/capi/background_resend.hpp src/capi/background_resend.cpp \
   src/capi/knobs.hpp src/capi/knobs.cpp \
   src/capi/endpoint_medusa.cpp src/capi/endpoint_hamlyn.cpp \
   src/capi/deposit_c_api.cpp

@@ -97,6 +97,9 @@ typedef struct hpam_config {
                               /* searching, so request n goes out only once request n-D */
                               /* is answered: a receiver restores the order of launch by */
                               /* holding at most D-1 requests (default 0)                */
+  const char* background_resend; /* "auto" (default), "on" or "off": a thread resends lost */
+                              /* packets while the owner makes no call (auto: only when */
+                              /* the wire can lose or hold packets)                       */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);
@@ -223,6 +226,9 @@ typedef struct hpam_counters {
   uint64_t acks_piggybacked;    /* acks (in acks_sent) that rode on a request   */
   uint64_t acks_combined;       /* acks (in acks_sent) that went inside another */
                                 /* ack's packet (multi_ack)                     */
+  uint64_t background_resends;  /* requests resent (in retransmissions) by the  */
+                                /* background path while the owner made no call */
+                                /* (background_resend)                          */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

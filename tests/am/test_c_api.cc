@@ -3,8 +3,10 @@
 // errors a bad configuration gets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../common/test_util.hpp"
@@ -223,6 +225,86 @@ TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
   EXPECT_EQ(k.busy_returns, 1u);
   for (auto* e : ep) hpam_ep_destroy(e);
 }
+
+
+// A sender that makes no call after its sends (it computes, or spins on
+// memory another process writes): requests the wire dropped reach the
+// receiver only if something resends them without the sender's poll. With
+// background_resend auto (on, since this wire drops) a thread does; off,
+// what was lost stays lost while the sender is silent.
+void collect(hpam_token_t*, void* c, void* data, size_t len, uint64_t arg) {
+  auto* got = static_cast<std::vector<uint64_t>*>(c);
+  uint64_t v = ~uint64_t{0};
+  if (len == sizeof v) std::memcpy(&v, data, sizeof v);
+  got->push_back(v == arg ? v : ~uint64_t{0});
+}
+
+class BackgroundResend : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(BackgroundResend, SilentSendersLossArrivesOnlyWithTheThread) {
+  const auto [nic, mode] = GetParam();
+  const bool on = std::string(mode) == "auto";
+  const std::string job = unique_job("capi-silent");
+  constexpr uint32_t depth = 8;
+  hpam_ep_t* ep[2] = {};
+  std::vector<uint64_t> got;
+  for (int p = 0; p < 2; ++p) {
+    hpam_config_t cfg;
+    hpam_config_init(&cfg);
+    cfg.job = job.c_str();
+    cfg.nprocs = 2;
+    cfg.my_proc = p;
+    cfg.nic = nic;
+    cfg.depth = depth;
+    cfg.timeout_ns = 200'000;
+    cfg.give_up_ns = 50'000'000;  // destroy one after the other: not a long wait for the other
+    cfg.poll_on_send = 0;
+    if (p == 0) {  // only the sender's wire drops (half its packets, from a fixed seed)
+      cfg.fault_drop = 0.5;
+      cfg.fault_seed = 11;
+      cfg.background_resend = mode;
+    }
+    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
+  }
+  hpam_register_handler_bulk(ep[1], h_bulk, collect, &got);
+  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
+  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  for (uint64_t i = 0; i < depth; ++i)
+    ASSERT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, &i, sizeof i, nullptr, 0, i), HPAM_OK);
+  // From here the sender gets no call: only its background thread may resend.
+  const bool all = spin_until([&] {
+    (void)hpam_poll(ep[1]);
+    return got.size() == depth;
+  }, on ? 20'000 : 300);
+  hpam_counters_t k;
+  ASSERT_EQ(hpam_get_counters(ep[0], &k), HPAM_OK);
+  ASSERT_GT(k.wire_dropped, 0u) << "the seed must make the wire drop one of the first sends";
+  if (on) {
+    EXPECT_TRUE(all) << got.size() << " of " << depth << " arrived";
+    EXPECT_GT(k.background_resends, 0u);
+    EXPECT_LE(k.background_resends, k.retransmissions);
+    std::vector<uint64_t> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    for (uint64_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);  // each once, intact
+  } else {
+    EXPECT_FALSE(all);
+    EXPECT_EQ(got.size(), depth - k.wire_dropped);
+    EXPECT_EQ(k.retransmissions, 0u);
+    EXPECT_EQ(k.background_resends, 0u);
+  }
+  // Both serve until every request is answered; then both close.
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == depth;
+  }));
+  EXPECT_EQ(got.size(), depth);
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cards, BackgroundResend,
+                         ::testing::Combine(::testing::Values("medusa", "hamlyn"),
+                                            ::testing::Values("auto", "off")));
 
 }  // namespace
 }  // namespace hpam::test

@@ -69,7 +69,7 @@ TEST(knobs, config_init_takes_the_cores_defaults) {
     if (k->type == HPAM_KNOB_REAL)
       EXPECT_EQ(got.r, want.r) << k->name;
     else if (k->type == HPAM_KNOB_CHOICE)
-      EXPECT_STREQ(got.s, "medusa") << k->name;
+      EXPECT_STREQ(got.s, want.s) << k->name;
     else
       EXPECT_EQ(got.i, want.i) << k->name;
   }
