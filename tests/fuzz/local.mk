@@ -4,7 +4,7 @@
 # it finds in $(builddir)/tests/fuzz/corpus/<harness>; `make check` runs each
 # for a few seconds from the committed seed corpus tests/fuzz/corpus/<harness>
 # (tests/fuzz/run.sh). Without a libFuzzer clang both say so and skip.
-FUZZ_HARNESSES = am_medusa hamlyn_arrival deposit_operation hybrid_op notification_queue
+FUZZ_HARNESSES = am_medusa hamlyn_arrival deposit_operation hybrid_op notification_queue hamlyn_manager
 FUZZ_SECONDS = 60
 EXTRA_DIST += tests/fuzz/fuzz_input.hpp $(FUZZ_HARNESSES:%=tests/fuzz/fuzz_%.cc) tests/fuzz/corpus
 TESTS += tests/fuzz/run.sh
