@@ -39,7 +39,8 @@ fetch_ucx_source() {
   version=$(dpkg-query -W -f='${source:Version}' libucx0)
   upstream=${version%%-*}
   dest="$build/ucx-src"
-  [ -f "$dest/ucx-$upstream/src/uct/base/uct_iface.h" ] && return 0
+  ucx_src=$dest/ucx-$upstream
+  [ -f "$ucx_src/src/uct/base/uct_iface.h" ] && return 0
   local sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   if ! apt-cache showsrc ucx 2>/dev/null | grep -q "^Version: $version\$"; then
@@ -69,9 +70,13 @@ build_tree() {
   fetch_ucx_source
   cd "$build"
   if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
-    say "configure ${HPAM_CONFIGURE_FLAGS:-}"
+    # --with-ucx-src makes the UCX transport required: these commands build
+    # everything (unless HPAM_CONFIGURE_FLAGS says otherwise about UCX).
+    local ucx_flag=--with-ucx-src=$ucx_src
+    case " ${HPAM_CONFIGURE_FLAGS:-} " in *" --with"*"-ucx"*) ucx_flag= ;; esac
+    say "configure $ucx_flag ${HPAM_CONFIGURE_FLAGS:-}"
     # shellcheck disable=SC2086
-    "$top/configure" -q ${HPAM_CONFIGURE_FLAGS:-}
+    "$top/configure" -q $ucx_flag ${HPAM_CONFIGURE_FLAGS:-}
   fi
   say "make -j$jobs"
   make -s -j"$jobs"

@@ -1,6 +1,12 @@
 # uct: the UCX transport libuct_hpam.so (UCT component "hpam"), built against
 # the installed UCX version's own internal headers (configure: --with-ucx-src)
 # and loaded with LD_PRELOAD (see README, "UCX over hpam").
+# configure builds it only when UCX, ucx_info and that source are found
+# (HPAM_UCX; see m4/hpam_ucx.m4).
+EXTRA_DIST += uct/libuct_hpam.map
+# UCX's config.h, written by configure from `ucx_info -b`.
+DISTCLEANFILES += uct/ucx-config/config.h
+if HPAM_UCX
 # The transport's objects are a convenience library: linked whole into
 # libuct_hpam.so (which exports nothing, see libuct_hpam.map) and into
 # tests/uct/test_uct, whose unit tests call its internal functions.
@@ -29,4 +35,4 @@ uct_libuct_hpam_la_LDFLAGS = -module -avoid-version -shared \
   -Wl,--version-script=$(srcdir)/uct/libuct_hpam.map $(AM_LDFLAGS)
 uct_libuct_hpam_la_LIBADD = uct/libuct_hpam_tl.la src/libhpam_core.la $(UCX_LIBS)
 EXTRA_uct_libuct_hpam_la_DEPENDENCIES = uct/libuct_hpam.map
-EXTRA_DIST += uct/libuct_hpam.map
+endif

@@ -8,6 +8,9 @@
 # installed libraries export only their API (libhpam: hpam_*, SONAME
 # libhpam.so.0; mca_btl_hpam.so: its component; libuct_hpam.so: nothing).
 set -u
+# The make below is not the make running this test: none of its flags or
+# command-line variables (TESTS=..., DESTDIR=...) apply.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 : "${HPAM_BUILDDIR:?run through make check}" "${HPAM_SRCDIR:?run through make check}"
 . "$HPAM_SRCDIR/tests/mpi/common.sh"
 work=$HPAM_BUILDDIR/tests/install/staging

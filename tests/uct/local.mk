@@ -3,6 +3,8 @@
 # wire) through UCT's public API in one process, and the project's MPI
 # programs over pml ucx / osc ucx with UCX_TLS=hpam,self; UCX's own tools
 # (ucx_info, ucx_perftest) over the preloaded transport.
+dist_noinst_SCRIPTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh
+if HPAM_UCX
 check_PROGRAMS += tests/uct/test_uct
 TESTS += tests/uct/test_uct
 tests_uct_test_uct_SOURCES = \
@@ -15,5 +17,5 @@ tests_uct_test_uct_CXXFLAGS = $(TEST_CXXFLAGS)
 tests_uct_test_uct_LDFLAGS = -Wl,--whole-archive,uct/.libs/libuct_hpam_tl.a,--no-whole-archive $(AM_LDFLAGS)
 tests_uct_test_uct_LDADD = src/libhpam_core.la $(UCX_LIBS) $(GTEST_LIBS) -lgtest_main
 tests_uct_test_uct_DEPENDENCIES = uct/libuct_hpam_tl.la src/libhpam_core.la uct/libuct_hpam.la
-dist_noinst_SCRIPTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh
 TESTS += tests/uct/mpi_ucx.sh tests/uct/ucx_tools.sh
+endif
