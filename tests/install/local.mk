@@ -5,7 +5,7 @@
 TESTS += tests/install/staging.sh tests/install/configure_without_ucx.sh
 dist_noinst_SCRIPTS += tests/install/staging.sh tests/install/configure_without_ucx.sh
 # What the scripts leave behind when they fail.
-clean-local: clean-install-tests
+mostlyclean-local: clean-install-tests
 clean-install-tests:
 	-rm -rf tests/install/staging tests/install/configure-without-ucx
 .PHONY: clean-install-tests
