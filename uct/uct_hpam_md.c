@@ -88,12 +88,12 @@ static void uct_hpam_md_close(uct_md_h tl_md)
 
 static ucs_status_t uct_hpam_md_query(uct_md_h tl_md, uct_md_attr_t *attr)
 {
-    attr->cap.flags = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
+    attr->cap.flags = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ALLOC;
     attr->cap.reg_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    attr->cap.alloc_mem_types = 0;
+    attr->cap.alloc_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     attr->cap.detect_mem_types = 0;
-    attr->cap.max_alloc = 0;
+    attr->cap.max_alloc = ULONG_MAX; /* card memory, else private memory */
     attr->cap.max_reg = ULONG_MAX;
     attr->rkey_packed_size = sizeof(uct_hpam_packed_rkey_t);
     /* A slot and its key in the card's table: a few microseconds. */
@@ -128,8 +128,70 @@ static ucs_status_t uct_hpam_mem_reg(uct_md_h tl_md, void *address, size_t lengt
     }
     memh->base = (uintptr_t)address;
     memh->length = length;
+    memh->allocated = UCT_HPAM_MEMH_REGISTERED;
     *memh_p = memh;
     return UCS_OK;
+}
+
+/* Memory for the user (UCT_MD_FLAG_ALLOC): card memory, a Hamlyn message
+ * area in the deposit card's segment, which peers write and read directly
+ * and whose atomics they do with CPU atomics (no system call, no work by
+ * this process). Counted against the card's memory (card_memory); once that
+ * is used up, private memory registered as mem_reg would, so an allocation
+ * that could succeed never fails for want of card memory. Zeroed. */
+static ucs_status_t uct_hpam_mem_alloc(uct_md_h tl_md, size_t *length_p, void **address_p,
+                                       ucs_memory_type_t mem_type, unsigned flags,
+                                       const char *alloc_name, uct_mem_h *memh_p)
+{
+    uct_hpam_md_t *md = ucs_derived_of(tl_md, uct_hpam_md_t);
+    if (mem_type != UCS_MEMORY_TYPE_HOST || (flags & UCT_MD_MEM_FLAG_FIXED)) {
+        return UCS_ERR_UNSUPPORTED; /* card memory lies where the card's segment is */
+    }
+    if (*length_p == 0) return UCS_ERR_INVALID_PARAM;
+    uct_hpam_memh_t *memh = ucs_malloc(sizeof(*memh), "hpam memh");
+    if (memh == NULL) return UCS_ERR_NO_MEMORY;
+    void *address = NULL;
+    uct_hpam_md_lock(md);
+    ucs_status_t status = uct_hpam_md_dep_ready(md);
+    int rc = HPAM_ERR_NO_RESOURCE;
+    if (status == UCS_OK) {
+        rc = hpam_dep_allocate(md->dep, *length_p, &address, &memh->ticket);
+        memh->allocated = UCT_HPAM_MEMH_CARD;
+        if (rc == HPAM_ERR_NO_RESOURCE &&
+            ucs_posix_memalign(&address, UCS_SYS_CACHE_LINE_SIZE, *length_p, alloc_name) == UCS_OK) {
+            memset(address, 0, *length_p);
+            rc = hpam_dep_register(md->dep, address, *length_p, &memh->ticket);
+            memh->allocated = UCT_HPAM_MEMH_PRIVATE;
+            if (rc != HPAM_OK) ucs_free(address);
+        }
+        if (rc == HPAM_OK) __atomic_add_fetch(&md->registrations, 1, __ATOMIC_RELAXED);
+    }
+    uct_hpam_md_unlock(md);
+    if (status == UCS_OK && rc != HPAM_OK) status = uct_hpam_status(rc);
+    if (status != UCS_OK) {
+        ucs_debug("hpam: cannot allocate %zu bytes for %s: %s", *length_p, alloc_name,
+                  ucs_status_string(status));
+        ucs_free(memh);
+        return status;
+    }
+    memh->base = (uintptr_t)address;
+    memh->length = *length_p;
+    *address_p = address;
+    *memh_p = memh;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_hpam_mem_free(uct_md_h tl_md, uct_mem_h tl_memh)
+{
+    uct_hpam_md_t *md = ucs_derived_of(tl_md, uct_hpam_md_t);
+    uct_hpam_memh_t *memh = tl_memh;
+    uct_hpam_md_lock(md);
+    const int rc = hpam_dep_deregister(md->dep, &memh->ticket); /* frees card memory too */
+    __atomic_sub_fetch(&md->registrations, 1, __ATOMIC_RELAXED);
+    uct_hpam_md_unlock(md);
+    if (memh->allocated == UCT_HPAM_MEMH_PRIVATE) ucs_free((void *)(uintptr_t)memh->base);
+    ucs_free(memh);
+    return uct_hpam_status(rc);
 }
 
 static ucs_status_t uct_hpam_mem_dereg(uct_md_h tl_md, const uct_md_mem_dereg_params_t *params)
@@ -179,8 +241,8 @@ static ucs_status_t uct_hpam_rkey_release(uct_component_t *component, uct_rkey_t
 static uct_md_ops_t uct_hpam_md_ops = {
     .close = uct_hpam_md_close,
     .query = uct_hpam_md_query,
-    .mem_alloc = (uct_md_mem_alloc_func_t)ucs_empty_function_return_unsupported,
-    .mem_free = (uct_md_mem_free_func_t)ucs_empty_function_return_unsupported,
+    .mem_alloc = uct_hpam_mem_alloc,
+    .mem_free = uct_hpam_mem_free,
     .mem_advise = (uct_md_mem_advise_func_t)ucs_empty_function_return_unsupported,
     .mem_reg = uct_hpam_mem_reg,
     .mem_dereg = uct_hpam_mem_dereg,

@@ -44,10 +44,18 @@ typedef struct uct_hpam_rkey {
     uint32_t owner;
 } uct_hpam_rkey_t;
 
+/* uct_hpam_memh_t::allocated: what the domain allocated for it (mem_alloc). */
+enum {
+    UCT_HPAM_MEMH_REGISTERED = 0, /* the user's memory (mem_reg) */
+    UCT_HPAM_MEMH_CARD = 1,       /* card memory (hpam_dep_allocate) */
+    UCT_HPAM_MEMH_PRIVATE = 2     /* private memory, when card memory ran out */
+};
+
 /* A registration on the memory domain (the uct_mem_h). */
 typedef struct uct_hpam_memh {
     hpam_ticket_t ticket;
     uint64_t base, length;
+    int allocated; /* UCT_HPAM_MEMH_* */
 } uct_hpam_memh_t;
 
 void uct_hpam_rkey_pack(const uct_hpam_memh_t *memh, uint32_t owner, uint64_t job_hash,

@@ -85,6 +85,14 @@ int hpam_dep_register(hpam_dep_t* d, void* base, size_t len, hpam_ticket_t* out)
   return result(s);
 }
 
+int hpam_dep_allocate(hpam_dep_t* d, size_t len, void** addr, hpam_ticket_t* out) {
+  if (!addr || !out || len == 0) return HPAM_ERR_INVALID;
+  hpam::deposit::ticket k;
+  const hpam::status s = d->ep.allocate_memory(len, *addr, k);
+  if (s == hpam::status::ok) pack(k, out);
+  return result(s);
+}
+
 int hpam_dep_deregister(hpam_dep_t* d, const hpam_ticket_t* t) {
   return result(d->ep.deregister(unpack(t)));
 }

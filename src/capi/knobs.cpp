@@ -285,6 +285,15 @@ constexpr knob table[] = {
           "Deposit by cross-memory attach when the kernel allows it (off: packets the owner "
           "deposits when it polls)"),
      1, bind<field<&dep_cfg::cross_memory>, field<&deposit::setup::cross_memory>>(), nullptr},
+    {whole("batch_limit", "batch_limit", "bytes", 6, 0, 256,
+           "Puts and gets up to this size by cross-memory attach wait and go together, one "
+           "system call per destination, at the next progress or flush (0: each at once)"),
+     1, bind<field<&dep_cfg::batch_limit>, field<&deposit::setup::batch_limit>>(), nullptr},
+    {whole("card_memory", "card_memory", "bytes", 6, 65536, uint64_t{1} << 40,
+           "Card memory of the deposit card: memory the transport allocates for users (UCX "
+           "mem_alloc, hpam_dep_allocate), written and updated by peers directly; once used up, "
+           "allocations get private memory"),
+     1, bind<field<&dep_cfg::card_memory>, field<&deposit::setup::card_memory>>(), nullptr},
 };
 constexpr size_t knob_count = sizeof table / sizeof table[0];
 

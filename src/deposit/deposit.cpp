@@ -27,6 +27,8 @@ nic::hamlyn::card_config card_config_for(const setup& s) {
   c.rx_packets = s.inbound_packets;
   c.area_bytes = s.card_memory + uint64_t{s.max_connections} * sizeof(connection_record) + 4096;
   c.cross_memory = s.cross_memory;
+  c.work_queue_entries = nic::hamlyn::max_batch;  // a batch per destination fills the queue at most
+  c.batch_limit = s.batch_limit;
   c.attach_timeout_ms = s.attach_timeout_ms;
   return c;
 }
@@ -46,12 +48,20 @@ hybrid_code code_for(atomic_op op) {
 }  // namespace
 
 endpoint::endpoint(const setup& s)
-    : my_proc_(s.my_proc), nprocs_(s.nprocs), card_(card_config_for(s)), max_connections_(s.max_connections) {
+    : my_proc_(s.my_proc),
+      nprocs_(s.nprocs),
+      card_(card_config_for(s)),
+      max_connections_(s.max_connections),
+      batch_limit_(s.batch_limit) {
   if (s.max_operations == 0 || s.max_connections == 0)
     throw std::invalid_argument("hpam deposit: max_operations and max_connections must be >= 1");
   ops_.resize(s.max_operations);
   for (uint32_t i = s.max_operations; i-- > 0;) free_ops_.push_back(i);
   waiting_.reserve(s.max_operations);
+  batched_gets_.reserve(s.max_operations);
+  batch_ops_.resize(nic::hamlyn::max_batch);
+  batch_local_.resize(nic::hamlyn::max_batch);
+  batch_remote_.resize(nic::hamlyn::max_batch);
   registrations_.resize(s.max_registrations);
   owner_executes_.resize(static_cast<size_t>(nprocs_));
   publish_connection_table();
@@ -254,6 +264,21 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
 
 status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
+  if (batches_get(t, offset, len)) {  // checked when its batch is carried out
+    op_record* b = new_op(h);
+    b->is_get = true;
+    b->local = static_cast<std::byte*>(dst);
+    b->length = len;
+    b->dest = static_cast<int>(t.node);
+    b->request.destination = t.node;
+    b->request.slot = t.slot;
+    b->request.protection_key = t.protection_key;
+    b->request.offset = t.offset + offset;
+    batched_gets_.push_back(static_cast<uint32_t>(b - ops_.data()));
+    if (batched_gets_.size() >= nic::hamlyn::max_batch) run_batched_gets();
+    return status::ok;
+  }
+  card_.terminus().kick();  // waiting puts take effect first
   route r;
   std::byte* ptr = nullptr;
   uint64_t address = 0;
@@ -274,31 +299,96 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
 }
 
 status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h) {
+  if (len > 0xFFFFFFFFull) return status::invalid_argument;
   op_record* r = new_op(h);
   r->is_get = true;
   r->local = static_cast<std::byte*>(dst);
   r->length = len;
   r->dest = static_cast<int>(t.node);
-  nic::hamlyn::packet_header& q = r->request;
-  q.destination = t.node;
-  q.source = static_cast<uint32_t>(my_proc_);
-  q.slot = t.slot;
-  q.protection_key = t.protection_key;
-  q.offset = t.offset + offset;
-  q.length = static_cast<uint32_t>(len);
-  q.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::read_request, false);
-  q.fast_word = op_id(static_cast<uint32_t>(r - ops_.data()), r->generation);
-  if (len > 0xFFFFFFFFull) {
-    finish(*r, status::invalid_argument);
-    return status::invalid_argument;
-  }
-  if (!post_request(*r)) waiting_.push_back(static_cast<uint32_t>(r - ops_.data()));
+  r->request.destination = t.node;
+  r->request.slot = t.slot;
+  r->request.protection_key = t.protection_key;
+  r->request.offset = t.offset + offset;
+  request_get(*r);
   return status::ok;
+}
+
+// A get record's read request (destination, slot, key and offset set) to
+// its owner's inbound FIFO, now or when there is room.
+void endpoint::request_get(op_record& r) {
+  nic::hamlyn::packet_header& q = r.request;
+  q.source = static_cast<uint32_t>(my_proc_);
+  q.length = static_cast<uint32_t>(r.length);
+  q.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::read_request, false);
+  q.fast_word = op_id(static_cast<uint32_t>(&r - ops_.data()), r.generation);
+  if (!post_request(r)) waiting_.push_back(static_cast<uint32_t>(&r - ops_.data()));
+}
+
+// Whether a get waits for a batch: small, in the ticket's range, from
+// another process whose private memory I read by cross-memory attach (card
+// memory and my own are copied at once).
+bool endpoint::batches_get(const ticket& t, uint64_t offset, size_t len) const {
+  if (batch_limit_ == 0 || len > batch_limit_ || t.node >= static_cast<uint32_t>(nprocs_) ||
+      static_cast<int>(t.node) == my_proc_ || offset > t.range || len > t.range - offset)
+    return false;
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  return v.attached && v.cross_memory &&
+         !(t.slot < v.geo.slot_count &&
+           v.slots[t.slot].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card));
+}
+
+// The waiting gets, one batch per destination in the order they came.
+void endpoint::run_batched_gets() {
+  for (size_t first = 0; first < batched_gets_.size(); ++first)
+    if (batched_gets_[first] != ~0u) run_gets_from(ops_[batched_gets_[first]].dest, first);
+  batched_gets_.clear();
+}
+
+// The waiting gets from `dest` (from batched_gets_[first] on): each checked
+// and its slot held (resolve, as a get at once), then one process_vm_readv
+// for the accepted ones; a refused one fails alone. When the kernel refuses
+// after all they go as read requests.
+void endpoint::run_gets_from(int dest, size_t first) {
+  const nic::hamlyn::card_view& v = card_.view(dest);
+  uint32_t held = 0, pieces = 0;
+  for (size_t e = first; e < batched_gets_.size() && held < nic::hamlyn::max_batch; ++e) {
+    const uint32_t i = batched_gets_[e];
+    if (i == ~0u || ops_[i].dest != dest) continue;
+    batched_gets_[e] = ~0u;
+    op_record& r = ops_[i];
+    std::byte* ptr = nullptr;
+    uint64_t address = 0;
+    const status st = card_.receiver().resolve(v, r.request.slot, r.request.protection_key,
+                                               r.request.offset, r.length, ptr, address);
+    if (!is_ok(st) || ptr) {  // refused, or card memory after all: copied here
+      if (ptr && r.length) std::memcpy(r.local, ptr, r.length);
+      if (ptr) card_.receiver().unresolve(v, r.request.slot);
+      finish(r, st);
+      continue;
+    }
+    batch_ops_[held++] = i;
+    if (r.length == 0) continue;
+    batch_local_[pieces] = iovec{r.local, r.length};
+    batch_remote_[pieces++] = iovec{reinterpret_cast<void*>(address), r.length};
+  }
+  const status st = pieces ? nic::hamlyn::cross_memory_pairs(v.pid, false, batch_local_.data(),
+                                                             batch_remote_.data(), pieces)
+                           : status::ok;
+  for (uint32_t k = 0; k < held; ++k) {
+    op_record& r = ops_[batch_ops_[k]];
+    card_.receiver().unresolve(v, r.request.slot);
+    if (st == status::system_error) {
+      request_get(r);
+    } else {
+      finish(r, st);
+    }
+  }
 }
 
 status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
                         uint64_t compare, uint64_t* fetched, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
+  card_.terminus().kick();  // waiting puts take effect first
   hybrid_op o{};
   o.code = code_for(op);
   o.mode = addressing::direct;
@@ -339,7 +429,8 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
 // Called from every turn of the BTL's progress loop: with nothing to do it
 // looks at two counts and one cell, and calls nothing.
 void endpoint::progress() {
-  card_.terminus().kick();
+  card_.terminus().kick();  // waiting puts first, then waiting gets
+  if (!batched_gets_.empty()) run_batched_gets();
   if (pending_count_ != 0) (void)flush_replies();
   while (!waiting_.empty()) {
     if (!post_request(ops_[waiting_.front()])) break;

@@ -26,6 +26,16 @@
 //     deposit that passed the checks is still writing); deregister(t) also
 //     frees the slot (and card memory from allocate_memory).
 //
+// Batches. Puts and gets of up to setup::batch_limit bytes by cross-memory
+// attach wait (a put's bytes copied at once) and are carried out together at
+// the next progress() (or wait(), or when a batch is full): one
+// process_vm_writev for the waiting puts to each destination (the send
+// terminus's batches), then one process_vm_readv for the waiting gets from
+// each. Each is checked (slot, key, bounds, mode) when carried out, as one
+// is at once; a refused one fails alone. A get or atomic issued at once
+// first carries out the waiting puts, so one process's operations take
+// effect in the order it issued them.
+//
 // Paths. The sender's process does the receiving interface's work itself:
 // card memory is written directly; private memory with process_vm_writev /
 // readv when the kernel allows it (probed per peer; the cross_memory
@@ -82,6 +92,10 @@ struct setup {
   uint32_t max_operations = 1024;       // operations in flight with a handle
   uint32_t max_connections = 64;        // hybrid deposit connections (destination end)
   uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer
+  uint32_t batch_limit = 256;           // puts and gets up to this size into another process's
+                                        // private memory by cross-memory attach wait and go
+                                        // together (one system call per destination) at the next
+                                        // progress, flush or full batch; 0: each at once
 };
 
 enum class op_state : uint8_t { pending, sent, error };
@@ -150,6 +164,10 @@ class endpoint {
                    const void* data, uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
                    int dest, op_handle* h);
   status start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
+  void request_get(op_record& r);
+  bool batches_get(const ticket& t, uint64_t offset, size_t len) const;
+  void run_batched_gets();
+  void run_gets_from(int dest, size_t first);
   op_record* new_op(op_handle* h);
   void finish(op_record& r, status st);
   bool post_request(op_record& r);
@@ -175,8 +193,12 @@ class endpoint {
   std::vector<op_record> ops_;
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;           // ops whose request packet waits for room
+  std::vector<uint32_t> batched_gets_;      // get ops waiting for their batch (~0u: carried out)
+  std::vector<uint32_t> batch_ops_;         // run_gets_from's scratch: the ops it reads for,
+  std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)
   std::vector<registration> registrations_; // by slot
   uint32_t max_connections_;
+  uint32_t batch_limit_;                    // setup::batch_limit
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use
   std::vector<std::byte> reply_scratch_;    // one packet's payload for answers
   std::vector<pending_reply> pending_;      // answers waiting for room at their requester

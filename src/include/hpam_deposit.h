@@ -41,6 +41,8 @@ typedef struct hpam_dep_config {
   uint32_t packet_size;       /* deposit packet size (power of two) */
   uint32_t max_registrations; /* registrations (slots) alive at once */
   uint64_t attach_timeout_ms; /* wait for a peer */
+  uint32_t batch_limit;       /* puts/gets up to this size go in batches (0: each at once) */
+  uint64_t card_memory;       /* bytes of card memory for hpam_dep_allocate */
 } hpam_dep_config_t;
 
 void hpam_dep_config_init(hpam_dep_config_t *cfg);
@@ -52,6 +54,12 @@ int hpam_dep_cross_memory_to(const hpam_dep_t *d, int proc);
 /* HPAM_ERR_NO_RESOURCE when all max_registrations slots are in use. */
 int hpam_dep_register(hpam_dep_t *d, void *base, size_t len, hpam_ticket_t *out);
 int hpam_dep_deregister(hpam_dep_t *d, const hpam_ticket_t *t);
+/* len bytes of card memory (Hamlyn message-area memory in this process's
+ * card segment), registered: peers write and read it directly and its
+ * atomics are CPU atomics, with no system call and no work by this process.
+ * *addr is its address here; hpam_dep_deregister frees it. HPAM_ERR_NO_RESOURCE
+ * when the card's memory (card_memory bytes) or its slots are used up. */
+int hpam_dep_allocate(hpam_dep_t *d, size_t len, void **addr, hpam_ticket_t *out);
 /* Registrations alive now (slots in use). */
 unsigned hpam_dep_registrations(const hpam_dep_t *d);
 

@@ -234,7 +234,8 @@ TEST_P(UctCaps, AdvertisesWhatItImplements) {
   EXPECT_GT(s.attr.bandwidth.shared, 0.0);
   uct_md_attr_t mattr{};
   ASSERT_EQ(UCS_OK, uct_md_query(md, &mattr));
-  EXPECT_EQ(UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY, mattr.cap.flags);
+  EXPECT_EQ(UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ALLOC, mattr.cap.flags);
+  EXPECT_EQ(UCS_BIT(UCS_MEMORY_TYPE_HOST), mattr.cap.alloc_mem_types);
   EXPECT_EQ(88u, mattr.rkey_packed_size);
   s.close();
   uct_md_close(md);

@@ -92,10 +92,28 @@ struct completion {
 
 // The card, and whether deposits go by cross-memory attach or (as where the
 // kernel forbids it) by packets that the owner deposits when it polls.
+// The target memory: registered by the user, or allocated by the memory
+// domain (card memory: peers write it and do its atomics directly).
 struct rma_case {
   const char* nic;
   const char* cross_memory;
+  bool allocated = false;
 };
+
+// Memory the domain allocates (UCT_ALLOC_METHOD_MD, as UCX's allocation
+// methods try first).
+ucs_status_t allocate_on(uct_md_h md, size_t length, uct_allocated_memory_t* mem) {
+  uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
+  uct_mem_alloc_params_t p{};
+  p.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS | UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
+                 UCT_MEM_ALLOC_PARAM_FIELD_MDS | UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+  p.flags = UCT_MD_MEM_ACCESS_ALL;
+  p.mem_type = UCS_MEMORY_TYPE_HOST;
+  p.mds.mds = &md;
+  p.mds.count = 1;
+  p.name = "test";
+  return uct_mem_alloc(length, &method, 1, &p, mem);
+}
 
 class UctRma : public ::testing::TestWithParam<rma_case> {
  protected:
@@ -106,7 +124,15 @@ class UctRma : public ::testing::TestWithParam<rma_case> {
     ASSERT_EQ(UCS_OK, a.open(md, GetParam().nic));
     ASSERT_EQ(UCS_OK, b.open(md, GetParam().nic));
     ASSERT_EQ(UCS_OK, connect(a, b, &ab));
-    ASSERT_EQ(UCS_OK, uct_md_mem_reg(md, target, sizeof target, UCT_MD_MEM_ACCESS_ALL, &memh));
+    if (GetParam().allocated) {
+      ASSERT_EQ(UCS_OK, allocate_on(md, sizeof own, &mem));
+      ASSERT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
+      target = static_cast<uint64_t*>(mem.address);
+      memh = mem.memh;
+      for (int i = 0; i < 64; ++i) ASSERT_EQ(0u, target[i]);  // zeroed
+    } else {
+      ASSERT_EQ(UCS_OK, uct_md_mem_reg(md, target, sizeof own, UCT_MD_MEM_ACCESS_ALL, &memh));
+    }
     std::vector<uint8_t> packed(88);
     ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
     ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &rkey));
@@ -115,7 +141,11 @@ class UctRma : public ::testing::TestWithParam<rma_case> {
     if (rkey.rkey) uct_rkey_release(hpam_component(), &rkey);
     if (ab) uct_ep_destroy(ab);
     close_together({&a, &b});
-    if (memh) uct_md_mem_dereg(md, memh);
+    if (GetParam().allocated && memh) {
+      uct_mem_free(&mem);
+    } else if (memh) {
+      uct_md_mem_dereg(md, memh);
+    }
     if (md) uct_md_close(md);
   }
   // Retries while the transport says "not now" (the hello is under way).
@@ -140,7 +170,9 @@ class UctRma : public ::testing::TestWithParam<rma_case> {
   uct_ep_h ab = nullptr;
   uct_mem_h memh = nullptr;
   uct_rkey_bundle_t rkey{};
-  alignas(64) uint64_t target[64] = {};
+  alignas(64) uint64_t own[64] = {};
+  uint64_t* target = own;  // own, or the domain's allocation
+  uct_allocated_memory_t mem{};
 };
 
 // A flush completes a put remotely: the bytes are in the target's memory,
@@ -282,12 +314,109 @@ TEST_P(UctRma, LostPeerFailsItsEndpointsNamingIt) {
   EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_flush(ab, 0, nullptr));
 }
 
+// Card memory from the domain's allocation: a peer's put, get and atomics
+// are done within the call (a copy or a CPU atomic on the mapped card), with
+// no progress by anyone, even where cross-memory attach is forbidden.
+TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
+  uct_md_h md = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CROSS_MEMORY", "n"}}, &md));
+  side a, b;
+  ASSERT_EQ(UCS_OK, a.open(md, "hamlyn"));
+  ASSERT_EQ(UCS_OK, b.open(md, "hamlyn"));
+  uct_ep_h ab = nullptr;
+  ASSERT_EQ(UCS_OK, connect(a, b, &ab));
+  uct_allocated_memory_t mem{};
+  ASSERT_EQ(UCS_OK, allocate_on(md, 4096, &mem));
+  EXPECT_EQ(UCT_HPAM_MEMH_CARD, static_cast<uct_hpam_memh_t*>(mem.memh)->allocated);
+  auto* words = static_cast<uint64_t*>(mem.address);
+  std::vector<uint8_t> packed(88);
+  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, mem.memh, packed.data()));
+  uct_rkey_bundle_t rkey{};
+  ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &rkey));
+  const uint64_t at = reinterpret_cast<uint64_t>(words);
+  const uint64_t v = 0xC0FFEE0123456789ull;
+  ucs_status_t st = UCS_ERR_NO_RESOURCE;
+  ASSERT_TRUE(progress_until({&a, &b}, [&] {  // (the hello first)
+    return (st = uct_ep_put_short(ab, &v, 8, at + 8, rkey.rkey)) != UCS_ERR_NO_RESOURCE;
+  }));
+  ASSERT_EQ(UCS_OK, st);
+  EXPECT_EQ(v, words[1]);  // there on return
+  const uint64_t w = 0x0102030405060708ull;
+  ASSERT_EQ(UCS_OK, uct_ep_put_short(ab, &w, 8, at + 4088, rkey.rkey));
+  EXPECT_EQ(w, words[511]);
+  uint64_t old = 0;
+  completion c;
+  ASSERT_EQ(UCS_OK, uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_ADD, 5, &old, at + 8, rkey.rkey, &c.comp));
+  EXPECT_EQ(v, old);  // done within the call: no completion to wait for
+  EXPECT_EQ(v + 5, words[1]);
+  ASSERT_EQ(UCS_OK, uct_ep_atomic_cswap64(ab, v + 5, 3, at + 8, rkey.rkey, &old, &c.comp));
+  EXPECT_EQ(3u, words[1]);
+  uint64_t back = 0;
+  uct_iov_t into{&back, 8, nullptr, 0, 1};
+  ASSERT_EQ(UCS_OK, uct_ep_get_zcopy(ab, &into, 1, at + 4088, rkey.rkey, &c.comp));
+  EXPECT_EQ(w, back);
+  EXPECT_FALSE(c.done);  // no callback for what completed within its call
+  log_capture log;
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_ep_put_short(ab, &v, 8, at + 4090, rkey.rkey));  // past its end
+  EXPECT_EQ(3u, words[1]);
+  uct_rkey_release(hpam_component(), &rkey);
+  uct_ep_destroy(ab);
+  close_together({&a, &b});
+  uct_mem_free(&mem);
+  uct_md_close(md);
+}
+
+// Card memory is counted against the card's memory (CARD_MEMORY): once it
+// is used up, allocations get private memory (registered as mem_reg would),
+// which works the same; freed card memory is allocated again.
+TEST(UctCardMemory, RunningOutFallsBackToPrivateMemory) {
+  uct_md_h md = nullptr;
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CARD_MEMORY", "65536"}}, &md));
+  side a, b;
+  ASSERT_EQ(UCS_OK, a.open(md, "hamlyn"));
+  ASSERT_EQ(UCS_OK, b.open(md, "hamlyn"));
+  uct_ep_h ab = nullptr;
+  ASSERT_EQ(UCS_OK, connect(a, b, &ab));
+  uct_allocated_memory_t card{}, more{}, again{};
+  ASSERT_EQ(UCS_OK, allocate_on(md, 48 * 1024, &card));
+  ASSERT_EQ(UCS_OK, allocate_on(md, 48 * 1024, &more));
+  EXPECT_EQ(UCT_HPAM_MEMH_CARD, static_cast<uct_hpam_memh_t*>(card.memh)->allocated);
+  EXPECT_EQ(UCT_HPAM_MEMH_PRIVATE, static_cast<uct_hpam_memh_t*>(more.memh)->allocated);
+  EXPECT_EQ(UCT_ALLOC_METHOD_MD, more.method);
+  auto* words = static_cast<uint64_t*>(more.address);
+  for (size_t i = 0; i < 6 * 1024; ++i) ASSERT_EQ(0u, words[i]);  // zeroed too
+  std::vector<uint8_t> packed(88);
+  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, more.memh, packed.data()));
+  uct_rkey_bundle_t rkey{};
+  ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &rkey));
+  const uint64_t v = 77;
+  ucs_status_t st = UCS_ERR_NO_RESOURCE;
+  ASSERT_TRUE(progress_until({&a, &b}, [&] {
+    return (st = uct_ep_put_short(ab, &v, 8, reinterpret_cast<uint64_t>(&words[100]), rkey.rkey)) !=
+           UCS_ERR_NO_RESOURCE;
+  }));
+  ASSERT_EQ(UCS_OK, st);
+  ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_ep_flush(ab, 0, nullptr) == UCS_OK; }));
+  EXPECT_EQ(v, words[100]);
+  uct_rkey_release(hpam_component(), &rkey);
+  uct_mem_free(&card);
+  ASSERT_EQ(UCS_OK, allocate_on(md, 48 * 1024, &again));
+  EXPECT_EQ(UCT_HPAM_MEMH_CARD, static_cast<uct_hpam_memh_t*>(again.memh)->allocated);
+  uct_mem_free(&again);
+  uct_mem_free(&more);
+  uct_ep_destroy(ab);
+  close_together({&a, &b});
+  uct_md_close(md);
+}
+
 INSTANTIATE_TEST_SUITE_P(Nics, UctRma,
                          ::testing::Values(rma_case{"medusa", "y"}, rma_case{"hamlyn", "y"},
-                                           rma_case{"medusa", "n"}, rma_case{"hamlyn", "n"}),
+                                           rma_case{"medusa", "n"}, rma_case{"hamlyn", "n"},
+                                           rma_case{"medusa", "y", true}, rma_case{"hamlyn", "n", true}),
                          [](const ::testing::TestParamInfo<rma_case>& i) {
                            return std::string(i.param.nic) +
-                                  (*i.param.cross_memory == 'y' ? "_cross_memory" : "_packets");
+                                  (*i.param.cross_memory == 'y' ? "_cross_memory" : "_packets") +
+                                  (i.param.allocated ? "_card_memory" : "");
                          });
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "nic/hamlyn/cross_memory.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 namespace hpam::nic::hamlyn {
 
@@ -45,6 +48,26 @@ status cross_memory_read(pid_t pid, void* local, size_t len, uint64_t remote) no
     const ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
     if (got <= 0) return status::system_error;
     done += static_cast<size_t>(got);
+  }
+  return status::ok;
+}
+
+status cross_memory_pairs(pid_t pid, bool write, iovec* local, iovec* remote, size_t n) noexcept {
+  size_t i = 0;
+  while (i < n) {
+    const size_t m = std::min<size_t>(n - i, IOV_MAX);
+    const ssize_t moved = write ? process_vm_writev(pid, local + i, m, remote + i, m, 0)
+                                : process_vm_readv(pid, local + i, m, remote + i, m, 0);
+    if (moved <= 0) return status::system_error;
+    // Past the pairs the call finished; into the one it stopped inside.
+    size_t left = static_cast<size_t>(moved);
+    while (i < n && left >= local[i].iov_len) left -= local[i++].iov_len;
+    if (left) {
+      local[i].iov_base = static_cast<char*>(local[i].iov_base) + left;
+      remote[i].iov_base = static_cast<char*>(remote[i].iov_base) + left;
+      local[i].iov_len -= left;
+      remote[i].iov_len -= left;
+    }
   }
   return status::ok;
 }

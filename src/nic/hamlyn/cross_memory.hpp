@@ -26,6 +26,13 @@ status cross_memory_write(pid_t pid, const iovec* local, int n, uint64_t remote)
 // Reads [remote, remote+len) in `pid` into `local`.
 status cross_memory_read(pid_t pid, void* local, size_t len, uint64_t remote) noexcept;
 
+// Pairs of pieces in one call per IOV_MAX pairs (the send terminus's
+// batches): local[i] and remote[i] have the same length; write: local[i] ->
+// remote[i] in `pid`, else remote[i] -> local[i]. Partial transfers go on
+// from where they stopped (both lists are the caller's scratch and are
+// changed on the way). status::system_error when the kernel refuses.
+status cross_memory_pairs(pid_t pid, bool write, iovec* local, iovec* remote, size_t n) noexcept;
+
 // The kernel's ptrace_scope (Yama), or -1 when Yama is absent.
 int yama_ptrace_scope() noexcept;
 

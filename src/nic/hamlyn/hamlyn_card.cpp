@@ -32,6 +32,7 @@ const card_config& checked(const card_config& c) {
   if (!is_power_of_two(c.rx_packets)) bad("rx_packets must be a power of two");
   if (!is_power_of_two(c.work_queue_entries)) bad("work_queue_entries must be a power of two");
   if (c.direct_io_limit > 4096) bad("direct_io_limit must be <= 4096");
+  if (c.batch_limit > c.direct_io_limit) bad("batch_limit must be <= direct_io_limit");
   return c;
 }
 

@@ -185,6 +185,71 @@ void receiving_interface::complete(const card_view& v, const slot_copy& s, const
   notify(v, s, n, message);
 }
 
+// The hold of `slot` for a batch: one it took already (the last few are
+// looked at: a batch's packets mostly go to one or two slots), else a new
+// one. ~0u: the slot refused (counted by hold_slot), and is let go.
+uint32_t receiving_interface::batch_hold_for(const card_view& v, uint32_t slot, uint32_t& holds) {
+  constexpr uint32_t looked_at = 4;
+  for (uint32_t k = holds; k > 0 && holds - k < looked_at; --k)
+    if (batch_holds_[k - 1].slot == slot) return k - 1;
+  batch_hold& b = batch_holds_[holds];
+  b.slot = slot;
+  if (!hold_slot(v, slot, b.copy)) {
+    v.slots[slot].users.fetch_sub(1, std::memory_order_release);
+    return ~0u;
+  }
+  return holds++;
+}
+
+status receiving_interface::arrive_batch(const card_view& v, const packet_header* h,
+                                         const iovec* data, uint32_t n, status* outcome) {
+  arrival_counters& c = v.header->counters;
+  if (batch_items_.empty()) {  // first batch: scratch sized once
+    batch_holds_.resize(max_batch);
+    batch_items_.resize(max_batch);
+    batch_local_.resize(max_batch);
+    batch_remote_.resize(max_batch);
+  }
+  if (n > max_batch) n = max_batch;  // (the terminus never asks for more)
+  uint32_t holds = 0, accepted = 0, pieces = 0;
+  for (uint32_t i = 0; i < n; ++i) {  // every check before any byte moves
+    const packet_header& p = h[i];
+    outcome[i] = status::rejected;
+    if (!well_formed(v, p)) continue;
+    if (data[i].iov_len != p.length || p.metadata_length != 0 || p.metadata_index == fast_index ||
+        !(p.flags & flag_single)) {
+      count(c.malformed);  // not a batch's kind of packet
+      continue;
+    }
+    const uint32_t k = batch_hold_for(v, p.slot, holds);
+    metadata_entry* entry = nullptr;
+    if (k == ~0u || !check_packet(v, p, batch_holds_[k].copy, entry)) continue;
+    const slot_copy& s = batch_holds_[k].copy;
+    if (s.memory == static_cast<uint32_t>(area_memory::card)) {  // card memory: written here
+      detail::gather(v.area + s.base + p.offset, &data[i], 1);
+    } else if (p.length) {
+      batch_local_[pieces] = data[i];
+      batch_remote_[pieces++] = iovec{reinterpret_cast<void*>(s.base + p.offset), p.length};
+    }
+    batch_items_[accepted++] = batch_item{i, k, entry};
+  }
+  const status st = pieces ? cross_memory_pairs(v.pid, true, batch_local_.data(), batch_remote_.data(), pieces)
+                           : status::ok;
+  if (is_ok(st)) {
+    c.packets.fetch_add(accepted, std::memory_order_relaxed);
+    for (uint32_t a = 0; a < accepted; ++a) {  // still holding every slot (as arrive)
+      const batch_item& it = batch_items_[a];
+      outcome[it.packet] = status::ok;
+      if (flags_notify(h[it.packet].flags))
+        complete(v, batch_holds_[it.hold].copy, h[it.packet], it.entry, nullptr);
+    }
+  } else {
+    for (uint32_t a = 0; a < accepted; ++a) outcome[batch_items_[a].packet] = status::system_error;
+  }
+  for (uint32_t k = 0; k < holds; ++k)
+    v.slots[batch_holds_[k].slot].users.fetch_sub(1, std::memory_order_release);
+  return st;
+}
 
 status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,
                                     uint64_t offset, uint64_t len, std::byte*& ptr,

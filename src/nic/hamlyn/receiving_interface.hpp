@@ -33,6 +33,10 @@ namespace hpam::nic::hamlyn {
 
 class card;
 
+// Packets one batched arrival takes at most (Linux's IOV_MAX: one
+// process_vm_writev call).
+constexpr uint32_t max_batch = 1024;
+
 // Handlers for packets that are not deposits (fallback requests and replies),
 // run by the receiver when it polls its inbound FIFO. Returns false when it
 // cannot finish now (the packet is served again later).
@@ -63,6 +67,19 @@ class receiving_interface {
   // cases.
   status arrive_fast(const card_view& v, const ticket& t, uint64_t offset, const std::byte* data,
                      uint32_t length, uint64_t word, bool local);
+  // arrive() for a batch of single-packet messages from this process to
+  // card v, a peer reached by cross-memory attach (the send terminus's
+  // batched deposits; at most max_batch, data[i] the one piece of packet
+  // i, no user metadata, no fast mode). Every packet is checked as arrive()
+  // checks it (well formed, its slot held, mode, key, bounds) before any
+  // byte moves; the accepted ones are written by one cross-memory call,
+  // then counted and completed while their slots are still held. A refused
+  // packet writes nothing and is counted; the others land. outcome[i] is
+  // each packet's fate. system_error: the kernel refused the write; the
+  // accepted packets (outcome system_error) were neither written nor
+  // counted, the refused ones keep their refusal.
+  status arrive_batch(const card_view& v, const packet_header* h, const iovec* data, uint32_t n,
+                      status* outcome);
   // Resolves [offset, offset+len) of slot `s` at v after the key and bounds
   // checks (for gets and atomics): card memory gives a pointer; process
   // memory gives the owner's address with ptr = null.
@@ -115,6 +132,18 @@ class receiving_interface {
     packet_header header;     // the copy every check and use reads
     uint64_t done;            // read requests: bytes already answered
   };
+  // A slot a batch holds, with what the batch's packets use of it.
+  struct batch_hold {
+    uint32_t slot;  // its index
+    slot_copy copy; // read once, while held
+  };
+  // A packet of a batch that passed its checks.
+  struct batch_item {
+    uint32_t packet;         // its index in the batch
+    uint32_t hold;           // the batch_hold of its slot
+    metadata_entry* entry;   // its metadata entry (null: fast mode)
+  };
+  uint32_t batch_hold_for(const card_view& v, uint32_t slot, uint32_t& holds);
   struct handler_entry {
     packet_handler fn = nullptr;
     void* ctx = nullptr;
@@ -162,6 +191,10 @@ class receiving_interface {
   bool has_deferred_ = false;    // deferred_ waits to be served again, holding its cell:
   inbound_packet deferred_{};    // the cells after it wait too, so cells go back in order
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
+  // arrive_batch's scratch, max_batch each once a batch is first carried out.
+  std::vector<batch_hold> batch_holds_;
+  std::vector<batch_item> batch_items_;
+  std::vector<iovec> batch_local_, batch_remote_;
 };
 
 // h_recv, inline: the receiver's poll.

@@ -60,7 +60,28 @@ send_terminus::send_terminus(std::vector<card_view>& views, receiving_interface&
       my_proc_(static_cast<uint32_t>(cfg.my_proc)),
       nprocs_(static_cast<uint32_t>(cfg.nprocs)),
       mask_(cfg.work_queue_entries - 1),
-      results_(results_kept, result{~0ull, status::ok}) {}
+      results_(results_kept, result{~0ull, status::ok}),
+      batch_limit_(cfg.batch_limit) {
+  if (batch_limit_ == 0) return;
+  batch_entries_.resize(max_batch);
+  batch_headers_.resize(max_batch);
+  batch_data_.resize(max_batch);
+  batch_outcomes_.resize(max_batch);
+}
+
+// Whether a message waits for a batch: one packet without user metadata or
+// fast mode, at most batch_limit bytes, for another process whose private
+// memory I reach by cross-memory attach (card memory and my own are written
+// at once, as cheaply as a copy into the entry).
+bool send_terminus::batchable(const ticket& t, uint64_t length, uint32_t packets,
+                              uint32_t metadata_length) const {
+  if (batch_limit_ == 0 || length > batch_limit_ || packets != 1 || metadata_length != 0 ||
+      t.metadata_index == fast_index || t.node == my_proc_)
+    return false;
+  const card_view& v = views_[t.node];
+  return v.attached && v.cross_memory &&
+         !(t.slot < v.geo.slot_count && v.slots[t.slot].memory == static_cast<uint32_t>(area_memory::card));
+}
 
 status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   uint64_t length = 0;
@@ -93,7 +114,16 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   w.next_packet = 0;
   w.sent = 0;
   w.sequence = posted_;
+  w.batch = batchable(t, length, packets, m.metadata_length) ? batch_waiting : batch_none;
   h.sequence = posted_++;
+  if (w.batch == batch_waiting) {  // copied into the entry; carried out with its batch
+    std::byte* copy = inline_data_.data() + (w.sequence & mask_) * direct_io_limit_;
+    detail::gather(copy, m.gather, m.gather_count);
+    w.gather[0] = iovec{copy, length};
+    w.gather_count = 1;
+    if (++waiting_in_batch_ >= max_batch) kick();  // a full batch goes at once
+    return status::ok;
+  }
   const bool idle = running_ + 1 == posted_;
   if (idle) {  // the card was idle: it sends this entry at once
     uint32_t budget = engine_budget_;
@@ -138,10 +168,66 @@ void send_terminus::run_engine() {
   uint32_t budget = engine_budget_;
   while (running_ != posted_ && budget > 0) {
     work_entry& w = queue_[running_ & mask_];
-    if (!run_entry(w, budget)) return;  // waiting for room at the receiver, or out of budget
+    if (w.batch == batch_waiting) run_batches();  // now batch_done, or batch_none (sent on below)
+    if (w.batch != batch_done && !run_entry(w, budget))
+      return;  // waiting for room at the receiver, or out of budget
     running_++;
     // The completion word: entries before it (and their buffers) may be reused.
     completion_.store(running_, std::memory_order_release);
+  }
+}
+
+// Carries out the waiting entries from the head up to the first entry that
+// is not batched, one batch per destination (at most max_batch entries
+// each; the rest wait for the next call).
+void send_terminus::run_batches() {
+  uint64_t end = running_;
+  while (end != posted_ && queue_[end & mask_].batch != batch_none) ++end;
+  for (uint64_t first = running_; first != end; ++first) {
+    if (queue_[first & mask_].batch != batch_waiting) continue;
+    const uint32_t destination = queue_[first & mask_].target.node;
+    uint32_t n = 0;
+    for (uint64_t e = first; e != end && n < max_batch; ++e) {
+      work_entry& w = queue_[e & mask_];
+      if (w.batch != batch_waiting || w.target.node != destination) continue;
+      packet_header& h = batch_headers_[n];
+      h = addressed(w.target, my_proc_);
+      h.offset = w.offset;
+      h.length = static_cast<uint32_t>(w.length);
+      h.delta = w.counter;  // the one packet of its message
+      h.flags = w.flags | flag_single;
+      h.fast_word = w.fast_word;
+      batch_data_[n] = w.gather[0];
+      batch_entries_[n++] = &w;
+    }
+    deposit_batch(destination, n);
+  }
+}
+
+// One batch to one destination: every entry finished with its outcome, or
+// (the kernel refused cross-memory writes after all) sent on as packets.
+void send_terminus::deposit_batch(uint32_t destination, uint32_t n) {
+  card_view& v = views_[destination];
+  status st = status::invalid_argument;
+  if (v.attached) {
+    st = receiver_.arrive_batch(v, batch_headers_.data(), batch_data_.data(), n, batch_outcomes_.data());
+  } else {
+    for (uint32_t i = 0; i < n; ++i) batch_outcomes_[i] = status::invalid_argument;
+  }
+  if (st == status::system_error) v.cross_memory = false;  // packets from now on
+  batches_++;
+  batched_messages_ += n;
+  waiting_in_batch_ -= n;
+  for (uint32_t i = 0; i < n; ++i) {
+    work_entry& w = *batch_entries_[i];
+    const status outcome = batch_outcomes_[i];
+    if (outcome == status::system_error) {
+      w.batch = batch_none;  // run_entry sends it as a packet
+      continue;
+    }
+    w.batch = batch_done;
+    if (!is_ok(outcome)) rejected_sends_++;
+    finish(w.sequence, outcome);
   }
 }
 

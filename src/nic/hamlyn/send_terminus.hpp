@@ -9,6 +9,14 @@
 // length, and delivers each one: the receiving interface's work done here,
 // in the receiver's card, or a packet in the receiver's inbound FIFO.
 //
+// Batches (card_config::batch_limit): a message of one packet, up to
+// batch_limit bytes, for another process's private memory reached by
+// cross-memory attach is copied into its entry and waits there; the engine
+// carries out all such waiting entries together, one batch per destination
+// (receiving_interface::arrive_batch: every packet checked, one
+// process_vm_writev), at the next kick, when the queue is full, or before
+// an entry that is not batched (so entries still take effect in order).
+//
 // Private to the sending process (its emulated card engine runs in the same
 // process); one terminus per card. Hot path: no allocation, lock or throw.
 #pragma once
@@ -62,7 +70,15 @@ struct work_entry {
   uint32_t next_packet;                     // engine progress: packets sent so far
   uint64_t sent;                            // engine progress: data bytes sent so far
   bool two_first;                           // first packet's delta is 2 (avoids a 0 last delta)
+  uint8_t batch;                            // batch_state: waits for its batch, or done by it
   uint64_t sequence;                        // position in the work queue
+};
+
+// work_entry::batch
+enum batch_state : uint8_t {
+  batch_none = 0,     // sent by run_entry (not batched, or the kernel refused its batch)
+  batch_waiting = 1,  // waits in the queue for its batch
+  batch_done = 2,     // carried out by its batch (result recorded)
 };
 
 class send_terminus {
@@ -100,6 +116,9 @@ class send_terminus {
   uint64_t rejected_sends() const {
     return rejected_sends_;
   }  // messages the receiving side refused
+  uint64_t batches() const { return batches_; }                  // batches carried out
+  uint64_t batched_messages() const { return batched_messages_; }  // messages they carried
+  bool holds_batch() const { return waiting_in_batch_ != 0; }  // entries wait for their batch
 
  private:
   struct result {
@@ -109,6 +128,9 @@ class send_terminus {
   static constexpr uint32_t results_kept = 1024;  // finished entries whose outcome can be asked
 
   void run_engine();
+  bool batchable(const ticket& t, uint64_t length, uint32_t packets, uint32_t metadata_length) const;
+  void run_batches();
+  void deposit_batch(uint32_t destination, uint32_t n);
   bool run_entry(work_entry& w, uint32_t& budget);
   status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                           uint64_t word, send_handle& h);
@@ -135,6 +157,16 @@ class send_terminus {
   std::atomic<uint64_t> completion_{0};  // entries sent (the completion word)
   std::vector<result> results_;          // outcome of finished entries
   uint64_t rejected_sends_ = 0;          // messages the receiving side refused
+  uint32_t batch_limit_;                 // batched messages are at most this long (0: none)
+  uint32_t waiting_in_batch_ = 0;        // entries in state batch_waiting
+  uint64_t batches_ = 0;                 // batches carried out
+  uint64_t batched_messages_ = 0;        // messages they carried
+  // deposit_batch's scratch (max_batch each when batch_limit_ != 0): the
+  // entries of one batch, their packet headers, data and outcomes.
+  std::vector<work_entry*> batch_entries_;
+  std::vector<packet_header> batch_headers_;
+  std::vector<iovec> batch_data_;
+  std::vector<status> batch_outcomes_;
 };
 
 namespace detail {

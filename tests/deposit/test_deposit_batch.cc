@@ -1,0 +1,262 @@
+// Batched deposits (setup::batch_limit): small puts and gets by
+// cross-memory attach wait and are carried out together at the next
+// progress, one system call per destination. Every entry is checked when
+// its batch is carried out; a forged, out-of-bounds or revoked entry inside
+// a batch is refused and counted while the rest of the batch lands.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "deposit/deposit.hpp"
+#include "../common/test_util.hpp"
+
+namespace hpam::deposit {
+namespace {
+
+struct batch_pair {
+  std::unique_ptr<endpoint> e[2];
+  explicit batch_pair(uint32_t batch_limit = 256) {
+    const std::string job = test::unique_job("depbatch");
+    for (int p = 0; p < 2; ++p) {
+      setup s;
+      s.job = job;
+      s.nprocs = 2;
+      s.my_proc = p;
+      s.packet_size = 4096;
+      s.card_memory = 1u << 20;
+      s.batch_limit = batch_limit;
+      s.attach_timeout_ms = 5000;
+      e[p] = std::make_unique<endpoint>(s);
+    }
+    e[0]->attach_all();
+    e[1]->attach_all();
+  }
+  status outcome(op_handle h) {
+    status err = status::ok;
+    for (int i = 0; i < 100'000; ++i) {
+      const op_state s = e[0]->test(h, &err);
+      if (s != op_state::pending) return s == op_state::sent ? status::ok : err;
+      e[0]->progress();
+      e[1]->progress();
+    }
+    return status::would_block;
+  }
+};
+
+// Private memory of endpoint 1 with guard bytes around it.
+struct guarded {
+  static constexpr size_t guard = 256;
+  std::vector<uint8_t> storage;
+  uint8_t* mem;
+  size_t bytes;
+  explicit guarded(size_t n) : storage(n + 2 * guard, 0xEE), mem(storage.data() + guard), bytes(n) {
+    std::memset(mem, 0, n);
+  }
+  bool guards_intact() const {
+    for (size_t i = 0; i < storage.size(); ++i)
+      if ((i < guard || i >= guard + bytes) && storage[i] != 0xEE) return false;
+    return true;
+  }
+};
+
+TEST(deposit_batch, small_puts_wait_for_progress_then_land_in_one_batch) {
+  batch_pair j;
+  ASSERT_TRUE(j.e[0]->cross_memory_to(1));
+  guarded g(64 * 1024);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  std::mt19937 rng(7);
+  std::vector<uint8_t> expect(g.bytes, 0);
+  std::vector<op_handle> hs;
+  const uint64_t batches_before = j.e[0]->card().terminus().batches();
+  for (int i = 0; i < 600; ++i) {  // lengths 0..256 at distinct 256-byte cells
+    const size_t len = rng() % 257;
+    const uint64_t at = static_cast<uint64_t>(i) * 100 % (g.bytes - 256);
+    std::vector<uint8_t> data(len);
+    for (auto& b : data) b = static_cast<uint8_t>(rng());
+    op_handle h;
+    ASSERT_EQ(j.e[0]->put(data.data(), len, t, at, &h), status::ok);
+    std::memcpy(expect.data() + at, data.data(), len);  // later puts win where cells overlap
+    data.assign(len, 0x5A);  // the put copied its bytes: the buffer may be reused at once
+    hs.push_back(h);
+  }
+  EXPECT_EQ(j.e[0]->test(hs.front()), op_state::pending);
+  for (size_t i = 0; i < g.bytes; ++i) ASSERT_EQ(g.mem[i], 0) << "deposited before progress: " << i;
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->card().terminus().batches() - batches_before, 1u);
+  EXPECT_EQ(j.e[0]->card().terminus().batched_messages(), 600u);
+  for (op_handle h : hs) ASSERT_EQ(j.e[0]->test(h), op_state::sent);
+  EXPECT_EQ(std::memcmp(g.mem, expect.data(), g.bytes), 0);
+  EXPECT_TRUE(g.guards_intact());
+  EXPECT_EQ(j.e[1]->card().counters().packets.load(), 600u);
+}
+
+TEST(deposit_batch, small_gets_wait_for_progress_and_see_earlier_puts) {
+  batch_pair j;
+  guarded g(8192);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  for (size_t i = 0; i < g.bytes; ++i) g.mem[i] = static_cast<uint8_t>(i * 7);
+  const uint64_t word = 0x1122334455667788ull;
+  op_handle hp;
+  ASSERT_EQ(j.e[0]->put(&word, 8, t, 800, &hp), status::ok);  // waits: the get below must see it
+  std::vector<uint64_t> got(512, 0);
+  std::vector<op_handle> hs(got.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(j.e[0]->get(&got[i], 8, t, (i * 8 * 13) % (g.bytes - 8), &hs[i]), status::ok);
+  EXPECT_EQ(j.e[0]->test(hs[0]), op_state::pending);
+  j.e[0]->progress();
+  ASSERT_EQ(j.e[0]->test(hp), op_state::sent);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(j.e[0]->test(hs[i]), op_state::sent) << i;
+    uint64_t expect;
+    std::memcpy(&expect, g.mem + (i * 8 * 13) % (g.bytes - 8), 8);
+    ASSERT_EQ(got[i], expect) << i;
+  }
+  uint64_t at800 = 0;
+  std::memcpy(&at800, g.mem + 800, 8);
+  EXPECT_EQ(at800, word);
+  // A get carried out at once (too long for a batch) sees a waiting put too.
+  const uint64_t word2 = 0xA5A5A5A5A5A5A5A5ull;
+  ASSERT_EQ(j.e[0]->put(&word2, 8, t, 1600, &hp), status::ok);
+  std::vector<uint8_t> big(2048, 0);
+  op_handle hb;
+  ASSERT_EQ(j.e[0]->get(big.data(), big.size(), t, 0, &hb), status::ok);
+  ASSERT_EQ(j.outcome(hb), status::ok);
+  EXPECT_EQ(std::memcmp(big.data() + 1600, &word2, 8), 0);
+  EXPECT_TRUE(g.guards_intact());
+}
+
+// The hostile entries of a batch: each refused and counted in the owner's
+// card, nothing written for it; every other entry lands.
+TEST(deposit_batch, forged_entries_inside_a_batch_are_refused_and_counted_the_rest_lands) {
+  batch_pair j;
+  guarded g(4096), other(4096);
+  ticket t, revoked;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  ASSERT_EQ(j.e[1]->register_memory(other.mem, other.bytes, revoked), status::ok);
+  ASSERT_EQ(j.e[1]->revoke(revoked), status::ok);
+  ticket wrong_key = t, wide = t, no_slot = t;
+  wrong_key.protection_key ^= 0x40;
+  wide.range = t.range + 4096;  // claims more than the slot's bound
+  no_slot.slot = 1u << 30;      // a slot the card does not have
+  const auto& c = j.e[1]->card().counters();
+  const uint64_t key0 = c.key_rejections, bounds0 = c.bounds_rejections,
+                 revoked0 = c.revoked_rejections, malformed0 = c.malformed;
+  struct entry {
+    const ticket* tk;
+    uint64_t at;
+    status expect;
+  };
+  const entry entries[] = {{&t, 0, status::ok},          {&wrong_key, 64, status::rejected},
+                           {&t, 128, status::ok},        {&wide, 4090, status::rejected},
+                           {&t, 256, status::ok},        {&revoked, 0, status::rejected},
+                           {&no_slot, 512, status::rejected}, {&t, 4088, status::ok}};
+  const uint64_t value = 0x0102030405060708ull;
+  op_handle h[8];
+  for (int i = 0; i < 8; ++i)
+    ASSERT_EQ(j.e[0]->put(&value, 8, *entries[i].tk, entries[i].at, &h[i]), status::ok) << i;
+  const uint64_t batches0 = j.e[0]->card().terminus().batches();
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->card().terminus().batches() - batches0, 1u);  // all eight in one batch
+  for (int i = 0; i < 8; ++i) {
+    status err = status::ok;
+    const op_state s = j.e[0]->test(h[i], &err);
+    EXPECT_EQ(s == op_state::sent ? status::ok : err, entries[i].expect) << i;
+  }
+  EXPECT_EQ(c.key_rejections - key0, 1u);
+  EXPECT_EQ(c.bounds_rejections - bounds0, 1u);
+  EXPECT_EQ(c.revoked_rejections - revoked0, 1u);
+  EXPECT_EQ(c.malformed - malformed0, 1u);
+  for (uint64_t at : {0u, 128u, 256u, 4088u}) {
+    EXPECT_EQ(std::memcmp(g.mem + at, &value, 8), 0) << at;
+  }
+  for (size_t i = 0; i < g.bytes; ++i) {
+    const bool written = i < 8 || (i >= 128 && i < 136) || (i >= 256 && i < 264) || i >= 4088;
+    if (!written) {
+      ASSERT_EQ(g.mem[i], 0) << i;
+    }
+  }
+  for (size_t i = 0; i < other.bytes; ++i) ASSERT_EQ(other.mem[i], 0) << i;
+  EXPECT_TRUE(g.guards_intact());
+  EXPECT_TRUE(other.guards_intact());
+  // The same refusals inside a batch of gets; the good ones read.
+  uint64_t got[8];
+  for (int i = 0; i < 8; ++i) {
+    got[i] = 0;
+    ASSERT_EQ(j.e[0]->get(&got[i], 8, *entries[i].tk, entries[i].at, &h[i]), status::ok) << i;
+  }
+  j.e[0]->progress();
+  for (int i = 0; i < 8; ++i) {
+    status err = status::ok;
+    const op_state s = j.e[0]->test(h[i], &err);
+    EXPECT_EQ(s == op_state::sent ? status::ok : err, entries[i].expect) << i;
+    EXPECT_EQ(got[i], entries[i].expect == status::ok ? value : 0u) << i;
+  }
+  EXPECT_EQ(c.key_rejections - key0, 2u);
+  EXPECT_EQ(c.bounds_rejections - bounds0, 2u);
+  EXPECT_EQ(c.revoked_rejections - revoked0, 2u);
+  EXPECT_EQ(c.malformed - malformed0, 2u);
+}
+
+// A slot revoked while puts to it wait for their batch: they are refused
+// when the batch is carried out (the checks are made then, not at posting).
+TEST(deposit_batch, a_revoke_before_the_batch_refuses_its_entries) {
+  batch_pair j;
+  guarded g(1024);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  const uint64_t value = 9;
+  op_handle h1, h2;
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 0, &h1), status::ok);
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 8, &h2), status::ok);
+  ASSERT_EQ(j.e[1]->revoke(t), status::ok);
+  EXPECT_EQ(j.outcome(h1), status::rejected);
+  EXPECT_EQ(j.outcome(h2), status::rejected);
+  for (size_t i = 0; i < g.bytes; ++i) ASSERT_EQ(g.mem[i], 0) << i;
+}
+
+TEST(deposit_batch, batch_limit_zero_deposits_each_at_once) {
+  batch_pair j(0);
+  guarded g(1024);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  const uint64_t value = 0x77;
+  op_handle h;
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 16, &h), status::ok);
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  EXPECT_EQ(g.mem[16], 0x77);
+  uint64_t got = 0;
+  ASSERT_EQ(j.e[0]->get(&got, 8, t, 16, &h), status::ok);
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  EXPECT_EQ(got, value);
+  EXPECT_EQ(j.e[0]->card().terminus().batches(), 0u);
+}
+
+// More puts than one batch holds: the queue carries out a full batch on
+// its own, and every put lands.
+TEST(deposit_batch, a_full_batch_goes_at_once) {
+  batch_pair j;
+  guarded g(8 * 3000);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  for (uint64_t i = 0; i < 3000; ++i) {
+    status st;
+    while ((st = j.e[0]->put(&i, 8, t, i * 8, nullptr)) == status::would_block) j.e[0]->progress();
+    ASSERT_EQ(st, status::ok) << i;
+  }
+  EXPECT_GE(j.e[0]->card().terminus().batches(), 2u);  // before any progress call
+  j.e[0]->progress();
+  for (uint64_t i = 0; i < 3000; ++i) {
+    uint64_t v;
+    std::memcpy(&v, g.mem + i * 8, 8);
+    ASSERT_EQ(v, i) << i;
+  }
+  EXPECT_TRUE(g.guards_intact());
+}
+
+}  // namespace
+}  // namespace hpam::deposit
