@@ -6,6 +6,11 @@
  * as packets that the owner's memory-domain card serves (atomics on private
  * memory always do), and the operation completes in a later progress call.
  *
+ * Memory the peer's domain allocated (card memory) is written, read and
+ * updated within the call (hpam_dep_*_now: the checks, then a copy or a CPU
+ * atomic), with no bounce buffer and no operation in flight; every other
+ * operation is tried that way first, which costs one look at the slot.
+ *
  * Buffered and short puts copy into a bounce buffer first (UCX may reuse its
  * buffer as soon as the call returns); gets into a bounce buffer hand the
  * bytes to UCX's unpack callback on completion. Every operation stays in
@@ -73,6 +78,20 @@ busy:
     if (status == UCS_ERR_NO_RESOURCE) iface->no_resource++;
     return status;
 }
+
+/* A bounce buffer for an operation that could not be done within the call. */
+static ucs_status_t take_bounce(uct_hpam_iface_t *iface, int16_t *bounce)
+{
+    if (ucs_unlikely(iface->bounce_nfree == 0)) {
+        iface->no_resource++;
+        return UCS_ERR_NO_RESOURCE;
+    }
+    *bounce = iface->bounce_free[--iface->bounce_nfree];
+    return UCS_OK;
+}
+
+/* What a call done within itself returns: UCS_OK, or why it was refused. */
+static inline ucs_status_t now_status(int rc) { return rc == HPAM_OK ? UCS_OK : uct_hpam_status(rc); }
 
 static uct_hpam_op_t *op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_completion_t *comp)
 {
@@ -219,11 +238,15 @@ ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned 
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "put_short");
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
+    if (ucs_unlikely(status != UCS_OK)) return status;
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+    const int rc = hpam_dep_put_now(iface->dep, buffer, length, &RKEY(rkey)->ticket, offset);
+    if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return now_status(rc);
     int16_t b;
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, &b, &offset);
+    status = take_bounce(iface, &b);
     if (ucs_unlikely(status != UCS_OK)) return status;
     memcpy(bounce_ptr(iface, b), buffer, length);
-    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
     return put_from_bounce(iface, ep, length, offset, RKEY(rkey), b);
 }
 
@@ -247,6 +270,11 @@ ssize_t uct_hpam_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void 
         return UCS_ERR_INVALID_PARAM;
     }
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
+    const int rc = hpam_dep_put_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
+    if (rc != HPAM_ERR_NOT_SUPPORTED) {
+        iface->bounce_free[iface->bounce_nfree++] = b;
+        return rc == HPAM_OK ? (ssize_t)length : uct_hpam_status(rc);
+    }
     status = put_from_bounce(iface, ep, length, offset, RKEY(rkey), b);
     return status == UCS_OK ? (ssize_t)length : status;
 }
@@ -264,8 +292,11 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
     uint64_t offset;
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    uct_hpam_op_t *op = op_new(iface, ep, comp);
     const hpam_ticket_t *t = &RKEY(rkey)->ticket;
+    const int rc = is_put ? hpam_dep_put_now(iface->dep, iov[0].buffer, length, t, offset)
+                          : hpam_dep_get_now(iface->dep, iov[0].buffer, length, t, offset);
+    if (rc != HPAM_ERR_NOT_SUPPORTED) return now_status(rc); /* no completion for it */
+    uct_hpam_op_t *op = op_new(iface, ep, comp);
     if (is_put) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
         return put_started(iface, ep, RKEY(rkey), offset,
@@ -300,6 +331,12 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
     int16_t b;
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, &b, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
+    const int rc = hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
+    if (rc != HPAM_ERR_NOT_SUPPORTED) {
+        if (rc == HPAM_OK) unpack_cb(arg, bounce_ptr(iface, b), length);
+        iface->bounce_free[iface->bounce_nfree++] = b;
+        return now_status(rc);
+    }
     uct_hpam_op_t *op = op_new(iface, ep, comp);
     op->bounce = b;
     op->unpack = unpack_cb;
@@ -333,10 +370,17 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
     uint64_t offset;
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
+    UCT_TL_EP_STAT_ATOMIC(&ep->super);
+    uint64_t old = 0;
+    const int rc = hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset, operand,
+                                       compare, &old);
+    if (rc != HPAM_ERR_NOT_SUPPORTED) {
+        if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
+        return now_status(rc);
+    }
     uct_hpam_op_t *op = op_new(iface, ep, result != NULL ? comp : NULL);
     op->result = result;
     op->width = result != NULL ? (uint8_t)width : 0;
-    UCT_TL_EP_STAT_ATOMIC(&ep->super);
     return op_started(iface, op, hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket,
                                                  offset, operand, compare,
                                                  result != NULL ? &op->fetched : NULL, &op->handle));

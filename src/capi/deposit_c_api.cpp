@@ -34,6 +34,14 @@ hpam::deposit::op_handle* as_handle(hpam_dep_handle_t* h) {
 }
 
 int result(hpam::status s) { return hpam::capi::to_c_error(s); }
+
+constexpr hpam::deposit::atomic_op atomic_ops[] = {
+    hpam::deposit::atomic_op::add,     hpam::deposit::atomic_op::bit_and,
+    hpam::deposit::atomic_op::bit_or,  hpam::deposit::atomic_op::bit_xor,
+    hpam::deposit::atomic_op::swap,    hpam::deposit::atomic_op::compare_swap};  // [hpam_dep_atomic_op]
+hpam::deposit::atomic_width atomic_width_of(int width) {
+  return width == 4 ? hpam::deposit::atomic_width::w32 : hpam::deposit::atomic_width::w64;
+}
 }  // namespace
 
 extern "C" {
@@ -112,12 +120,25 @@ int hpam_dep_get(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t, u
 int hpam_dep_atomic(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t* t,
                     uint64_t offset, uint64_t operand, uint64_t compare, uint64_t* fetched,
                     hpam_dep_handle_t* h) {
-  using hpam::deposit::atomic_op;
-  static const atomic_op ops[] = {atomic_op::add,     atomic_op::bit_and, atomic_op::bit_or,
-                                  atomic_op::bit_xor, atomic_op::swap,    atomic_op::compare_swap};
   if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8)) return HPAM_ERR_INVALID;
-  const auto w = width == 4 ? hpam::deposit::atomic_width::w32 : hpam::deposit::atomic_width::w64;
-  return result(d->ep.atomic(ops[op], w, unpack(t), offset, operand, compare, fetched, as_handle(h)));
+  return result(d->ep.atomic(atomic_ops[op], atomic_width_of(width), unpack(t), offset, operand,
+                             compare, fetched, as_handle(h)));
+}
+
+int hpam_dep_put_now(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t* t,
+                     uint64_t offset) {
+  return result(d->ep.put_now(src, len, unpack(t), offset));
+}
+
+int hpam_dep_get_now(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t, uint64_t offset) {
+  return result(d->ep.get_now(dst, len, unpack(t), offset));
+}
+
+int hpam_dep_atomic_now(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t* t,
+                        uint64_t offset, uint64_t operand, uint64_t compare, uint64_t* fetched) {
+  if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8)) return HPAM_ERR_INVALID;
+  return result(d->ep.atomic_now(atomic_ops[op], atomic_width_of(width), unpack(t), offset, operand,
+                                 compare, fetched));
 }
 
 int hpam_dep_test(hpam_dep_t* d, hpam_dep_handle_t h) {

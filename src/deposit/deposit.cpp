@@ -33,6 +33,8 @@ nic::hamlyn::card_config card_config_for(const setup& s) {
   return c;
 }
 
+hybrid_op atomic_as_hybrid(atomic_op op, atomic_width w, uint64_t operand, uint64_t compare);
+
 hybrid_code code_for(atomic_op op) {
   switch (op) {
     case atomic_op::add: return hybrid_code::fetch_add;
@@ -43,6 +45,17 @@ hybrid_code code_for(atomic_op op) {
     case atomic_op::compare_swap: return hybrid_code::compare_swap;
   }
   return hybrid_code::none;
+}
+
+// The hybrid deposit operation an atomic is (direct addressing at its operand).
+hybrid_op atomic_as_hybrid(atomic_op op, atomic_width w, uint64_t operand, uint64_t compare) {
+  hybrid_op o{};
+  o.code = code_for(op);
+  o.mode = addressing::direct;
+  o.width = static_cast<uint8_t>(w);
+  o.value = operand;
+  o.compare = compare;
+  return o;
 }
 
 }  // namespace
@@ -389,12 +402,7 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
                         uint64_t compare, uint64_t* fetched, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
   card_.terminus().kick();  // waiting puts take effect first
-  hybrid_op o{};
-  o.code = code_for(op);
-  o.mode = addressing::direct;
-  o.width = static_cast<uint8_t>(w);
-  o.value = operand;
-  o.compare = compare;
+  const hybrid_op o = atomic_as_hybrid(op, w, operand, compare);
   // The same ticket named another process's private memory before: its
   // owner does the operation and checks the slot, the key and the bounds
   // itself, so the slot is not held here (holding it moves the slot's cache
@@ -423,6 +431,68 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
   card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
   if (is_ok(done) && fetched) *fetched = res.fetched;
   if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
+  return done;
+}
+
+// --- at once (e) ----------------------------------------------------------
+
+// [offset, offset+len) of t held and addressable here (card memory, or my
+// own process's): ok with ptr (the caller unresolves), a refusal of the
+// checks, or not_supported (nothing held) for memory reached otherwise.
+status endpoint::direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr) {
+  if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
+    return status::invalid_argument;
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  if (!v.attached) return status::invalid_argument;
+  const bool mine = static_cast<int>(t.node) == my_proc_;
+  if (!mine && !(t.slot < v.geo.slot_count &&  // (a peek: resolve reads the slot held)
+                 v.slots[t.slot].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card)))
+    return status::not_supported;
+  card_.terminus().kick();  // what waits in the work queue takes effect first
+  uint64_t address = 0;
+  const status st =
+      card_.receiver().resolve(v, t.slot, t.protection_key, t.offset + offset, len, ptr, address);
+  if (!is_ok(st) || ptr) return st;  // the checks refused it, or card memory
+  if (mine) {
+    ptr = reinterpret_cast<std::byte*>(address);
+    return status::ok;
+  }
+  card_.receiver().unresolve(v, t.slot);  // the slot was set up again meanwhile, over private memory
+  return status::not_supported;
+}
+
+status endpoint::put_now(const void* src, size_t len, const ticket& t, uint64_t offset) {
+  // A ticket that asks for notification or fast mode needs the arrival's counting.
+  if (t.metadata_index == nic::hamlyn::fast_index || (t.flags & nic::hamlyn::ticket_flags::notify))
+    return status::not_supported;
+  std::byte* ptr = nullptr;
+  const status st = direct(t, offset, len, ptr);
+  if (!is_ok(st)) return st;
+  // A store into card memory, as the CPU's own: no packet, so none counted.
+  if (len) std::memcpy(ptr, src, len);
+  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  return status::ok;
+}
+
+status endpoint::get_now(void* dst, size_t len, const ticket& t, uint64_t offset) {
+  std::byte* ptr = nullptr;
+  const status st = direct(t, offset, len, ptr);
+  if (!is_ok(st)) return st;
+  if (len) std::memcpy(dst, ptr, len);
+  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  return status::ok;
+}
+
+status endpoint::atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
+                            uint64_t operand, uint64_t compare, uint64_t* fetched) {
+  const hybrid_op o = atomic_as_hybrid(op, w, operand, compare);
+  std::byte* ptr = nullptr;
+  const status st = direct(t, offset, o.width, ptr);
+  if (!is_ok(st)) return st;
+  hybrid_result res;
+  const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
+  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  if (is_ok(done) && fetched) *fetched = res.fetched;
   return done;
 }
 

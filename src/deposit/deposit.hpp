@@ -22,6 +22,11 @@
 //     destination and coherent with CPU atomics on that memory; `fetched`
 //     (may be null for the non-fetching forms) receives the old value when
 //     test says sent. offset must be aligned to the width.
+// (e) put_now, get_now, atomic_now: the same operations carried out within
+//     the call where t names memory this process can address (card memory,
+//     or its own): the same checks, then a copy or a CPU atomic, with no
+//     operation record, no work entry and no system call. not_supported
+//     (nothing done) for any other memory: use put/get/atomic.
 // (d) revoke(t) stops every further deposit with t's key (returns once no
 //     deposit that passed the checks is still writing); deregister(t) also
 //     frees the slot (and card memory from allocate_memory).
@@ -134,6 +139,12 @@ class endpoint {
   status atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
                 uint64_t compare, uint64_t* fetched, op_handle* h);
 
+  // (e)
+  status put_now(const void* src, size_t len, const ticket& t, uint64_t offset);
+  status get_now(void* dst, size_t len, const ticket& t, uint64_t offset);
+  status atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
+                    uint64_t compare, uint64_t* fetched);
+
   // Hybrid deposit.
   status open_connection(int source, const ticket& endpoint_ticket, uint32_t readable,
                          uint32_t writable, connection_ticket& out);
@@ -163,6 +174,7 @@ class endpoint {
   status remote_op(uint32_t slot, uint64_t key, uint32_t connection, const hybrid_op& op,
                    const void* data, uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
                    int dest, op_handle* h);
+  status direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr);
   status start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
   void request_get(op_record& r);
   bool batches_get(const ticket& t, uint64_t offset, size_t len) const;

@@ -76,6 +76,16 @@ int hpam_dep_atomic(hpam_dep_t *d, enum hpam_dep_atomic_op op, int width, const 
                     uint64_t offset, uint64_t operand, uint64_t compare, uint64_t *fetched,
                     hpam_dep_handle_t *h);
 
+/* The same, carried out within the call where t names memory this process
+ * addresses (card memory from hpam_dep_allocate, or its own): the same
+ * checks, then a copy or a CPU atomic; no handle, no system call.
+ * HPAM_ERR_NOT_SUPPORTED, with nothing done, for any other memory. */
+int hpam_dep_put_now(hpam_dep_t *d, const void *src, size_t len, const hpam_ticket_t *t,
+                     uint64_t offset);
+int hpam_dep_get_now(hpam_dep_t *d, void *dst, size_t len, const hpam_ticket_t *t, uint64_t offset);
+int hpam_dep_atomic_now(hpam_dep_t *d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t *t,
+                        uint64_t offset, uint64_t operand, uint64_t compare, uint64_t *fetched);
+
 /* 0 pending, 1 sent (done), negative HPAM_ERR_* on error; frees h when done. */
 int hpam_dep_test(hpam_dep_t *d, hpam_dep_handle_t h);
 void hpam_dep_progress(hpam_dep_t *d);

@@ -258,5 +258,55 @@ TEST(deposit_batch, a_full_batch_goes_at_once) {
   EXPECT_TRUE(g.guards_intact());
 }
 
+// put_now / get_now / atomic_now: card memory (and this process's own)
+// within the call, after the same checks; any other memory not at all.
+TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
+  batch_pair j;
+  void* a = nullptr;
+  ticket card;
+  ASSERT_EQ(j.e[1]->allocate_memory(4096, a, card), status::ok);
+  auto* words = static_cast<uint64_t*>(a);
+  const uint64_t v = 0xABCDEF0123456789ull;
+  ASSERT_EQ(j.e[0]->put_now(&v, 8, card, 64), status::ok);
+  EXPECT_EQ(words[8], v);
+  uint64_t back = 0, old = 0;
+  ASSERT_EQ(j.e[0]->get_now(&back, 8, card, 64), status::ok);
+  EXPECT_EQ(back, v);
+  ASSERT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 64, 1, 0, &old), status::ok);
+  EXPECT_EQ(old, v);
+  EXPECT_EQ(words[8], v + 1);
+  ASSERT_EQ(j.e[0]->atomic_now(atomic_op::compare_swap, atomic_width::w64, card, 64, 5, v + 1, &old),
+            status::ok);
+  EXPECT_EQ(words[8], 5u);
+  // Refusals: wrong key (counted), beyond the ticket, misaligned atomic.
+  ticket forged = card;
+  forged.protection_key ^= 1;
+  const uint64_t keys = j.e[1]->card().counters().key_rejections;
+  EXPECT_EQ(j.e[0]->put_now(&v, 8, forged, 0), status::rejected);
+  EXPECT_EQ(j.e[0]->get_now(&back, 8, forged, 0), status::rejected);
+  EXPECT_EQ(j.e[1]->card().counters().key_rejections - keys, 2u);
+  EXPECT_EQ(j.e[0]->put_now(&v, 8, card, 4090), status::invalid_argument);
+  EXPECT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 4, 1, 0, &old),
+            status::invalid_argument);
+  EXPECT_EQ(words[0], 0u);
+  // Another process's private memory: not here (nothing written, no record).
+  guarded g(1024);
+  ticket priv;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, priv), status::ok);
+  EXPECT_EQ(j.e[0]->put_now(&v, 8, priv, 0), status::not_supported);
+  EXPECT_EQ(j.e[0]->get_now(&back, 8, priv, 0), status::not_supported);
+  EXPECT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, priv, 0, 1, 0, &old),
+            status::not_supported);
+  for (size_t i = 0; i < g.bytes; ++i) ASSERT_EQ(g.mem[i], 0) << i;
+  // Its own process's memory: within the call.
+  EXPECT_EQ(j.e[1]->put_now(&v, 8, priv, 8), status::ok);
+  EXPECT_EQ(std::memcmp(g.mem + 8, &v, 8), 0);
+  // A revoked slot refuses (counted), its memory untouched.
+  ASSERT_EQ(j.e[1]->revoke(card), status::ok);
+  EXPECT_EQ(j.e[0]->put_now(&v, 8, card, 0), status::rejected);
+  EXPECT_EQ(words[0], 0u);
+  EXPECT_TRUE(g.guards_intact());
+}
+
 }  // namespace
 }  // namespace hpam::deposit
