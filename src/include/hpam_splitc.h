@@ -203,6 +203,8 @@ typedef struct splitc_stats {
   uint64_t flushes;                /* MPI_Win_flush / flush_all calls             */
   uint64_t notifications;          /* store batches announced to an owner        */
   uint64_t sync_polls;             /* reads of the own arrival counter in waits  */
+  uint64_t coalesced_batches;      /* store batches sent as records in one put   */
+  uint64_t bad_records;            /* coalesced stores refused (outside the heap) */
 } splitc_stats_t;
 
 void splitc_get_stats(splitc_stats_t* out);

@@ -5,7 +5,7 @@ include_HEADERS += src/include/hpam_splitc.h
 src_splitc_libhpam_splitc_la_SOURCES = \
   src/splitc/runtime.hpp src/splitc/runtime.cpp \
   src/splitc/heap.cpp src/splitc/spread.cpp \
-  src/splitc/access.cpp src/splitc/store.cpp src/splitc/collective.cpp
+  src/splitc/access.cpp src/splitc/store.cpp src/splitc/coalesce.cpp src/splitc/collective.cpp
 # The C bindings only: no MPI C++ bindings (and no libmpi_cxx) in a C library.
 src_splitc_libhpam_splitc_la_CPPFLAGS = $(AM_CPPFLAGS) $(OMPI_CPPFLAGS) -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1
 src_splitc_libhpam_splitc_la_LDFLAGS = -version-info 0:0:0 $(AM_LDFLAGS)

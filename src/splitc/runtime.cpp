@@ -60,10 +60,12 @@ int setup(runtime& r, size_t heap_bytes) {
   r.batch.assign(r.procs, store_batch{});
   r.sent_epoch.assign(r.procs, 0);
   r.stage.assign(stage_words, 0);
-  return open_window(r);
+  if (int e = open_window(r); e) return e;
+  return open_inboxes(r);
 }
 
 void release(runtime& r) {
+  close_inboxes(r);
   if (r.win != MPI_WIN_NULL) MPI_Win_free(&r.win);
   if (r.heap) munmap(r.heap, r.heap_size);
   if (r.comm != MPI_COMM_NULL) MPI_Comm_free(&r.comm);

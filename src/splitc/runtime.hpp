@@ -30,6 +30,39 @@ struct store_batch {
   uint64_t announced = 0;  // origin of the last MPI_Accumulate: untouched until the next flush of this destination
 };
 
+// A coalesced store (a one-word signaling store: splitc_store_u32/u64) on its
+// way to its owner: the bytes and where they go. Owners check every record
+// before applying it.
+struct store_record {
+  uint64_t where;  // heap displacement | length (1..8) << 56
+  uint64_t value;  // the bytes, in the low `length` bytes
+};
+static_assert(sizeof(store_record) == 16, "records travel as raw bytes");
+constexpr unsigned record_length_shift = 56;
+
+// Store coalescing (as osc/pt2pt aggregates puts for any transport): every
+// processor has, in a window of its own, an inbox for each storer: a header
+// (records arrived, accumulated by the storer after its puts completed;
+// records applied, replaced by the owner) and a ring of records. One-word
+// stores to another processor wait as records in the storer's outbox and go
+// with its announcement (one MPI_Put, or two at the ring's wrap); the owner
+// applies them to its heap whenever it polls its arrivals (and at every
+// announcement of its own). A ring without room (its owner has not polled)
+// is not waited for: the batch goes as one MPI_Put per store, as before.
+struct inbox_header {
+  uint64_t arrived;      // records the storer has delivered (MPI_SUM by the storer)
+  uint64_t applied;      // records the owner has applied (MPI_REPLACE by the owner)
+  uint64_t reserved[6];  // zero; the records start on their own cache line
+};
+static_assert(sizeof(inbox_header) == 64, "the ring starts one cache line in");
+struct outbox {
+  std::vector<store_record> records;  // waiting for the next announcement
+  uint64_t record_bytes = 0;          // their bytes
+  uint64_t sent = 0;                  // records delivered into the owner's ring so far
+  uint64_t applied_seen = 0;          // the owner's `applied`, when last read
+  uint64_t announced = 0;             // origin of the last arrival MPI_Accumulate
+};
+
 // Stores to one destination are announced after this many stores or bytes
 // (and always before this processor waits for anything).
 constexpr uint64_t batch_max_ops = 1024;
@@ -59,6 +92,15 @@ struct runtime {
   uint64_t accounted = 0;  // arrivals consumed by store_sync / all_store_sync
   std::vector<uint64_t> stage;
   size_t stage_used = 0;
+  // Store coalescing (coalesce.cpp).
+  MPI_Win inbox_win = MPI_WIN_NULL;  // every processor's inboxes, one per storer
+  std::byte* inboxes = nullptr;      // mine: [procs] x (inbox_header, ring of ring_records)
+  size_t inbox_bytes = 0;            // one inbox: header and ring
+  uint64_t ring_records = 0;         // records per ring (power of two)
+  std::vector<outbox> out;           // per destination
+  std::vector<uint64_t> applied;     // per storer: records of its ring I applied
+  uint64_t applied_bytes = 0;        // bytes those records (and my stores to myself) brought
+  std::vector<uint64_t> arrived_scratch;  // apply_inboxes: each storer's arrived count
   splitc_stats_t stats{};
 };
 
@@ -88,6 +130,19 @@ int flush(runtime& r, int proc);
 int quiesce(runtime& r);
 // Moves MPI's progress engine once (passive-target targets must).
 void progress(runtime& r);
+
+// Store coalescing (coalesce.cpp): the inbox window, made and freed with the
+// heap's; a one-word store to myself, done at once; one to proc queued
+// (returns the records now queued for it); the queued records delivered
+// (called by announce, which then completes the heap window's puts to proc:
+// a ring without room makes them direct puts, whose bytes *direct_bytes
+// says); my inboxes applied to my heap.
+int open_inboxes(runtime& r);
+void close_inboxes(runtime& r);
+void store_here(runtime& r, MPI_Aint disp, uint64_t value, size_t len);
+size_t queue_record(runtime& r, int proc, MPI_Aint disp, uint64_t value, size_t len);
+int deliver_records(runtime& r, int proc, uint64_t* direct_bytes);
+int apply_inboxes(runtime& r);
 
 // The typed MPI calls under the library, with 2 GiB chunking of bulk data.
 int rma_put(runtime& r, const void* src, size_t len, int proc, MPI_Aint disp);

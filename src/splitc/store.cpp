@@ -21,9 +21,15 @@ namespace {
 
 int announce(runtime& r, int proc) {
   store_batch& b = r.batch[proc];
+  uint64_t direct = 0;  // coalesced stores sent as direct puts (their ring was full)
+  if (int e = deliver_records(r, proc, &direct); e) return e;
+  b.bytes += direct;
   // Completes this batch's puts and the previous announcement (whose
   // origin word is about to be rewritten).
   if (int e = flush(r, proc); e) return e;
+  b.ops = 0;
+  if (int e = apply_inboxes(r); e) return e;  // keeps my rings drained while I store
+  if (b.bytes == 0) return SPLITC_OK;          // all of it went as records
   b.announced = b.bytes;
   r.sent_epoch[proc] += b.bytes;
   b.bytes = b.ops = 0;
@@ -49,24 +55,34 @@ int store(const char* fn, splitc_gptr_t dst, const void* src, size_t len, bool c
   MPI_Aint disp = 0;
   if (!r) return SPLITC_ERR_STATE;
   if (int e = resolve(*r, dst, len, &disp); e) return e;
-  if (copy_value) {
+  if (copy_value) {  // one word: coalesced (coalesce.cpp)
     uint64_t value = 0;
     std::memcpy(&value, src, len);
-    const uint64_t* slot = nullptr;
-    if (int e = stage_value(*r, value, &slot); e) return e;
-    src = slot;
+    r->stats.stores++;
+    r->stats.bytes_written += len;
+    if (dst.proc == r->me) {
+      store_here(*r, disp, value, len);
+      return SPLITC_OK;
+    }
+    r->batch[dst.proc].ops++;
+    if (queue_record(*r, dst.proc, disp, value, len) >= batch_max_ops) return announce(*r, dst.proc);
+    return SPLITC_OK;
   }
   if (int e = rma_put(*r, src, len, dst.proc, disp); e) return e;
   return account(*r, dst.proc, len);
 }
 
 // This processor's arrival counter, read atomically through the window.
+// Records in my inboxes are applied first; their bytes count as arrived.
 int arrived(runtime& r, uint64_t* v) {
   r.stats.sync_polls++;
+  if (int e = apply_inboxes(r); e) return e;
   r.outstanding = true;
   const int rc = MPI_Fetch_and_op(nullptr, v, MPI_UINT64_T, r.me, 0, MPI_NO_OP, r.win);
   if (int e = check_mpi(rc, "MPI_Fetch_and_op"); e) return e;
-  return flush(r, r.me);
+  if (int e = flush(r, r.me); e) return e;
+  *v += r.applied_bytes;
+  return SPLITC_OK;
 }
 
 // Polls until the arrival counter reaches target, driving MPI's progress
