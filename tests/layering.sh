@@ -5,8 +5,8 @@
 #   sys -> nic -> {am, deposit, hamlyn_lib} -> capi -> {btl, uct}      splitc: MPI only
 #
 # src/include holds the public headers (hpam_*.h, and hpam_hamlyn.hpp, the
-# C++ header of hamlyn_lib, which implements it); only capi implements the
-# C ones, and btl/ and uct/ see the core through them alone. Nothing below
+# C++ header that hamlyn_lib implements); only capi implements the C ones,
+# and btl/ and uct/ see the core through them alone. Nothing below
 # btl/ and uct/ includes Open MPI or UCX headers.
 #
 #   tests/layering.sh [TOP]   check the tree at TOP (default: the source tree)
@@ -24,7 +24,7 @@ allowed_quoted() {
     deposit) echo '^(sys|nic|deposit)/' ;;
     hamlyn_lib) echo '^((sys|nic|hamlyn_lib)/|hpam_hamlyn\.hpp$)' ;;
     capi) echo '^((sys|nic|am|deposit|capi)/|hpam_[a-z]+\.h$)' ;;
-    include) echo '^(hpam_[a-z]+\.h|hamlyn_lib/[a-z_]+\.hpp)$' ;;
+    include) echo '^hpam_[a-z]+\.h$' ;;
     splitc) echo '^(splitc/|hpam_splitc\.h$)' ;;
     btl) echo '^(btl_hpam[a-z_]*\.h|hpam_[a-z]+\.h|opal_config\.h|(opal|ompi)/.*)$' ;;
     uct) echo '^(uct_hpam[a-z_]*\.h|hpam_[a-z]+\.h|(uct|ucs)/.*)$' ;;

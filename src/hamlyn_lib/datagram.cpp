@@ -33,6 +33,11 @@ seed datagram_receiver::make_seed() const {
                             instances_, instance_bytes_);
 }
 
+hw::ticket datagram_receiver::reply_ticket(uint32_t instance) const {
+  const uint32_t i = instance < instances_ ? instance : 0;
+  return manager_.card().slots().make_ticket(slot_, i, uint64_t{i} * instance_bytes_, instance_bytes_, true);
+}
+
 bool datagram_receiver::receive(uint32_t instance, datagram& d) {
   if (instance >= instances_) return false;
   if (!ready_[instance]) (void)manager_.poll_nowait();
@@ -82,6 +87,17 @@ status datagram_sender::open(hamlyn_manager& m, const seed& s) {
   return status::ok;
 }
 
+status datagram_sender::open_reply(hamlyn_manager& m, const hw::ticket& reply) {
+  seed s{};
+  s.magic = seed_magic;
+  s.version = seed_version;
+  s.kind = static_cast<uint32_t>(protocol::datagram);
+  s.target = reply;
+  s.entries = 1;
+  s.entry_bytes = reply.range < (1ull << 32) ? static_cast<uint32_t>(reply.range) : 0;
+  return open(m, s);
+}
+
 status datagram_sender::send(uint32_t instance, const void* data, uint32_t length,
                              const hw::ticket* reply) {
   if (!manager_ || instance >= seed_.entries || length > seed_.entry_bytes)
@@ -93,7 +109,7 @@ status datagram_sender::send(uint32_t instance, const void* data, uint32_t lengt
   std::memcpy(meta + 8, &flags, 4);
   if (reply) std::memcpy(meta + 12, reply, sizeof *reply);
   hw::ticket t = seed_.target;
-  t.metadata_index = instance;
+  t.metadata_index = seed_.target.metadata_index + instance;
   t.offset = seed_.target.offset + uint64_t{instance} * seed_.entry_bytes;
   t.range = seed_.entry_bytes;
   const iovec piece{const_cast<void*>(data), length};

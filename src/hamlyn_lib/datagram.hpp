@@ -49,6 +49,8 @@ class datagram_receiver final : public receiver_end_point {
   // Ready: the datagram of `instance`; not ready: polls the manager once and
   // looks again. False when it is still not ready (or out of range).
   bool receive(uint32_t instance, datagram& d);
+  // A ticket for `instance` alone, to send as a reply ticket.
+  hw::ticket reply_ticket(uint32_t instance) const;
   bool ready(uint32_t instance) const { return instance < instances_ && ready_[instance]; }
   void release(uint32_t instance) {  // not ready again: its buffer may be written
     if (instance < instances_) ready_[instance] = 0;
@@ -74,6 +76,9 @@ class datagram_sender {
   // A sender on a peer's seed: rejected (counted by the manager) when the
   // seed fails its checks.
   status open(hamlyn_manager& m, const seed& s);
+  // A sender of one instance on a reply ticket a datagram brought (checked
+  // as a seed is): instance 0 of this sender is the ticket's.
+  status open_reply(hamlyn_manager& m, const hw::ticket& reply);
   // Sends `length` bytes to `instance` (h_send_msg), with an optional reply
   // ticket; returns once the card has sent it (the data may be reused).
   // invalid_argument: instance or length out of range; would_block: the

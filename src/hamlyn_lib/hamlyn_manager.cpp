@@ -55,7 +55,8 @@ seed hamlyn_manager::make_seed(protocol kind, uint32_t slot, uint64_t offset, ui
 
 // The slot a ticket names, as the receiving interface would check it at
 // arrival (its fields read once): active, the ticket's generation and key,
-// the mode, enough metadata entries, the range inside the bound.
+// the mode, `entries` metadata entries from the ticket's, the range inside
+// the bound.
 status hamlyn_manager::check_ticket(const hw::ticket& t, hw::slot_mode mode, uint32_t entries) {
   bool ok = t.node < static_cast<uint32_t>(card_.nprocs());
   if (ok) {
@@ -67,13 +68,15 @@ status hamlyn_manager::check_ticket(const hw::ticket& t, hw::slot_mode mode, uin
   }
   if (ok) {
     const hw::card_view& v = card_.view(static_cast<int>(t.node));
-    ok = t.slot < v.geo.slot_count && t.metadata_index == 0 && t.range > 0;
+    ok = t.slot < v.geo.slot_count && t.range > 0 &&
+         (mode != hw::slot_mode::fast || t.metadata_index == 0);
     if (ok) {
       const hw::slot& sl = v.slots[t.slot];
       const uint64_t key = sl.protection_key.load(std::memory_order_acquire);
       ok = sl.state.load(std::memory_order_acquire) == static_cast<uint32_t>(hw::slot_state::active) &&
            key != 0 && key == t.protection_key && sl.generation == t.generation &&
-           sl.mode == static_cast<uint32_t>(mode) && sl.metadata_count >= entries &&
+           sl.mode == static_cast<uint32_t>(mode) &&
+           uint64_t{t.metadata_index} + entries <= sl.metadata_count &&
            sl.memory == static_cast<uint32_t>(hw::area_memory::card) && t.offset <= sl.bound &&
            t.range <= sl.bound - t.offset;
     }

@@ -72,7 +72,7 @@ struct seed {
   uint64_t magic;        // seed_magic
   uint32_t version;      // seed_version
   uint32_t kind;         // protocol
-  hw::ticket target;     // the end point's slot: metadata index 0, range = its buffer
+  hw::ticket target;     // the end point's slot: its first metadata entry, range = its buffer
   uint32_t entries;      // metadata entries (datagram instances, stream records; 0: fast)
   uint32_t entry_bytes;  // datagram: buffer bytes of each instance; else 0
   uint64_t reserved;     // zero

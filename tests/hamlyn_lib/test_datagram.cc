@@ -71,28 +71,27 @@ TEST_F(datagram_case, out_of_range_sends_are_refused_before_anything_is_sent) {
 
 TEST_F(datagram_case, a_reply_ticket_travels_with_the_datagram_and_works_back) {
   datagram_receiver server(rm, 2, 256);
-  datagram_receiver client(sm, 1, 256);  // where the reply goes
+  datagram_receiver client(sm, 3, 256);  // where the reply goes: its instance 2
   datagram_sender to_server;
   ASSERT_EQ(to_server.open(sm, server.make_seed()), status::ok);
-  hw::ticket reply = client.make_seed().target;
+  const hw::ticket reply = client.reply_ticket(2);
   ASSERT_EQ(to_server.send(1, "ping", 4, &reply), status::ok);
   datagram d;
   ASSERT_TRUE(rm.wait_until([&] { return server.receive(1, d); }, 5'000'000'000ull));
   ASSERT_TRUE(d.has_reply);
-  // The server answers on the ticket it was given, with a datagram sender
-  // built on a seed around it (checked as any seed is).
-  seed back{};
-  back.magic = seed_magic;
-  back.version = seed_version;
-  back.kind = static_cast<uint32_t>(protocol::datagram);
-  back.target = d.reply;
-  back.entries = 1;
-  back.entry_bytes = 256;
+  // The server answers on the ticket it was given (checked as a seed is).
   datagram_sender answer;
-  ASSERT_EQ(answer.open(rm, back), status::ok);
+  ASSERT_EQ(answer.open_reply(rm, d.reply), status::ok);
+  EXPECT_EQ(answer.send(1, "pong", 4), status::invalid_argument);  // one instance only
   ASSERT_EQ(answer.send(0, "pong", 4), status::ok);
   datagram a;
-  ASSERT_TRUE(sm.wait_until([&] { return client.receive(0, a); }, 5'000'000'000ull));
+  ASSERT_TRUE(sm.wait_until([&] { return client.receive(2, a); }, 5'000'000'000ull));
+  EXPECT_FALSE(client.ready(0));
+  // A forged reply ticket is refused like a forged seed.
+  hw::ticket forged = d.reply;
+  forged.protection_key ^= 4;
+  datagram_sender liar;
+  EXPECT_EQ(liar.open_reply(rm, forged), status::rejected);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(a.data), a.length), "pong");
   EXPECT_EQ(a.source, 1u);
 }

@@ -95,6 +95,7 @@ TEST_F(seed_case, forged_seeds_are_refused_and_counted) {
   forge([](seed& s) { s.target.range += 1; });                // past the slot's bound
   forge([](seed& s) { s.target.offset = ~0ull; });            // offset overflows
   forge([](seed& s) { s.entries = 5; });                      // more entries than the slot has
+  forge([](seed& s) { s.target.metadata_index = 1; });        // entries 1..4 of a 4-entry slot
   forge([](seed& s) { s.entry_bytes = 1u << 30; });           // instances past the range
   forge([](seed& s) { s.magic ^= 1; });                       // not a seed
   forge([](seed& s) { s.version++; });                        // another layout
