@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+from report_common import replace_section
+
 TRANSPORTS = ["vader", "vader-pt2pt", "tcp", "hpam-medusa", "hpam-hamlyn"]
 APPS = ["radix_sort", "sample_sort", "em3d", "matmul", "components"]
 PAPER_43 = {"pass1_fill": (0.14, 0.56, 0.13), "pass1_wave_scan": (1.04, 0.88, 0.95),
@@ -208,12 +210,4 @@ if __name__ == "__main__":
     # report_apps.py OUT RESULTS_MD: replaces the applications and GAM
     # sections of RESULTS_MD (between their markers), or appends them,
     # leaving every other section as it is.
-    out, results_md = sys.argv[1], sys.argv[2]
-    text = open(results_md).read() if os.path.exists(results_md) else ""
-    new = "\n".join(section(out)) + "\n"
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + new + text[text.index(END) + len(END) + 1:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + new
-    with open(results_md, "w") as f:
-        f.write(text)
+    replace_section(sys.argv[2], section(sys.argv[1]), BEGIN, END)

@@ -119,3 +119,21 @@ class Runs:
 
     def ratio_cells(self, ts, key, base=BASE):
         return [fmt(self.ratio(t, key, base)) for t in ts]
+
+
+def replace_section(results_md, lines, begin, end, before=None):
+    """Writes `lines` (a section starting with the marker `begin` and ending
+    with `end`) into RESULTS_MD in place of the section between those
+    markers, or else just before the marker `before`, or else at the end;
+    every other section stays as it is."""
+    text = open(results_md).read() if os.path.exists(results_md) else ""
+    new = "\n".join(lines) + "\n"
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + new + text[text.index(end) + len(end) + 1:]
+    elif before and before in text:
+        at = text.index(before)
+        text = text[:at] + new + "\n" + text[at:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + new
+    with open(results_md, "w") as f:
+        f.write(text)

@@ -9,6 +9,8 @@ import os
 import sys
 import time
 
+from report_common import replace_section
+
 BEGIN, END = "<!-- hamlyn library: begin -->", "<!-- hamlyn library: end -->"
 PAPER_RTT_US = 28.2                       # 4.1: tagged remote write, 16 bytes, round trip
 PAPER_FIT = (17.4, 32.6)                  # 4.2/4.3: one way, µs + ns/byte (4 KB packets)
@@ -144,15 +146,4 @@ if __name__ == "__main__":
     # report_hamlyn_lib.py OUT RESULTS_MD: replaces this section of
     # RESULTS_MD (between its markers), or puts it before the applications'
     # section, leaving every other section as it is.
-    out, results_md = sys.argv[1], sys.argv[2]
-    text = open(results_md).read() if os.path.exists(results_md) else ""
-    new = "\n".join(section(out)) + "\n"
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + new + text[text.index(END) + len(END) + 1:]
-    elif "<!-- splitc apps: begin -->" in text:
-        at = text.index("<!-- splitc apps: begin -->")
-        text = text[:at] + new + "\n" + text[at:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + new
-    with open(results_md, "w") as f:
-        f.write(text)
+    replace_section(sys.argv[2], section(sys.argv[1]), BEGIN, END, before="<!-- splitc apps: begin -->")

@@ -3,6 +3,7 @@
 // the installed header needs none of the core's.
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "hamlyn_lib/datagram.hpp"
 #include "hamlyn_lib/stream.hpp"
@@ -31,26 +32,18 @@ status out(hpam::status s) {  // the core's other codes do not arise here; said 
     default: return status::rejected;
   }
 }
-seed to_public(const lib::seed& s) {
-  seed p;
-  std::memcpy(p.bytes, &s, sizeof s);
-  return p;
-}
-lib::seed from_public(const seed& p) {
-  lib::seed s;
-  std::memcpy(&s, p.bytes, sizeof s);
-  return s;
-}
-ticket to_public(const hw::ticket& t) {
-  ticket p;
-  std::memcpy(p.bytes, &t, sizeof t);
-  return p;
-}
-hw::ticket from_public(const ticket& p) {
-  hw::ticket t;
-  std::memcpy(&t, p.bytes, sizeof t);
+// Seeds and tickets cross the interface as bytes of the same size.
+template <class To, class From>
+To same_bytes(const From& f) {
+  static_assert(sizeof(To) == sizeof(From) && std::is_trivially_copyable_v<To>);
+  To t;
+  std::memcpy(&t, &f, sizeof t);
   return t;
 }
+seed to_public(const lib::seed& s) { return same_bytes<seed>(s); }
+ticket to_public(const hw::ticket& t) { return same_bytes<ticket>(t); }
+lib::seed from_public(const seed& p) { return same_bytes<lib::seed>(p); }
+hw::ticket from_public(const ticket& p) { return same_bytes<hw::ticket>(p); }
 }  // namespace
 
 struct hamlyn_manager::impl {

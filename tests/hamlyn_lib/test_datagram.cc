@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "../hamlyn/hamlyn_fixture.hpp"
+#include "lib_fixture.hpp"
 #include "hamlyn_lib/datagram.hpp"
 
 namespace hpam::test {
@@ -14,10 +14,7 @@ namespace {
 using namespace hamlyn_lib;
 namespace hw = nic::hamlyn;
 
-struct datagram_case : ::testing::Test {
-  hamlyn_job j{2};
-  hamlyn_manager rm{j[1]}, sm{j[0]};
-};
+using datagram_case = two_managers;
 
 TEST_F(datagram_case, each_instance_is_ready_or_not_and_carries_its_bytes) {
   datagram_receiver r(rm, 4, 8192);

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "../hamlyn/hamlyn_fixture.hpp"
+#include "lib_fixture.hpp"
 #include "hamlyn_lib/datagram.hpp"
 #include "hamlyn_lib/tagged_write.hpp"
 
@@ -65,10 +65,7 @@ TEST(hamlyn_manager, an_end_point_without_room_has_its_entry_kept_and_nothing_is
 
 // --- seeds ---------------------------------------------------------------
 
-struct seed_case : ::testing::Test {
-  hamlyn_job j{2};
-  hamlyn_manager rm{j[1]}, sm{j[0]};
-};
+using seed_case = two_managers;
 
 TEST_F(seed_case, a_true_seed_is_accepted) {
   datagram_receiver r(rm, 4, 128);

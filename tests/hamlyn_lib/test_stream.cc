@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "../hamlyn/hamlyn_fixture.hpp"
+#include "lib_fixture.hpp"
 #include "hamlyn_lib/stream.hpp"
 
 namespace hpam::test {
@@ -16,12 +16,8 @@ namespace {
 using namespace hamlyn_lib;
 namespace hw = nic::hamlyn;
 
-struct stream_case : ::testing::Test {
-  hamlyn_job j{2, [](hw::card_config& c) {
-                 c.notify_capacity = 1024;
-                 c.metadata_entries = 1024;
-               }};
-  hamlyn_manager rm{j[1]}, sm{j[0]};
+struct stream_case : two_managers {
+  stream_case() : two_managers(1024, 1024) {}
 };
 
 // Receives what has arrived into `out`, releasing each record.

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../hamlyn/hamlyn_fixture.hpp"
+#include "lib_fixture.hpp"
 #include "hamlyn_lib/tagged_write.hpp"
 
 namespace hpam::test {
@@ -15,10 +15,7 @@ namespace {
 using namespace hamlyn_lib;
 namespace hw = nic::hamlyn;
 
-struct tagged_case : ::testing::Test {
-  hamlyn_job j{2};
-  hamlyn_manager rm{j[1]}, sm{j[0]};
-};
+using tagged_case = two_managers;
 
 TEST_F(tagged_case, writes_land_at_their_offsets_and_tags_come_in_any_order_asked) {
   tagged_write_receiver r(rm, 1 << 16);
