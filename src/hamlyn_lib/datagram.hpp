@@ -49,6 +49,10 @@ class datagram_receiver final : public receiver_end_point {
   // Ready: the datagram of `instance`; not ready: polls the manager once and
   // looks again. False when it is still not ready (or out of range).
   bool receive(uint32_t instance, datagram& d);
+  // receive(), waiting up to timeout_ns (h_recv_block).
+  bool receive_block(uint32_t instance, datagram& d, uint64_t timeout_ns) {
+    return manager_.wait_until([&] { return receive(instance, d); }, timeout_ns);
+  }
   // A ticket for `instance` alone, to send as a reply ticket.
   hw::ticket reply_ticket(uint32_t instance) const;
   bool ready(uint32_t instance) const { return instance < instances_ && ready_[instance]; }

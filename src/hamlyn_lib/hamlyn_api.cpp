@@ -3,6 +3,7 @@
 // the installed header needs none of the core's.
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 #include "hamlyn_lib/datagram.hpp"
@@ -72,15 +73,18 @@ hamlyn_manager::hamlyn_manager(const manager_config& cfg) {
 }
 hamlyn_manager::~hamlyn_manager() = default;
 bool hamlyn_manager::poll_nowait() { return impl_->m.poll_nowait(); }
+uint64_t monotonic_ns() { return sys::clock::monotonic_ns(); }
+void yield_processor() { std::this_thread::yield(); }
 int hamlyn_manager::my_proc() const { return impl_->card.my_proc(); }
 
 // --- datagram ----------------------------------------------------------------
 struct datagram_receiver::impl {
+  hamlyn_manager& manager;
   lib::datagram_receiver r;
-  impl(lib::hamlyn_manager& m, uint32_t n, uint32_t bytes) : r(m, n, bytes) {}
+  impl(hamlyn_manager& m, uint32_t n, uint32_t bytes) : manager(m), r(m.internal().m, n, bytes) {}
 };
 datagram_receiver::datagram_receiver(hamlyn_manager& m, uint32_t instances, uint32_t instance_bytes)
-    : impl_(std::make_unique<impl>(m.internal().m, instances, instance_bytes)) {}
+    : impl_(std::make_unique<impl>(m, instances, instance_bytes)) {}
 datagram_receiver::~datagram_receiver() = default;
 seed datagram_receiver::make_seed() const { return to_public(impl_->r.make_seed()); }
 ticket datagram_receiver::reply_ticket(uint32_t instance) const {
@@ -97,6 +101,9 @@ bool datagram_receiver::receive(uint32_t instance, datagram& d) {
   return true;
 }
 void datagram_receiver::release(uint32_t instance) { impl_->r.release(instance); }
+bool datagram_receiver::receive_block(uint32_t instance, datagram& d, uint64_t timeout_ns) {
+  return impl_->manager.wait_until([&] { return receive(instance, d); }, timeout_ns);
+}
 
 struct datagram_sender::impl {
   lib::datagram_sender s;
@@ -163,6 +170,12 @@ void* tagged_write_receiver::buffer() const { return impl_->r.buffer(); }
 uint64_t tagged_write_receiver::bytes() const { return impl_->r.bytes(); }
 bool tagged_write_receiver::get_tag(uint64_t& tag) { return impl_->r.get_tag(tag); }
 bool tagged_write_receiver::get_specific_tag(uint64_t tag) { return impl_->r.get_specific_tag(tag); }
+bool tagged_write_receiver::get_tag_block(uint64_t& tag, uint64_t timeout_ns) {
+  return impl_->r.get_tag_block(tag, timeout_ns);
+}
+bool tagged_write_receiver::get_specific_tag_block(uint64_t tag, uint64_t timeout_ns) {
+  return impl_->r.get_specific_tag_block(tag, timeout_ns);
+}
 
 struct tagged_write_sender::impl {
   lib::tagged_write_sender s;

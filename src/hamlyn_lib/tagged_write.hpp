@@ -49,6 +49,13 @@ class tagged_write_receiver final : public receiver_end_point {
   // Takes `tag` if it is queued (polling the manager until none is left to
   // dispatch); the other tags stay queued.
   bool get_specific_tag(uint64_t tag, tagged_arrival* out = nullptr);
+  // get_tag / get_specific_tag, waiting up to timeout_ns (h_recv_block).
+  bool get_tag_block(uint64_t& tag, uint64_t timeout_ns) {
+    return manager_.wait_until([&] { return get_tag(tag); }, timeout_ns);
+  }
+  bool get_specific_tag_block(uint64_t tag, uint64_t timeout_ns) {
+    return manager_.wait_until([&] { return get_specific_tag(tag); }, timeout_ns);
+  }
   size_t queued() const { return static_cast<size_t>(tail_ - head_); }
   const tagged_counters& counters() const { return counters_; }
   bool process_arrival(const arrival& a) override;

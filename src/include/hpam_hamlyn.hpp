@@ -63,6 +63,10 @@ class hamlyn_manager {
   hamlyn_manager& operator=(const hamlyn_manager&) = delete;
   // Takes one notification, if any, and gives it to its end point.
   bool poll_nowait();
+  // Polls until done() holds or timeout_ns passes (the paper's blocking
+  // receive; the emulation has no interrupt to sleep on): whether it held.
+  template <class Done>
+  bool wait_until(Done&& done, uint64_t timeout_ns);
   int my_proc() const;
   struct impl;
   impl& internal() { return *impl_; }
@@ -70,6 +74,23 @@ class hamlyn_manager {
  private:
   std::unique_ptr<impl> impl_;
 };
+
+// Clock and yield for wait_until (out of line).
+uint64_t monotonic_ns();
+void yield_processor();
+
+template <class Done>
+bool hamlyn_manager::wait_until(Done&& done, uint64_t timeout_ns) {
+  const uint64_t deadline = monotonic_ns() + timeout_ns;
+  for (uint32_t spins = 1;; ++spins) {
+    if (done()) return true;
+    (void)poll_nowait();
+    if ((spins & 255) == 0) {
+      if (monotonic_ns() >= deadline) return done();
+      yield_processor();
+    }
+  }
+}
 
 // --- simple datagram -------------------------------------------------------
 struct datagram {
@@ -89,6 +110,7 @@ class datagram_receiver {
   seed make_seed() const;
   ticket reply_ticket(uint32_t instance) const;  // to send with a datagram
   bool receive(uint32_t instance, datagram& d);  // ready? (polls once when not)
+  bool receive_block(uint32_t instance, datagram& d, uint64_t timeout_ns);  // waits (polling)
   void release(uint32_t instance);               // not ready again
   struct impl;
 
@@ -169,6 +191,8 @@ class tagged_write_receiver {
   uint64_t bytes() const;
   bool get_tag(uint64_t& tag);          // any queued tag (polls once when none)
   bool get_specific_tag(uint64_t tag);  // that tag, if it has arrived
+  bool get_tag_block(uint64_t& tag, uint64_t timeout_ns);  // waiting (polling) up to timeout_ns
+  bool get_specific_tag_block(uint64_t tag, uint64_t timeout_ns);
   struct impl;
 
  private:

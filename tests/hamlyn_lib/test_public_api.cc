@@ -37,7 +37,7 @@ int receiving_side(const std::string& job, int up) {
   const seeds s{dgrams.make_seed(), in.make_seed(), tags.make_seed()};
   if (write(up, &s, sizeof s) != sizeof s) return 2;
   hm::datagram d;
-  if (!spin_until([&] { return dgrams.receive(3, d); })) return 9;
+  if (!dgrams.receive_block(3, d, 20'000'000'000ull)) return 9;
   if (d.length != 5 || std::memcmp(d.data, "hello", 5) != 0 || !d.has_reply) return 3;
   hm::datagram_sender back;
   if (back.open_reply(m, d.reply) != hm::status::ok || back.send(0, "world", 5) != hm::status::ok) return 4;
@@ -51,7 +51,8 @@ int receiving_side(const std::string& job, int up) {
   }
   if (text != "abcdefghijklmnopqrstuvwxyz") return 7;
   uint64_t tag = 0;
-  if (!spin_until([&] { return tags.get_specific_tag(42); }) || !tags.get_tag(tag)) return 10;
+  if (!tags.get_specific_tag_block(42, 20'000'000'000ull) || !tags.get_tag_block(tag, 1'000'000)) return 10;
+  if (tags.get_tag_block(tag, 2'000'000)) return 11;  // nothing more: times out
   if (tag != 7 || std::memcmp(static_cast<char*>(tags.buffer()) + 100, "tagged", 6) != 0) return 8;
   return 0;
 }
@@ -70,7 +71,10 @@ TEST(hamlyn_public_api, every_protocol_between_two_processes) {
   const hm::ticket reply = replies.reply_ticket(0);
   ASSERT_EQ(dgram.send(3, "hello", 5, &reply), hm::status::ok);
   hm::datagram d;
-  ASSERT_TRUE(spin_until([&] { return replies.receive(0, d); }));
+  ASSERT_TRUE(m.wait_until([&] { return replies.receive(0, d); }, 20'000'000'000ull));
+  EXPECT_TRUE(replies.receive_block(0, d, 0));  // still ready: not released
+  replies.release(0);
+  EXPECT_FALSE(replies.receive_block(0, d, 2'000'000));  // released, nothing more: times out
   EXPECT_EQ(std::string(static_cast<const char*>(d.data), d.length), "world");
   hm::stream_sender out;
   ASSERT_EQ(out.open(m, s.stream), hm::status::ok);

@@ -37,6 +37,7 @@ TEST_F(tagged_case, writes_land_at_their_offsets_and_tags_come_in_any_order_aske
   EXPECT_EQ(t.source, 0u);
   EXPECT_FALSE(r.get_specific_tag(103));  // taken once only
   EXPECT_FALSE(r.get_specific_tag(7));    // never sent
+  EXPECT_FALSE(r.get_specific_tag_block(7, 2'000'000));  // waits 2 ms for it, in vain
   ASSERT_TRUE(r.get_specific_tag(106, &t));
   EXPECT_EQ(t.length, 4032u);
   std::vector<uint64_t> rest;
