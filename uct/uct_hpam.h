@@ -270,6 +270,8 @@ ucs_status_t uct_hpam_iface_connect_peer(uct_hpam_iface_t *iface, int peer, uint
  * cards exist, left before they go). */
 void uct_hpam_iface_join_process(uct_hpam_iface_t *iface);
 void uct_hpam_iface_leave_process(uct_hpam_iface_t *iface);
+/* The hello done at once for a peer interface in this process; 1 if so. */
+int uct_hpam_attach_in_process(uct_hpam_iface_t *iface, int peer);
 /* A peer was given up on: noted at once (every operation to it fails),
  * reported to UCX (error naming it, endpoints failed) from progress. */
 void uct_hpam_iface_note_lost(uct_hpam_iface_t *iface, int peer);
@@ -295,6 +297,7 @@ ucs_status_t uct_hpam_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, uns
 void uct_hpam_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb, void *arg);
 ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
 ucs_status_t uct_hpam_ep_fence(uct_ep_h tl_ep, unsigned flags);
+ucs_status_t uct_hpam_ep_check(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
 unsigned uct_hpam_dispatch_pending(uct_hpam_iface_t *iface);
 /* UCS_OK when a new operation may start on ep now; otherwise the status to
  * return (UCS_ERR_NO_RESOURCE: queue it; an error: the peer is lost). */
@@ -310,6 +313,11 @@ ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h ep, uint8_t id, const uct_iov_t *
 ssize_t uct_hpam_ep_am_bcopy(uct_ep_h ep, uint8_t id, uct_pack_callback_t pack_cb, void *arg,
                              unsigned flags);
 void uct_hpam_send_hellos(uct_hpam_iface_t *iface);
+/* The id of the empty message a zero-length put or get sends (not a UCX id). */
+#define UCT_HPAM_PROBE_ID UCT_AM_ID_MAX
+ucs_status_t uct_hpam_am_probe(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep);
+/* Hands over the messages this interface sent to itself (from progress). */
+unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface);
 
 /* uct_hpam_rma.c */
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface);

@@ -74,10 +74,48 @@ static inline ucs_status_t am_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *e
     return UCS_OK;
 }
 
+static inline void deliver(uct_hpam_iface_t *iface, uint64_t arg, void *data, size_t length);
+
+/* A message to this interface itself (loopback): HPAM would run the handler
+ * inside the send call, but UCX calls handlers only from progress. So it is
+ * copied into the stash, in order, and progress hands it over
+ * (uct_hpam_am_deliver_self); its slot is free again once handed over. */
+static ucs_status_t self_send(uct_hpam_iface_t *iface, uct_hpam_peer_t *p, uint8_t id,
+                              const struct iovec *iov, int iovcnt)
+{
+    const uint32_t seq = p->next_seq++;
+    stash_slot_t *s = stash_slot(iface, iface->proc, seq);
+    size_t length = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        memcpy(s->data + length, iov[i].iov_base, iov[i].iov_len);
+        length += iov[i].iov_len;
+    }
+    s->arg = am_arg(id, seq);
+    s->length = (uint32_t)length;
+    p->stashed_mask |= 1ull << (seq % iface->window);
+    return UCS_OK;
+}
+
+unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface)
+{
+    uct_hpam_peer_t *p = &iface->peers[iface->proc];
+    const uint32_t start = p->expected, end = p->next_seq; /* not what handlers send meanwhile */
+    while (p->expected != end) {
+        const uint64_t bit = 1ull << (p->expected % iface->window);
+        stash_slot_t *s = stash_slot(iface, iface->proc, p->expected);
+        p->stashed_mask &= ~bit;
+        p->expected++;
+        deliver(iface, s->arg, s->data, s->length);
+        p->unacked = p->delivered = p->expected; /* the slot is free after the handler */
+    }
+    return end - start;
+}
+
 static inline ucs_status_t am_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uint8_t id,
                                    const struct iovec *iov, int iovcnt)
 {
     uct_hpam_peer_t *p = &iface->peers[ep->peer];
+    if (ucs_unlikely(ep->peer == iface->proc)) return self_send(iface, p, id, iov, iovcnt);
     const uint32_t seq = p->next_seq;
     p->next_seq = seq + 1; /* before: to myself, the reply handler runs inside the call */
     uct_hpam_am_enter(iface);
@@ -147,11 +185,24 @@ ssize_t uct_hpam_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pac
     return sent == UCS_OK ? (ssize_t)length : sent;
 }
 
+/* A zero-length put or get moves nothing, but a flush after it must still
+ * hear from the peer, and so notice a lost one, as after any operation: an
+ * empty message in the endpoint's ordered stream, answered by the receiver
+ * and not handed to UCX. Best effort: with no room in the window, what
+ * fills it makes the flush wait for the peer already. */
+ucs_status_t uct_hpam_am_probe(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
+{
+    ucs_status_t status = am_may_send(iface, ep);
+    if (status == UCS_OK) status = am_send(iface, ep, UCT_HPAM_PROBE_ID, NULL, 0);
+    return status == UCS_ERR_NO_RESOURCE ? UCS_OK : status;
+}
+
 /* Hands one message to UCX (unless it is malformed or the interface is
  * closing: then it is only counted or dropped). */
 static inline void deliver(uct_hpam_iface_t *iface, uint64_t arg, void *data, size_t length)
 {
     const uint8_t id = arg_id(arg);
+    if (ucs_unlikely(id == UCT_HPAM_PROBE_ID && arg_flags(arg) == 0 && length == 0)) return;
     if (ucs_unlikely(id >= UCT_AM_ID_MAX || arg_flags(arg) != 0)) {
         iface->am_rejected++;
         return;

@@ -198,6 +198,17 @@ ucs_status_t uct_hpam_ep_fence(uct_ep_h tl_ep, unsigned flags)
     return UCS_OK;
 }
 
+/* Keepalive (UCT_IFACE_FLAG_EP_CHECK): an empty message to the peer; a flush
+ * after it waits for the answer, and a peer that gives none within the
+ * give-up time is lost and reported through the error handler. */
+ucs_status_t uct_hpam_ep_check(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp)
+{
+    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    const ucs_status_t status =
+        uct_hpam_am_probe(uct_hpam_iface_of(tl_ep), ucs_derived_of(tl_ep, uct_hpam_ep_t));
+    return UCS_IS_ENDPOINT_ERROR(status) ? UCS_OK : status; /* reported by the error handler */
+}
+
 /* Every endpoint to a lost peer fails: its operations complete with the
  * error and UCX's error handler hears of it (which may destroy endpoints:
  * the scan starts again after each call). */

@@ -40,7 +40,8 @@ static ucs_status_t uct_hpam_iface_query(uct_iface_h tl_iface, uct_iface_attr_t 
                       UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
                       UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU |
                       UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
-                      UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+                      UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                      UCT_IFACE_FLAG_EP_CHECK;
     attr->cap.event_flags = 0;
     attr->cap.atomic32.op_flags = attr->cap.atomic64.op_flags =
         UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) | UCS_BIT(UCT_ATOMIC_OP_OR) |
@@ -131,8 +132,12 @@ ucs_status_t uct_hpam_iface_connect_peer(uct_hpam_iface_t *iface, int peer, uint
         p->md_proc = md_proc;
     }
     if (p->hello == UCT_HPAM_HELLO_NONE) {
-        p->hello = UCT_HPAM_HELLO_WANTED;
-        iface->hello_wanted++;
+        if (uct_hpam_attach_in_process(iface, peer)) {
+            p->hello = UCT_HPAM_HELLO_DONE;
+        } else {
+            p->hello = UCT_HPAM_HELLO_WANTED;
+            iface->hello_wanted++;
+        }
     }
     return UCS_OK;
 }
@@ -206,6 +211,30 @@ void uct_hpam_iface_leave_process(uct_hpam_iface_t *iface)
     pthread_mutex_unlock(&process_lock);
 }
 
+/* A peer that is an interface of this process: its memory domain attaches
+ * my deposit card at once (what the hello asks of the peer's progress), so
+ * put, get and atomics to it need no progress of that interface, only the
+ * serving of its domain that any interface of the process does (UCX's
+ * atomic tests drive the initiator from threads while the target's worker
+ * is idle). 1 when done. */
+int uct_hpam_attach_in_process(uct_hpam_iface_t *iface, int peer)
+{
+    int done = 0;
+    uct_hpam_iface_t *other;
+    pthread_mutex_lock(&process_lock);
+    ucs_list_for_each(other, &process_ifaces, process_link) {
+        if (other->proc != peer || other->md->params.job_hash != iface->md->params.job_hash) {
+            continue;
+        }
+        uct_hpam_md_lock(other->md);
+        done = hpam_dep_attach(other->md->dep, iface->proc) == HPAM_OK;
+        uct_hpam_md_unlock(other->md);
+        break;
+    }
+    pthread_mutex_unlock(&process_lock);
+    return done;
+}
+
 static void help(uct_hpam_iface_t *other)
 {
     const uint64_t calls = __atomic_load_n(&other->progress_calls, __ATOMIC_RELAXED);
@@ -256,6 +285,9 @@ unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
     const int n = poll_am(iface);
     if (ucs_unlikely(iface->lost_unreported != 0)) report_lost(iface);
     unsigned count = (unsigned)n;
+    if (ucs_unlikely(iface->peers[iface->proc].stashed_mask != 0)) {
+        count += uct_hpam_am_deliver_self(iface);
+    }
     if (ucs_unlikely(iface->hello_wanted != 0)) uct_hpam_send_hellos(iface);
     count += uct_hpam_rma_progress(iface);
     uct_hpam_serve_md(iface);
@@ -363,7 +395,7 @@ uct_iface_ops_t uct_hpam_iface_ops = {
     .ep_pending_purge = uct_hpam_ep_pending_purge,
     .ep_flush = uct_hpam_ep_flush,
     .ep_fence = uct_hpam_ep_fence,
-    .ep_check = (uct_ep_check_func_t)ucs_empty_function_return_unsupported,
+    .ep_check = uct_hpam_ep_check,
     .ep_create = uct_hpam_ep_create,
     .ep_destroy = uct_hpam_ep_destroy,
     .iface_flush = uct_hpam_iface_flush,

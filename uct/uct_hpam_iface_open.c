@@ -25,6 +25,17 @@ static ucs_status_t check_open_params(uct_hpam_md_t *md, uct_worker_h worker,
                   params->mode.device.dev_name, md->params.am.nic);
         return UCS_ERR_NO_DEVICE;
     }
+    /* Messages reach the handler in place, never in a descriptor of ours, so
+     * an alignment has nothing to align; it must still be a valid request. */
+    const size_t align = UCT_IFACE_PARAM_VALUE(params, am_alignment, AM_ALIGNMENT, 1);
+    const size_t align_offset = UCT_IFACE_PARAM_VALUE(params, am_align_offset, AM_ALIGN_OFFSET, 0);
+    if (((params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) &&
+         !(params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT)) ||
+        !ucs_is_pow2(align) || align_offset >= align) {
+        ucs_error("hpam: invalid active-message alignment %zu (offset %zu): a power of 2 and an "
+                  "offset below it, set together", align, align_offset);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode == UCS_THREAD_MODE_MULTI) {
         ucs_error("hpam: a multi-threaded worker is not supported");
         return UCS_ERR_INVALID_PARAM;
@@ -72,14 +83,16 @@ static ucs_status_t make_cards(uct_hpam_iface_t *iface)
 }
 
 /* Per-peer state and the stash that restores the order of early arrivals:
- * [peer][window] slots, each a length word and one packet's payload. */
+ * [peer][window] slots, each an argument word, a length word and one
+ * packet's payload. */
 static ucs_status_t make_peer_state(uct_hpam_iface_t *iface)
 {
     iface->nprocs = (int)iface->md->params.shape.max_procs;
     iface->window = iface->md->params.shape.depth;
     iface->max_bulk = hpam_max_bulk(iface->am);
     iface->peers = ucs_calloc(iface->nprocs, sizeof(*iface->peers), "hpam peers");
-    iface->stash_slot = ucs_align_up(sizeof(uint64_t) + iface->max_bulk, UCS_SYS_CACHE_LINE_SIZE);
+    iface->stash_slot = ucs_align_up(2 * sizeof(uint64_t) + iface->max_bulk, /* argument, length */
+                                     UCS_SYS_CACHE_LINE_SIZE);
     iface->stash = ucs_calloc((size_t)iface->nprocs * iface->window, iface->stash_slot,
                               "hpam stash"); /* untouched pages cost nothing */
     if (iface->peers == NULL || iface->stash == NULL) return UCS_ERR_NO_MEMORY;

@@ -43,6 +43,11 @@ static inline void *bounce_ptr(uct_hpam_iface_t *iface, int16_t b)
     return iface->bounce + (size_t)b * UCT_HPAM_BOUNCE_SIZE;
 }
 
+static inline int no_rkey(const uct_hpam_rkey_t *rkey)
+{
+    return (uintptr_t)rkey == 0 || (uintptr_t)rkey == UCT_INVALID_RKEY;
+}
+
 /* Checks before an operation: the endpoint may send, the peer's memory
  * domain has attached my deposit card (hello), a slot is free (and a bounce
  * buffer, taken into *bounce, when bounce is not NULL), and the remote range
@@ -64,8 +69,16 @@ static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const 
         status = UCS_ERR_NO_RESOURCE;
         goto busy;
     }
-    if (ucs_unlikely(rkey->job_hash != iface->md->params.job_hash || rkey->owner != ep->remote_md ||
-                     uct_hpam_rkey_offset(rkey, remote_addr, length, offset) != 0)) {
+    if (ucs_unlikely(no_rkey(rkey))) {
+        /* UCX moves zero bytes without an rkey (it registers no empty buffer). */
+        if (length != 0) {
+            ucs_error("hpam: %zu bytes to process %d without an rkey", length, ep->peer);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        *offset = 0;
+    } else if (ucs_unlikely(rkey->job_hash != iface->md->params.job_hash ||
+                            rkey->owner != ep->remote_md ||
+                            uct_hpam_rkey_offset(rkey, remote_addr, length, offset) != 0)) {
         ucs_error("hpam: [0x%" PRIx64 ", +%zu) to process %d is not inside the registration the "
                   "rkey names ([0x%" PRIx64 ", +%" PRIu64 ") on deposit card %u of job %" PRIx64 ")",
                   remote_addr, length, ep->peer, rkey->base, rkey->length, rkey->owner,
@@ -92,6 +105,14 @@ static ucs_status_t take_bounce(uct_hpam_iface_t *iface, int16_t *bounce)
 
 /* What a call done within itself returns: UCS_OK, or why it was refused. */
 static inline ucs_status_t now_status(int rc) { return rc == HPAM_OK ? UCS_OK : uct_hpam_status(rc); }
+
+/* A zero-length operation moves nothing and is done at once (the bounce
+ * buffer, if any, goes back); it probes the peer (uct_hpam_am_probe). */
+static ucs_status_t nothing_to_move(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, int16_t b)
+{
+    if (b >= 0) iface->bounce_free[iface->bounce_nfree++] = b;
+    return uct_hpam_am_probe(iface, ep);
+}
 
 static uct_hpam_op_t *op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_completion_t *comp)
 {
@@ -240,6 +261,7 @@ ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned 
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "put_short");
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
+    if (ucs_unlikely(length == 0)) return nothing_to_move(iface, ep, -1);
     UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
     const int rc = hpam_dep_put_now(iface->dep, buffer, length, &RKEY(rkey)->ticket, offset);
     if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return now_status(rc);
@@ -262,7 +284,8 @@ ssize_t uct_hpam_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void 
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, 0, &b, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     const size_t length = pack_cb(bounce_ptr(iface, b), arg);
-    if (ucs_unlikely(length > UCT_HPAM_BOUNCE_SIZE ||
+    if (ucs_unlikely(length == 0)) return nothing_to_move(iface, ep, b);
+    if (ucs_unlikely(length > UCT_HPAM_BOUNCE_SIZE || no_rkey(RKEY(rkey)) ||
                      uct_hpam_rkey_offset(RKEY(rkey), remote_addr, length, &offset) != 0)) {
         iface->bounce_free[iface->bounce_nfree++] = b;
         ucs_error("hpam: put_bcopy of %zu bytes at 0x%" PRIx64 " leaves the registration", length,
@@ -292,6 +315,7 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
     uint64_t offset;
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
+    if (ucs_unlikely(length == 0)) return nothing_to_move(iface, ep, -1);
     const hpam_ticket_t *t = &RKEY(rkey)->ticket;
     const int rc = is_put ? hpam_dep_put_now(iface->dep, iov[0].buffer, length, t, offset)
                           : hpam_dep_get_now(iface->dep, iov[0].buffer, length, t, offset);
@@ -331,6 +355,10 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
     int16_t b;
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, &b, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
+    if (ucs_unlikely(length == 0)) {
+        unpack_cb(arg, bounce_ptr(iface, b), 0);
+        return nothing_to_move(iface, ep, b);
+    }
     const int rc = hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         if (rc == HPAM_OK) unpack_cb(arg, bounce_ptr(iface, b), length);

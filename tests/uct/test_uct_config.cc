@@ -211,7 +211,8 @@ TEST_P(UctCaps, AdvertisesWhatItImplements) {
                         UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
                         UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU |
                         UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
-                        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+                        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                        UCT_IFACE_FLAG_EP_CHECK;
   EXPECT_EQ(want, s.attr.cap.flags);  // nothing more: no AM_ZCOPY, no AM_DUP, no async callbacks
   EXPECT_EQ(0u, s.attr.cap.event_flags);
   const uint64_t ops = UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) |
