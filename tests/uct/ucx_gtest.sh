@@ -16,14 +16,14 @@
 #   libuct_hpam.so preloaded, in four configurations: UCX_HPAM_NIC=medusa and
 #   hamlyn, each without faults and with 1 % drop / duplicate / corrupt and
 #   2 % reorder (UCX_HPAM_FAULT_*). Logs in $UCX_GTEST_DIR/logs.
-# Environment: HPAM_BUILDDIR (default ./_build), UCX_GTEST_DIR, UCX_SRC (the
+# Environment: HPAM_BUILDDIR or HPAM_BUILD_DIR (default ./_build), UCX_GTEST_DIR, UCX_SRC (the
 #   unpacked UCX source; default <build>/ucx-src/ucx-<installed version>),
 #   UCX_GTEST_FILTER (extra gtest filter within hpam/*, default *),
 #   UCX_GTEST_CONFIGS (subset of "medusa hamlyn medusa+faults hamlyn+faults"),
 #   UCX_GTEST_TIMEOUT (seconds per test group, default 120).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${HPAM_BUILDDIR:-$top/_build}" && pwd) || exit 1
+build=$(cd "${HPAM_BUILDDIR:-${HPAM_BUILD_DIR:-$top/_build}}" && pwd) || exit 1
 out=${UCX_GTEST_DIR:-$build/ucx-gtest}
 version=$(ucx_info -v | sed -n 's/^# Version //p')
 src=${UCX_SRC:-$build/ucx-src/ucx-$version}
