@@ -60,7 +60,7 @@ say "dpkg-buildpackage -us -uc -b (HPAM_UCX_SRC=$ucx_src)"
   { tail -n 40 "$work/dpkg-buildpackage.log"; die "dpkg-buildpackage failed (log: $work/dpkg-buildpackage.log)"; }
 debs=()
 for d in "$work"/src/*.deb; do [[ $d == *-dbgsym_* ]] || debs+=("$d"); done
-[ ${#debs[@]} -eq 5 ] || die "expected 5 packages (and their -dbgsym), got: ${debs[*]}"
+[ ${#debs[@]} -eq 6 ] || die "expected 6 packages (and their -dbgsym), got: ${debs[*]}"
 for d in "${debs[@]}"; do echo "   $(basename "$d"): $(dpkg-deb -c "$d" | awk '$1 !~ /^d/ {print $6}' | tr '\n' ' ')"; done
 
 # 2. lintian.

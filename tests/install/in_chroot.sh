@@ -5,7 +5,7 @@
 set -euo pipefail
 cd /tmp/hpam-debs
 export DEBIAN_FRONTEND=noninteractive OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-packages=(libhpam0 libhpam-splitc0 libhpam-dev openmpi-btl-hpam ucx-hpam)
+packages=(libhpam0 libhpam-splitc0 libhpam-hamlyn0 libhpam-dev openmpi-btl-hpam ucx-hpam)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "PASS: $*"; }
