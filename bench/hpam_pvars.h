@@ -17,7 +17,8 @@
 static const char *const hpam_pvar_names[] = {
     "requests_sent", "replies_sent",  "acks_sent",       "retransmissions",
     "stalls",        "busy_returns",  "timeouts",        "duplicates_reflected",
-    "stale_replies", "overflow_drops", "acks_piggybacked"};
+    "stale_replies", "overflow_drops", "acks_piggybacked", "early_resends",
+    "spurious_resends", "resends_deferred"};
 enum { hpam_npvars = sizeof hpam_pvar_names / sizeof hpam_pvar_names[0] };
 
 struct hpam_pvars {
@@ -27,7 +28,7 @@ struct hpam_pvars {
 };
 
 /* Opens the counters that exist; returns how many. */
-static int hpam_pvars_open(struct hpam_pvars *p)
+static inline int hpam_pvars_open(struct hpam_pvars *p)
 {
     int found = 0;
     char name[64];
@@ -40,7 +41,7 @@ static int hpam_pvars_open(struct hpam_pvars *p)
     return found;
 }
 
-static void hpam_pvars_read(struct hpam_pvars *p, unsigned long *v)
+static inline void hpam_pvars_read(struct hpam_pvars *p, unsigned long *v)
 {
     for (int c = 0; c < hpam_npvars; ++c) {
         v[c] = 0;
@@ -48,7 +49,7 @@ static void hpam_pvars_read(struct hpam_pvars *p, unsigned long *v)
     }
 }
 
-static void hpam_pvars_close(struct hpam_pvars *p)
+static inline void hpam_pvars_close(struct hpam_pvars *p)
 {
     for (int c = 0; c < hpam_npvars; ++c)
         if (p->have[c]) MPI_T_pvar_handle_free(p->session, &p->handles[c]);
@@ -56,7 +57,7 @@ static void hpam_pvars_close(struct hpam_pvars *p)
 }
 
 /* Counts between two readings summed over all ranks (valid on rank 0). */
-static void hpam_pvars_sum(const unsigned long *before, const unsigned long *after, unsigned long *all)
+static inline void hpam_pvars_sum(const unsigned long *before, const unsigned long *after, unsigned long *all)
 {
     unsigned long mine[hpam_npvars];
     for (int c = 0; c < hpam_npvars; ++c) mine[c] = after[c] - before[c];
@@ -65,7 +66,7 @@ static void hpam_pvars_sum(const unsigned long *before, const unsigned long *aft
 
 /* Packets on the wire: requests, replies, acks but those that rode on a
  * request, and the resent and reflected ones. */
-static unsigned long hpam_packets(const unsigned long *all)
+static inline unsigned long hpam_packets(const unsigned long *all)
 {
     return all[0] + all[1] + all[2] - all[10] + all[3] + all[7];
 }

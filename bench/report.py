@@ -18,6 +18,7 @@ import report_data  # noqa: E402  the figures, from the CSVs
 import report_goals  # noqa: E402  floor, load, goals, RMA, collectives, profile
 import report_apps  # noqa: E402  the Split-C applications and GAM sections
 import report_hamlyn_lib  # noqa: E402  the Hamlyn library's protocols (OSDI'96 section 4)
+import report_loss  # noqa: E402  the under-loss section (bench/loss.sh)
 import ucx_report  # noqa: E402  UCX's ucx_perftest over hpam
 
 out, results_md, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -272,6 +273,7 @@ L.append("Plots: results/mpi_latency.png, results/mpi_bandwidth.png, results/log
 hamlyn_lines = report_hamlyn_lib.section(out)
 if hamlyn_lines:
     L += hamlyn_lines + [""]
+L += report_loss.section(out)
 L += report_apps.section(out)
 with open(results_md, "w") as f:
     f.write("\n".join(L))

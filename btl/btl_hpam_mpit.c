@@ -45,6 +45,9 @@ static const counter_row_t counters[] = {
     C(acks_piggybacked, "Acknowledgements (counted in acks_sent) that rode on a request instead of their own packet"),
     C(acks_combined, "Acknowledgements (counted in acks_sent) that went inside another acknowledgement's packet (multi_ack)"),
     C(background_resends, "Requests resent (counted in retransmissions) by the background thread while this process made no MPI call (btl_hpam_background_resend)"),
+    C(early_resends, "Requests resent (counted in retransmissions) before their timeout: three sent after them were answered (btl_hpam_early_resend)"),
+    C(spurious_resends, "Resent requests answered from their first copy: the resend was not needed"),
+    C(resends_deferred, "Timeouts that resent nothing: the peer had not polled since the request was last sent (descheduled or computing)"),
 #undef C
 };
 
@@ -106,6 +109,17 @@ static int register_counters(const counter_row_t *rows, size_t n, mca_base_get_v
     return OPAL_SUCCESS;
 }
 
+/* A level: the largest retransmission timeout a new request gets now
+ * (adaptive: each peer's follows its round trip), in microseconds. */
+static int read_timeout_us(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    hpam_counters_t k;
+    memset(&k, 0, sizeof k);
+    if (NULL != mca_btl_hpam_component.ep) (void) hpam_get_counters(mca_btl_hpam_component.ep, &k);
+    *(unsigned long *) value = (unsigned long) (k.timeout_ns / 1000);
+    return OPAL_SUCCESS;
+}
+
 int mca_btl_hpam_mpit_register(void)
 {
     int rc = register_counters(counters, sizeof(counters) / sizeof(counters[0]), read_counter);
@@ -113,6 +127,11 @@ int mca_btl_hpam_mpit_register(void)
         rc = register_counters(btl_counters, sizeof(btl_counters) / sizeof(btl_counters[0]),
                                read_btl_counter);
     }
+    if (OPAL_SUCCESS != rc) return rc;
+    rc = register_pvar("timeout_us", "The retransmission timeout a new request gets now, the "
+                       "largest over peers (btl_hpam_adaptive_timeout: each follows its peer's "
+                       "measured round trip between btl_hpam_timeout_min_us and btl_hpam_timeout_us)",
+                       MCA_BASE_PVAR_CLASS_LEVEL, read_timeout_us, 0);
     if (OPAL_SUCCESS != rc) return rc;
     return register_pvar("slots_in_use", "Memory registrations (Hamlyn slots) alive now, of "
                          "btl_hpam_max_registrations", MCA_BASE_PVAR_CLASS_LEVEL,
@@ -132,7 +151,7 @@ void mca_btl_hpam_print_stats(void)
         opal_output(0,
                     "btl/hpam stats: local rank %d -> %d: requests %llu, replies %llu, acks %llu "
                     "(riding %llu, combined %llu), received %llu, answered %llu, stalls %llu, busy %llu, hint misses %llu, timeouts %llu, "
-                    "retransmissions %llu (background resends %llu), duplicates reflected %llu, "
+                    "retransmissions %llu (background %llu, early %llu, spurious %llu, deferred %llu; timeout %llu us), duplicates reflected %llu, "
                     "stale replies %llu, key rejections %llu, malformed %llu",
                     c->my_local_rank, p, (unsigned long long) k.requests_sent,
                     (unsigned long long) k.replies_sent, (unsigned long long) k.acks_sent,
@@ -142,6 +161,9 @@ void mca_btl_hpam_print_stats(void)
                     (unsigned long long) k.busy_returns, (unsigned long long) k.hint_misses,
                     (unsigned long long) k.timeouts, (unsigned long long) k.retransmissions,
                     (unsigned long long) k.background_resends,
+                    (unsigned long long) k.early_resends, (unsigned long long) k.spurious_resends,
+                    (unsigned long long) k.resends_deferred,
+                    (unsigned long long) (k.timeout_ns / 1000),
                     (unsigned long long) k.duplicates_reflected,
                     (unsigned long long) k.stale_replies, (unsigned long long) k.key_rejections,
                     (unsigned long long) k.malformed);

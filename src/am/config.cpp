@@ -17,6 +17,7 @@ std::string setup_problem(const endpoint_config& cfg) {
       cfg.receive_budget == 0)
     return "invalid configuration: timeout_ns, give_up_ns, checks_per_poll and receive_budget "
            "must be non-zero";
+  if (cfg.timeout_min_ns == 0) return "invalid timeout_min_ns = 0: it must be non-zero";
   return {};
 }
 

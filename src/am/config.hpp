@@ -17,7 +17,12 @@ struct endpoint_config {
   nic::card_setup card;                 // job, nprocs, my_proc, block size, CRC, faults
   uint32_t depth = 4;                   // D, request instances per peer (Medusa: 4)
   uint32_t rx_blocks = 0;               // inbound blocks; 0 = default_rx_blocks: 2*(P-1)*(D+1)
-  uint64_t timeout_ns = 1'000'000;      // first retransmission timeout
+  uint64_t timeout_ns = 1'000'000;      // first retransmission timeout; adaptive: its ceiling
+  bool adaptive_timeout = true;         // when the wire can lose packets, the timeout follows each
+                                        // peer's measured round trip (am/rtt_estimator.hpp)
+  uint64_t timeout_min_ns = 50'000;     // adaptive: the floor of the timeout (at most timeout_ns)
+  bool early_resend = true;             // ordered, when the wire can lose packets: a request whose
+                                        // early_resend_after successors were answered is resent
   uint32_t backoff_limit = 10;          // the timeout doubles at most this many times
   uint64_t give_up_ns = 30'000'000'000; // HPAM gives up on a peer after 30 s
   uint32_t checks_per_poll = 1;         // K: request descriptors checked per poll
@@ -59,6 +64,19 @@ constexpr uint32_t default_rx_blocks(int nprocs, uint32_t depth) {
 // The inbound pool an endpoint's card gets: rx_blocks, or the default.
 constexpr uint32_t inbound_pool(const endpoint_config& cfg) {
   return cfg.rx_blocks ? cfg.rx_blocks : default_rx_blocks(cfg.card.nprocs, cfg.depth);
+}
+
+// Whether a packet can fail to arrive, or arrive only after a later one of
+// its sender, unless its sender's card sends it again: the wire drops,
+// corrupts, reorders or delays, or the inbound pool is below its default
+// (an overflow drops; a Hamlyn sender's launch may wait in its backlog).
+// Only then do timeouts matter, and the loss recovery on top of HPAM's
+// timeout walk (the adaptive timeout, early resends, background resends)
+// is switched on; without it nothing of it runs.
+inline bool can_lose(const endpoint_config& cfg) {
+  const nic::fault_config& f = cfg.card.faults;
+  return f.drop > 0 || f.corrupt > 0 || f.reorder > 0 || f.delay > 0 ||
+         (cfg.rx_blocks != 0 && cfg.rx_blocks < default_rx_blocks(cfg.card.nprocs, cfg.depth));
 }
 
 }  // namespace hpam::am

@@ -32,6 +32,12 @@ struct protocol_counters {
                                       // ack's packet (multi_ack) instead of a packet of their own
   uint64_t background_resends = 0;    // requests resent (counted in retransmissions) by the
                                       // background path while the owner made no call
+  uint64_t early_resends = 0;         // requests resent (counted in retransmissions) before their
+                                      // timeout: later ones were answered (early_resend)
+  uint64_t spurious_resends = 0;      // resent requests answered from their first copy: the
+                                      // resend was not needed (packet.hpp: answers_resend)
+  uint64_t resends_deferred = 0;      // timeouts that resent nothing: the peer had not polled
+                                      // since the request was last sent (resend_premature)
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;
@@ -40,6 +46,6 @@ struct protocol_counters {
     return *this;
   }
 };
-static_assert(sizeof(protocol_counters) == 22 * sizeof(uint64_t));
+static_assert(sizeof(protocol_counters) == 25 * sizeof(uint64_t));
 
 }  // namespace hpam::am

@@ -16,12 +16,16 @@ struct request_desc {
   uint32_t length = 0;      // packet length, for retransmission
   uint32_t sequence = 0;    // id of the last request sent on this instance
   bool busy = false;        // waiting for the reply (the paper's !TX_RD)
-  uint8_t retries = 0;      // retransmissions so far
+  uint8_t retries = 0;      // retransmissions by timeout so far (the backoff's count)
+  bool resent = false;      // sent again at least once (a timeout, early, in the background)
+  bool waited_arrivals = false;  // lossy: one timeout passed while my own card held arrivals
+                                 // (its answer may be among them): resent at the next
   bool stamped = false;     // timestamp and first_sent are set (see endpoint::check_timeout)
   uint64_t timestamp = 0;   // when last (re)sent, ns
   uint64_t first_sent = 0;  // when first sent, ns; the give-up time runs from here
   uint64_t timeout = 0;     // current timeout, ns; doubles on each retransmission
   uint32_t peer_beat = 0;   // the peer's card heartbeat at this request's first timeout
+  uint32_t sent_beat = 0;   // lossy: the peer's heartbeat seen at or before the (re)send
   uint32_t own_polls = 0;   // my polls when the peer had polled enough to answer (endpoint::polls_)
   bool peer_drained = false;  // the peer has polled enough since peer_beat to have answered
   msg_kind kind = msg_kind::short4;  // what was asked: a reply is checked against it
@@ -53,6 +57,8 @@ struct reply_desc {
   bool unstamped = false;      // the stored reply is that ack, not yet written into the block:
                                // stamped when first launched or reflected (a deferred ack
                                // carried as an entry never touches its block)
+  bool answers_resend = false; // the request it answers came as a resent copy, or a resent
+                               // copy of it was answered with it (packet.hpp: answers_resend)
 };
 
 // [peer][instance] tables, flat, sized once at setup.

@@ -40,6 +40,7 @@
 #include "am/counters.hpp"
 #include "am/descriptor.hpp"
 #include "am/packet.hpp"
+#include "am/rtt_estimator.hpp"
 #include "am/token.hpp"
 #include "nic/card.hpp"
 #include "sys/clock.hpp"
@@ -85,6 +86,13 @@ constexpr uint64_t liveness_recheck_ns = 500'000'000;
 // window left streams waiting for credits (bench/issue11_changes.md).
 constexpr uint32_t ack_threshold(uint32_t depth) { return depth / 4 > 2 ? depth / 4 : 2; }
 constexpr uint32_t ack_hold_polls = 16;
+
+// Early resend (endpoint_config::early_resend): an ordered request is taken
+// for lost, and resent before its timeout, once a request sent this many
+// after it to the same peer has been answered (TCP's fast retransmit waits
+// for three duplicate acknowledgements; the wire's reorder fault holds a
+// packet back behind one other).
+constexpr uint32_t early_resend_after = 3;
 
 // What a peer silent for the give-up time was seen doing (on_timeout).
 enum class silence : uint8_t {
@@ -184,6 +192,10 @@ class endpoint {
   // handler, nothing is done.
   uint32_t resend_idle(uint32_t& mark);
 
+  // The timeout new requests to peer get now: its adaptive one when the
+  // wire can lose packets (am/rtt_estimator.hpp), else timeout_ns.
+  uint64_t current_timeout(int peer) const { return timers_[peer].rtt.rto_ns; }
+
   // Finalize: serve the network until no request of mine is outstanding and
   // every connected peer has finished too (or is dead / given up on).
   status drain();
@@ -264,7 +276,8 @@ class endpoint {
     uint32_t instance;
     if (length + sizeof(ack_entry) > card_.block_size() || !acks_.take_rider(dest, instance))
       return;
-    const ack_entry t{replies_.at(dest, instance).ack_sequence, instance};
+    const reply_desc& r = replies_.at(dest, instance);
+    const ack_entry t{r.ack_sequence | (r.answers_resend ? entry_answers_resend : 0), instance};
     std::memcpy(pkt + length, &t, sizeof t);
     length += sizeof t;
     h.refusal = carries_ack;
@@ -274,10 +287,12 @@ class endpoint {
   void on_ack_packet(const arrival& a);
   // An ack of my request [instance] at sequence (why: its refusal value),
   // from an ack packet or carried inside another packet.
+  // sequence: with entry_answers_resend when the ack was made for a resent copy.
   [[gnu::always_inline]] inline void take_ack(int src, uint32_t instance, uint32_t sequence,
                                               uint16_t why);
   [[gnu::always_inline]] inline void on_ack(int src, request_desc& d, uint16_t why);
-  [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance);
+  [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
+                                              bool answers_resend);
   [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
   bool reply_ok(const request_desc& d, const arrival& a) const;
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
@@ -307,6 +322,7 @@ class endpoint {
     const uint64_t now = clock_.now_ns();
     if (__builtin_expect(!d.stamped, 0)) {
       d.timestamp = d.first_sent = now;
+      d.timeout = timeout_ns_;
       d.stamped = true;
       return;
     }
@@ -319,6 +335,51 @@ class endpoint {
   uint32_t receive_packets();
   [[gnu::cold]] status news();
   [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
+  // Loss recovery, only when the wire can lose packets (lossy_): requests
+  // are stamped as they are sent, with their peer's adaptive timeout.
+  // The peer's heartbeat goes with it, read again at most every quarter
+  // of a timeout (a line the peer writes at each poll: a miss to read).
+  void stamp_sent(int dest, request_desc& d) {
+    const uint64_t now = clock_.now_ns();
+    peer_timer& t = timers_[dest];
+    d.timestamp = d.first_sent = now;
+    d.timeout = t.rtt.rto_ns;
+    d.waited_arrivals = false;
+    if (t.beat_at == 0 || now - t.beat_at >= t.rtt.rto_ns / 4) {
+      t.beat = card_.peer_heartbeat(dest);
+      t.beat_at = now;
+    }
+    d.sent_beat = t.beat;
+  }
+  // A timed-out request whose peer has not polled often enough since it
+  // was last sent to have handled everything then in its inbound queue (the
+  // liveness rule's polls_to_drain_) is not sent again yet: its timer starts
+  // again. On a busy or oversubscribed machine a timeout alone is no sign of
+  // loss: the peer may be descheduled, computing, or working through a
+  // queue my request waits in, and a resend only adds a duplicate for it to
+  // answer. The heartbeat at the send is known when the wire can lose
+  // packets (stamp_sent); a peer that never polls again is still given up
+  // on by its process state (observe). With the fixed timeout (the paper's
+  // timer, and on a clean wire) a timeout always resends.
+  bool resend_premature(int peer, const request_desc& d) {
+    return adaptive_timeout_ && card_.peer_heartbeat(peer) - d.sent_beat < polls_to_drain_;
+  }
+  // An answer to my request d: a round trip measured (Karn: never of a
+  // resent request), a spurious resend counted, earlier requests resent.
+  [[gnu::noinline]] void on_answer_when_lossy(int src, request_desc& d, uint32_t instance,
+                                              bool answers_resend);
+  // Ordered: the request sent as `launch` to src was answered; the oldest
+  // unanswered one, if early_resend_after or more were sent after it, is
+  // resent now (once).
+  void resend_early(int src, uint64_t launch);
+  // The request goes out again, marked resent (packet.hpp).
+  void resend(int peer, request_desc& d, uint64_t now);
+  // Ordered: the place of instance's current request in the launch order
+  // to a peer (request n takes instance n mod D, sequence n / D + 1),
+  // modulo launch_span_.
+  uint64_t launch_of(uint32_t instance, uint32_t sequence) const {
+    return (static_cast<uint64_t>(previous_sequence(sequence)) * depth_ + instance) % launch_span_;
+  }
   [[gnu::cold]] silence observe(int peer, request_desc& d);
   [[gnu::cold]] void give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats);
   [[gnu::cold]] void connect_on_arrival(int src);
@@ -355,6 +416,12 @@ class endpoint {
   uint32_t ack_capacity_;                // ack_entry records one ack packet carries
   uint32_t acks_held_polls_ = 0;         // polls that flushed only some rows, since a full one
   bool ordered_;                         // instances strictly in turn per peer (no search)
+  bool lossy_;                           // can_lose(cfg): loss recovery on (am/config.hpp)
+  bool stamp_at_send_;                   // lossy_ or a manual clock: stamped as sent, not by the walk
+  bool adaptive_timeout_;                // lossy_: timers_ follow the round trip
+  bool early_resend_;                    // lossy_ and ordered_: resend_early
+  uint64_t timeout_min_ns_;              // the adaptive timeout's floor (timeout_ns_ its ceiling)
+  uint64_t launch_span_;                 // launch_of's modulus: 2^30 sequences of D instances
   sys::clock clock_;
   Card card_;
   void* owner_ = nullptr;
@@ -380,6 +447,19 @@ class endpoint {
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself
   ack_rows acks_;                            // deferred acks, per peer (defer_acks)
+  // Per peer, when lossy_: the adaptive timeout, and (ordered) the launch
+  // number of the oldest request that may be unanswered.
+  struct peer_timer {
+    rtt_estimator rtt;
+    uint64_t oldest = 0;          // ordered: launch number of the oldest maybe unanswered
+    uint32_t answered_after = 0;  // answers to later requests while it was the oldest
+    uint64_t highest = 0;         // ordered: launch number of the highest answered request
+    bool recovering = false;      // ordered: holes below `highest` are resent (resend_early)
+    uint32_t beat = 0;            // the peer's heartbeat, read at beat_at (stamp_sent)
+    uint64_t beat_at = 0;
+    uint64_t answered_at = 0;     // when the peer last answered a request of mine
+  };
+  std::vector<peer_timer> timers_;
 };
 
 }  // namespace hpam::am

@@ -1,5 +1,6 @@
-// The receive side of endpoint<Card> (HPAM appendix B, HPAM_poll), the
-// timeout walk, messages to oneself, and draining at finalize.
+// The receive side of endpoint<Card> (HPAM appendix B, HPAM_poll), messages
+// to oneself, and draining at finalize. The timeout walk's work and the
+// loss recovery on top of it are in endpoint_timeouts.hpp (included below).
 #pragma once
 
 #include <cstring>
@@ -61,42 +62,6 @@ uint32_t endpoint<Card>::receive_packets() {
     ++n;
   }
   return n;
-}
-
-template <class Card>
-status endpoint<Card>::resend_due() {
-  if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
-  if (!acks_.empty()) flush_acks(true);
-  card_.send_due();
-  check_timeouts();
-  return status::ok;
-}
-
-template <class Card>
-uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
-  if (state_ != handler_state::none || polls_ != mark) {
-    mark = polls_;
-    return 0;
-  }
-  if (!acks_.empty()) flush_acks(true);
-  card_.send_due();
-  uint32_t resent = 0;
-  for (uint32_t i = 0; i < timeout_end_; ++i) {
-    if (i == my_row_) {
-      i += depth_ - 1;
-      continue;
-    }
-    request_desc& d = requests_.at_index(i);
-    if (!d.busy) continue;
-    const int peer = static_cast<int>(i / depth_);
-    const uint64_t before = counters_[peer].retransmissions;
-    check_timeout(d, i);
-    if (counters_[peer].retransmissions != before) {
-      counters_[peer].background_resends++;
-      ++resent;
-    }
-  }
-  return resent;
 }
 
 template <class Card>
@@ -169,7 +134,7 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
 template <class Card>
 bool endpoint<Card>::acks_well_formed(arrival& a) const {
   const uint32_t n = a.payload_len / sizeof(ack_entry);
-  if (a.c.cls != msg_class::reply || a.h.refusal != static_cast<uint8_t>(refusal::none) ||
+  if (a.c.cls != msg_class::reply || refusal_of(a.h.refusal) != static_cast<uint16_t>(refusal::none) ||
       a.payload_len % sizeof(ack_entry) != 0 || n > ack_capacity_)
     return false;
   std::memcpy(a.more, a.payload, a.payload_len);
@@ -235,6 +200,10 @@ void endpoint<Card>::on_request(const arrival& a) {
   if (c.sequence != r.expected) {
     if (c.sequence == previous_sequence(r.expected) && r.length != 0) {
       stamp_stored_ack(src, c.instance, r);
+      if (a.h.refusal & resent) {  // the stored reply now answers a resent copy too
+        r.answers_resend = true;
+        header_of(card_.tx_block(r.block))->refusal |= answers_resend;
+      }
       card_.relaunch(src, r.block, r.length);  // reflect the stored reply
       counters_[src].duplicates_reflected++;
     } else {
@@ -248,6 +217,7 @@ void endpoint<Card>::on_request(const arrival& a) {
     return;
   }
   r.expected = next_sequence(c.sequence);
+  r.answers_resend = (a.h.refusal & resent) != 0;
   if (why != refusal::none) {
     if (why == refusal::outside_segment)
       counters_[src].segment_rejections++;
@@ -307,9 +277,10 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
 template <class Card>
 void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r) {
   if (!r.unstamped) return;
-  (void)stamp_header(card_.tx_block(r.block), key_,
-                     {msg_class::reply, msg_kind::ack, instance, r.ack_sequence}, 0,
-                     static_cast<refusal>(r.ack_refusal));
+  am_header* h = stamp_header(card_.tx_block(r.block), key_,
+                              {msg_class::reply, msg_kind::ack, instance, r.ack_sequence}, 0,
+                              static_cast<refusal>(r.ack_refusal));
+  if (r.answers_resend) h->refusal |= answers_resend;
   r.unstamped = false;
 }
 
@@ -364,7 +335,8 @@ void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
     uint32_t length = r.length;
     for (uint32_t k = 0; k < ack_capacity_ && together != 0; ++k, together &= together - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(together));
-      const ack_entry e{replies_.at(peer, i).ack_sequence, i};
+      const reply_desc& ri = replies_.at(peer, i);
+      const ack_entry e{ri.ack_sequence | (ri.answers_resend ? entry_answers_resend : 0), i};
       std::memcpy(pkt + length, &e, sizeof e);
       length += sizeof e;
       counters_[peer].acks_combined++;
@@ -425,7 +397,7 @@ void endpoint<Card>::on_reply(const arrival& a) {
     state_ = handler_state::none;
     current_token_ = nullptr;
   }
-  answered(src, d, c.instance);
+  answered(src, d, c.instance, (a.h.refusal & answers_resend) != 0);
 }
 
 // An acknowledgement packet: its own instance and sequence, then each
@@ -434,7 +406,9 @@ void endpoint<Card>::on_reply(const arrival& a) {
 // answered) is counted and dropped without touching the others.
 template <class Card>
 void endpoint<Card>::on_ack_packet(const arrival& a) {
-  take_ack(a.src, a.c.instance, a.c.sequence, a.h.refusal);
+  take_ack(a.src, a.c.instance,
+           a.c.sequence | ((a.h.refusal & answers_resend) ? entry_answers_resend : 0),
+           refusal_of(a.h.refusal));
   for (uint32_t k = 0; k < a.more_acks; ++k)
     take_ack(a.src, a.more[k].instance, a.more[k].sequence, static_cast<uint16_t>(refusal::none));
 }
@@ -460,7 +434,8 @@ void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why) {
 
 // The request on this instance has its answer: the instance is free.
 template <class Card>
-void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance) {
+void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance, bool answers_resend) {
+  if (__builtin_expect(lossy_, 0)) on_answer_when_lossy(src, d, instance, answers_resend);
   d.busy = false;
   if (!ordered_) instance_hint_[src] = instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;
@@ -473,12 +448,12 @@ void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance) {
 template <class Card>
 void endpoint<Card>::take_ack(int src, uint32_t instance, uint32_t sequence, uint16_t why) {
   request_desc& d = requests_.at(src, instance);
-  if (!d.busy || sequence != d.sequence) {
+  if (!d.busy || (sequence & ~entry_answers_resend) != d.sequence) {
     counters_[src].stale_replies++;
     return;
   }
   on_ack(src, d, why);
-  answered(src, d, instance);
+  answered(src, d, instance, (sequence & entry_answers_resend) != 0);
 }
 
 template <class Card>
@@ -508,80 +483,6 @@ void endpoint<Card>::dispatch(hpam_token& t, msg_kind kind, unsigned handler,
       break;
     default: break;
   }
-}
-
-// Resend with doubled timeout. Past the give-up time, look at the peer: give
-// up when its process is gone or stopped, or when it polls but never
-// answers; a peer that lives and does not poll is busy, not dead: keep
-// resending, looking again every recheck_ns at most. The next look falls on
-// the give-up instant itself.
-template <class Card>
-void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
-  counters_[peer].timeouts++;
-  if (d.retries == 0) {  // the first timeout: count the peer's polls from here
-    d.peer_beat = card_.peer_heartbeat(peer);
-    d.peer_drained = false;
-  }
-  const uint64_t silent = now - d.first_sent;
-  if (silent >= give_up_ns_) {
-    const silence why = observe(peer, d);
-    if (why != silence::busy) {
-      give_up(peer, silent, why, card_.peer_heartbeat(peer) - d.peer_beat);
-      return;
-    }
-    counters_[peer].busy_peer_waits++;
-  }
-  card_.relaunch(peer, d.block, d.length);
-  d.timestamp = now;
-  if (d.retries < backoff_limit_) d.timeout *= 2;  // exponential backoff
-  if (d.retries < 255) d.retries++;
-  d.timeout = std::min(d.timeout, silent < give_up_ns_ ? give_up_ns_ - silent : recheck_ns_);
-  counters_[peer].retransmissions++;
-}
-
-// A peer that announced it has finished will not answer again; then the
-// kernel's view of the peer's process. A live one is ignoring me only when
-// its card heartbeat shows it polled often enough since this request first
-// timed out to have handled everything in its inbound queue, and I then
-// polled often enough to have read its answer from mine (I may myself have
-// been computing while the answer waited).
-template <class Card>
-silence endpoint<Card>::observe(int peer, request_desc& d) {
-  if (card_.peer_done(peer)) return silence::finished;
-  switch (card_.peer_process(peer)) {
-    case sys::process_state::gone: return silence::gone;
-    case sys::process_state::stopped: return silence::stopped;
-    case sys::process_state::running: break;
-  }
-  const uint32_t peer_polls = card_.peer_heartbeat(peer) - d.peer_beat;  // modulo 2^32
-  if (peer_polls < polls_to_drain_) return silence::busy;
-  if (!d.peer_drained) {
-    d.peer_drained = true;
-    d.own_polls = polls_;
-    return silence::busy;
-  }
-  return polls_ - d.own_polls >= polls_to_drain_ ? silence::ignoring : silence::busy;
-}
-
-template <class Card>
-void endpoint<Card>::give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats) {
-  lost_[peer] = 1;
-  for (uint32_t i = 0; i < depth_; ++i) requests_.at(peer, i).busy = false;
-  if (unreachable_peer_ < 0) unreachable_peer_ = peer;
-  newly_unreachable_ = true;
-  const std::string heartbeat = beats == 0 ? "its card heartbeat stopped"
-                                           : "its card heartbeat advanced " +
-                                                 std::to_string(beats) + " times meanwhile";
-  const char* what = why == silence::gone    ? "its process has exited"
-                     : why == silence::finished ? "it has finished (closed its card)"
-                     : why == silence::stopped ? "its process is stopped (SIGSTOP or a debugger)"
-                                               : "it is alive and polling but never answered: it "
-                                                 "rejects or never receives my packets (wrong "
-                                                 "protection key, or every packet lost)";
-  last_error_ = "hpam: process " + std::to_string(peer) + " of job " + job_ +
-                " is unreachable: no reply for " + std::to_string(silent_ns / 1'000'000) +
-                " ms (give-up time " + std::to_string(give_up_ns_ / 1'000'000) + " ms) while " +
-                heartbeat + "; " + what;
 }
 
 template <class Card>
@@ -688,3 +589,5 @@ protocol_counters endpoint<Card>::totals() const {
 }
 
 }  // namespace hpam::am
+
+#include "am/endpoint_timeouts.hpp"

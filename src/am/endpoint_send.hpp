@@ -60,6 +60,12 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       multi_ack_(cfg.multi_ack && cfg.defer_acks),
       ack_capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)),
       ordered_(cfg.ordered),
+      lossy_(can_lose(cfg)),
+      stamp_at_send_(lossy_ || cfg.manual_time != nullptr),
+      adaptive_timeout_(lossy_ && cfg.adaptive_timeout),
+      early_resend_(lossy_ && cfg.ordered && cfg.early_resend),
+      timeout_min_ns_(std::min(cfg.timeout_min_ns, cfg.timeout_ns)),
+      launch_span_((uint64_t{1} << control_bits::sequence_bits) * cfg.depth),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
       card_(detail::card_setup_for(cfg, &clock_, cfg.key ? 0 : key_)) {
   if (key_ == 0) key_ = key_of_process_0();
@@ -79,6 +85,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
   acks_.resize(nprocs_);
+  timers_.assign(nprocs_, peer_timer{rtt_estimator::starting(timeout_ns_), 0, 0, 0, false, 0, 0, 0});
   timeout_end_ = static_cast<uint32_t>(nprocs_) * depth_;
   my_row_ = static_cast<uint32_t>(my_proc_) * depth_;
   timeout_cursor_ = my_row_ + depth_ - 1;  // the walk starts with the row after mine
@@ -203,12 +210,13 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   card_.launch(dest, d.block, d.length);
   d.busy = true;
   d.retries = 0;
+  d.resent = false;
   // The real clock is not read here (rdtsc, ~14 ns on this guest, on every
   // send): the timeout walk's first look at the busy descriptor stamps it.
-  // A manual clock (the protocol tests) stamps at the send, exactly.
-  d.stamped = clock_.is_manual();
-  if (d.stamped) d.timestamp = d.first_sent = clock_.now_ns();
-  d.timeout = timeout_ns_;
+  // A manual clock (the protocol tests) stamps at the send, exactly, and so
+  // does a wire that can lose packets (the round trip is measured).
+  d.stamped = stamp_at_send_;
+  if (__builtin_expect(d.stamped, 0)) stamp_sent(dest, d);
   d.kind = kind;
   d.handler = static_cast<uint16_t>(handler);
   if (kind == msg_kind::get) {  // a constant here: other kinds never read these
@@ -332,6 +340,7 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
   reply_desc& r = replies_.at(t.src, t.instance);
   std::byte* pkt = card_.tx_block(r.block);
   am_header* h = stamp_header(pkt, key_, {msg_class::reply, kind, t.instance, t.sequence}, handler);
+  if (__builtin_expect(r.answers_resend, 0)) h->refusal = answers_resend;
   const uint32_t hdr = header_bytes(kind);
   r.length = hdr + build(*h, pkt + hdr);
   r.unstamped = false;  // the block holds this reply

@@ -129,9 +129,21 @@ struct ack_entry {
 };
 static_assert(std::is_standard_layout_v<ack_entry> && sizeof(ack_entry) == 8);
 constexpr uint8_t carries_ack = 0x80;
+// A request its sender sent again (a timeout, an early resend, the
+// background path) carries `resent`; the answer made for such a copy, or
+// reflected to it, carries `answers_resend` (in an ack_entry: the top bit
+// of its sequence). A sender whose resent request is answered without it
+// was answered from the first copy: the resend was spurious (TCP's Eifel
+// detection, RFC 3522, with a flag for the timestamp echo).
+constexpr uint8_t resent = 0x40;
+constexpr uint8_t answers_resend = 0x40;  // in a reply's or an ack's am_header::refusal
+constexpr uint32_t entry_answers_resend = 0x80000000u;  // in ack_entry::sequence
 // The flags a request may carry in am_header::refusal: a request with any
 // other bit set is malformed.
-constexpr uint8_t request_flags = carries_ack;
+constexpr uint8_t request_flags = carries_ack | resent;
+// An answer's refusal value, without its flag.
+constexpr uint16_t refusal_of(uint8_t byte) { return byte & static_cast<uint8_t>(~answers_resend); }
+static_assert(refusal_count <= answers_resend);
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);
 static_assert(packet_header_size == 64);

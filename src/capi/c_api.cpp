@@ -19,13 +19,9 @@ thread_local std::string last_error_text;
 // Whether the endpoint gets the background resend thread (knob
 // background_resend): "auto" when its packets can be lost or held back
 // on their way, so that only its sender's card can make them arrive.
-bool wants_background_resend(const hpam_config_t& c) {
+bool wants_background_resend(const hpam_config_t& c, const am::endpoint_config& e) {
   const std::string mode = c.background_resend ? c.background_resend : "auto";
-  if (mode != "auto") return mode == "on";
-  const bool faults_can_lose = c.fault_drop > 0 || c.fault_corrupt > 0 || c.fault_reorder > 0 ||
-                               c.fault_delay > 0;
-  const uint32_t depth = c.depth;
-  return faults_can_lose || (c.rx_blocks != 0 && c.rx_blocks < am::default_rx_blocks(c.nprocs, depth));
+  return mode == "auto" ? am::can_lose(e) : mode == "on";
 }
 
 int fail(int err, const std::string& text) {
@@ -57,10 +53,10 @@ int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
   auto* ep = new (std::nothrow) hpam_ep{};
   if (!ep) return fail(HPAM_ERR_NO_RESOURCE, "hpam_ep_create: out of memory");
   ep->poll_on_send = cfg->poll_on_send != 0;
-  const bool guarded = hpam::capi::wants_background_resend(*cfg);
   try {
     hpam::sys::remove_stale_segments();  // left by killed runs of any card type
     const auto ecfg = hpam::capi::to_endpoint_config(*cfg);
+    const bool guarded = hpam::capi::wants_background_resend(*cfg, ecfg);
     if (guarded) ep->background = std::make_unique<hpam::capi::background_resend>();
     if (nic == "medusa")
       ep->impl = hpam::capi::create_medusa_endpoint(ecfg, &ep->ops, ep, guarded);

@@ -2,6 +2,7 @@
 // endpoint<Card>. Included by the file that instantiates endpoint<Card>.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 
 #include "am/endpoint.hpp"
@@ -44,6 +45,13 @@ struct c_ops_for {
     out->acks_piggybacked = c.acks_piggybacked;
     out->acks_combined = c.acks_combined;
     out->background_resends = c.background_resends;
+    out->early_resends = c.early_resends;
+    out->spurious_resends = c.spurious_resends;
+    out->resends_deferred = c.resends_deferred;
+    out->timeout_ns = 0;
+    for (int p = 0; p < e.nprocs(); ++p)
+      if ((peer < 0 || p == peer) && p != e.my_proc())
+        out->timeout_ns = std::max(out->timeout_ns, e.current_timeout(p));
     if (peer < 0) {
       const nic::wire_counters& w = e.card().wire_stats();
       out->overflow_drops = e.card().overflow_drops();

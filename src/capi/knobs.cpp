@@ -193,8 +193,22 @@ constexpr knob table[] = {
            "stopped, or it polls without answering (one that computes is waited for)"),
      1'000'000, bind<field<&am_cfg::give_up_ns>, field<&core::give_up_ns>>(), nullptr},
     {whole("timeout_us", "timeout_ns", "us", 5, 1, 3'600'000'000,
-           "First retransmission timeout; doubles on each retransmission"),
+           "First retransmission timeout, doubling on each retransmission; with adaptive_timeout "
+           "the ceiling of the adaptive one (and its value until a round trip is measured)"),
      1'000, bind<field<&am_cfg::timeout_ns>, field<&core::timeout_ns>>(), timeout_within_give_up},
+    {flag("adaptive_timeout", "adaptive_timeout", 5,
+          "When the wire can lose packets, each peer's retransmission timeout follows its "
+          "measured round trip (RFC 6298: smoothed RTT + 4 deviations), between timeout_min_us "
+          "and timeout_us; off: timeout_us, fixed"),
+     1, bind<field<&am_cfg::adaptive_timeout>, field<&core::adaptive_timeout>>(), nullptr},
+    {whole("timeout_min_us", "timeout_min_ns", "us", 6, 1, 3'600'000'000,
+           "The adaptive timeout's floor (above timeout_us it is timeout_us): a peer descheduled "
+           "for a while is not flooded with resends"),
+     1'000, bind<field<&am_cfg::timeout_min_ns>, field<&core::timeout_min_ns>>(), nullptr},
+    {flag("early_resend", "early_resend", 5,
+          "When the wire can lose packets, an ordered request (the BTL's) is resent at once, "
+          "before its timeout, when a request sent 3 after it has been answered"),
+     1, bind<field<&am_cfg::early_resend>, field<&core::early_resend>>(), nullptr},
     {whole("backoff_limit", "backoff_limit", "", 6, 0, 30,
            "Most doublings of the retransmission timeout"),
      1, bind<field<&am_cfg::backoff_limit>, field<&core::backoff_limit>>(), nullptr},

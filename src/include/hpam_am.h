@@ -100,6 +100,10 @@ typedef struct hpam_config {
   const char* background_resend; /* "auto" (default), "on" or "off": a thread resends lost */
                               /* packets while the owner makes no call (auto: only when */
                               /* the wire can lose or hold packets)                       */
+  int adaptive_timeout;       /* when the wire can lose packets, the timeout follows each */
+                              /* peer's round trip, within [timeout_min_ns, timeout_ns]   */
+  uint64_t timeout_min_ns;    /* the adaptive timeout's floor                              */
+  int early_resend;           /* ordered: resend a request once 3 later ones are answered */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);
@@ -229,6 +233,14 @@ typedef struct hpam_counters {
   uint64_t background_resends;  /* requests resent (in retransmissions) by the  */
                                 /* background path while the owner made no call */
                                 /* (background_resend)                          */
+  uint64_t early_resends;       /* requests resent (in retransmissions) before  */
+                                /* their timeout: later ones were answered      */
+  uint64_t spurious_resends;    /* resent requests answered from their first    */
+                                /* copy: the resend was not needed              */
+  uint64_t resends_deferred;    /* timeouts that resent nothing: the peer had   */
+                                /* not polled since the request was last sent   */
+  uint64_t timeout_ns;          /* the timeout a new request gets now: a peer's */
+                                /* adaptive one; in the totals, the largest     */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

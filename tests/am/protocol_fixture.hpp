@@ -32,6 +32,7 @@ struct job_options {
   bool piggyback_acks = true;
   bool multi_ack = true;             // (with defer_acks)
   bool ordered = false;
+  bool adaptive_timeout = true;      // (when the wire can lose packets)
 };
 
 template <class Card>
@@ -61,6 +62,7 @@ class local_job {
     c.piggyback_acks = o.piggyback_acks;
     c.multi_ack = o.multi_ack;
     c.ordered = o.ordered;
+    c.adaptive_timeout = o.adaptive_timeout;
     if (o.manual_clock) c.manual_time = &time_;
     return c;
   }

@@ -440,6 +440,7 @@ TYPED_TEST(protocol, requests_to_self_run_directly) {
 TYPED_TEST(protocol, timeout_retransmits_with_backoff_then_gives_up) {
   job_options o;
   o.faults.drop = 1.0;
+  o.adaptive_timeout = false;  // the paper's timer
   o.timeout_ns = 1'000'000;
   o.give_up_ns = 100'000'000;
   this->start(o);
@@ -486,6 +487,7 @@ TYPED_TEST(protocol, real_clock_timeout_runs_from_the_send_never_earlier) {
   job_options o;
   o.manual_clock = false;
   o.faults.drop = 1.0;
+  o.adaptive_timeout = false;  // the paper's timer
   o.timeout_ns = 20'000'000;
   o.give_up_ns = 10'000'000'000;
   this->start(o);

@@ -92,7 +92,8 @@ int main(int argc, char **argv)
         MPI_T_pvar_get_info(i, name, &nlen, &verb, &var_class, &dt, &en, desc, &dlen, &bind,
                             &readonly, &continuous, &atomic);
         if (strncmp(name, "btl_hpam_", 9) != 0) continue;
-        const int level = !strcmp(name, "btl_hpam_slots_in_use"); /* a level, the rest counters */
+        const int level = !strcmp(name, "btl_hpam_slots_in_use") ||
+                          !strcmp(name, "btl_hpam_timeout_us"); /* levels, the rest counters */
         CHECK((level ? MPI_T_PVAR_CLASS_LEVEL : MPI_T_PVAR_CLASS_COUNTER) == var_class && readonly &&
                   continuous, "%s kind", name);
         int count;

@@ -4,7 +4,7 @@
 # wire dropping 2 % of packets: a lost hand-over must be resent although its
 # sender never calls into hpam, on both cards, at 2 and 4 ranks, alone and
 # with a CPU burner beside it. The runs must also show that the background
-# path made the resends (btl_hpam_stats: "background resends").
+# path made the resends (btl_hpam_stats: "retransmissions N (background N, ...").
 #
 # HPAM_SILENT_RUNS (default 2) runs per case; `HPAM_SILENT_RUNS=50 make
 # check TESTS=tests/mpi/silent_sender.sh` is the issue's 50 iterations.
@@ -32,7 +32,7 @@ for load in quiet burner; do
         # shellcheck disable=SC2086
         HPAM_MPI_TIMEOUT=90 HPAM_PROG_ARGS="200 20" \
           expect_ok "silent sender np=$np nic=$nic $load run $run" "$np" "$nic" mpi_silent_sender $drop
-        n=$(sed -n 's/.*background resends \([0-9]*\).*/\1/p' <<<"$out" | awk '{s += $1} END {print s + 0}')
+        n=$(sed -n 's/.*(background \([0-9]*\),.*/\1/p' <<<"$out" | awk '{s += $1} END {print s + 0}')
         background_resends=$((background_resends + n))
       done
     done

@@ -1,0 +1,286 @@
+// Loss recovery on top of HPAM's timeout walk, with the manual clock: the
+// adaptive timeout (RFC 6298: convergence, floor, ceiling, backoff on
+// repeated loss), early resends of ordered requests (a gap triggers exactly
+// one; a reordered, not lost, packet none), and the detection of spurious
+// resends (answered from the first copy) apart from needed ones (a lost
+// answer). A packet is "lost" here by taking it off a card unhandled, so
+// which one is lost is exact; the rest of the wire is clean.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "am/endpoint_receive.hpp"
+#include "am/endpoint_send.hpp"
+#include "am/rtt_estimator.hpp"
+#include "protocol_fixture.hpp"
+
+namespace hpam::test {
+namespace {
+
+using am::rtt_estimator;
+
+constexpr uint64_t us = 1'000;
+
+TEST(rtt_estimator, first_measurement_sets_srtt_and_half_of_it_as_deviation) {
+  rtt_estimator e = rtt_estimator::starting(1000 * us);
+  EXPECT_EQ(e.rto_ns, 1000 * us);  // the ceiling until something is measured
+  e.measured(100 * us, 1 * us, 1000 * us);
+  EXPECT_EQ(e.srtt_ns, 100 * us);
+  EXPECT_EQ(e.rttvar_ns, 50 * us);
+  EXPECT_EQ(e.rto_ns, 300 * us);  // 100 + 4 * 50
+}
+
+TEST(rtt_estimator, steady_round_trips_converge_to_the_round_trip) {
+  rtt_estimator e = rtt_estimator::starting(1000 * us);
+  for (int i = 0; i < 200; ++i) e.measured(40 * us, 1 * us, 1000 * us);
+  EXPECT_EQ(e.srtt_ns, 40 * us);
+  EXPECT_LE(e.rttvar_ns, 1u);                 // the deviation decays to nothing
+  EXPECT_LE(e.rto_ns, 40 * us + 4);
+}
+
+TEST(rtt_estimator, gains_are_one_eighth_and_one_quarter) {
+  rtt_estimator e = rtt_estimator::starting(10'000 * us);
+  e.measured(80 * us, 1, 10'000 * us);   // srtt 80, rttvar 40
+  e.measured(160 * us, 1, 10'000 * us);  // err 80: rttvar (3*40+80)/4 = 50; srtt (7*80+160)/8 = 90
+  EXPECT_EQ(e.srtt_ns, 90 * us);
+  EXPECT_EQ(e.rttvar_ns, 50 * us);
+  EXPECT_EQ(e.rto_ns, 290 * us);
+}
+
+TEST(rtt_estimator, held_between_floor_and_ceiling) {
+  rtt_estimator e = rtt_estimator::starting(500 * us);
+  for (int i = 0; i < 50; ++i) e.measured(2 * us, 50 * us, 500 * us);
+  EXPECT_EQ(e.rto_ns, 50 * us);  // the floor: far above 2 us
+  for (int i = 0; i < 50; ++i) e.measured(5000 * us, 50 * us, 500 * us);
+  EXPECT_EQ(e.rto_ns, 500 * us);  // the ceiling
+}
+
+TEST(rtt_estimator, a_timeout_doubles_it_up_to_the_ceiling_until_the_next_measurement) {
+  rtt_estimator e = rtt_estimator::starting(1000 * us);
+  for (int i = 0; i < 100; ++i) e.measured(20 * us, 1 * us, 1000 * us);
+  const uint64_t settled = e.rto_ns;
+  e.timed_out(1000 * us);
+  EXPECT_EQ(e.rto_ns, 2 * settled);
+  for (int i = 0; i < 20; ++i) e.timed_out(1000 * us);
+  EXPECT_EQ(e.rto_ns, 1000 * us);
+  e.measured(20 * us, 1 * us, 1000 * us);
+  EXPECT_LT(e.rto_ns, 1000 * us);
+}
+
+enum : unsigned { h_count = 1 };
+
+struct ran_log {
+  std::vector<uint64_t> args;
+};
+void on_count(hpam_token*, void* ctx, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+  static_cast<ran_log*>(ctx)->args.push_back(a0);
+}
+
+// A job whose wire can lose packets (an inbound pool one block under its
+// default: never overflowing here, since two processes at depth D need at
+// most 2D) but is otherwise clean, on the manual clock.
+job_options lossy_options(uint32_t depth, bool ordered) {
+  job_options o;
+  o.depth = depth;
+  o.ordered = ordered;
+  o.rx_blocks = am::default_rx_blocks(2, depth) - 1;
+  o.receive_budget = 64;
+  return o;
+}
+
+// Takes the next packet off a card unhandled, as if the wire lost it.
+template <class Card>
+bool lose_next(am::endpoint<Card>& e) {
+  nic::rx_packet p;
+  if (!e.card().receive(p)) return false;
+  e.card().release(p);
+  return true;
+}
+
+// The peer polls, finding nothing: a timeout resends only to a peer that has
+// polled enough since the send to have read it (resend_premature).
+template <class Card>
+void idle_polls(am::endpoint<Card>& e, int n = 64) {
+  for (int i = 0; i < n; ++i) (void)e.poll();
+}
+
+template <class Card>
+class loss_recovery : public ::testing::Test {};
+TYPED_TEST_SUITE(loss_recovery, card_types);
+
+TYPED_TEST(loss_recovery, a_gap_in_ordered_requests_triggers_exactly_one_early_resend) {
+  local_job<TypeParam> j(lossy_options(8, true), "early");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  for (uint64_t k = 0; k < 8; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  ASSERT_TRUE(lose_next(j[1]));  // request 0 is lost
+  for (int r = 0; r < 10; ++r) j.pump();  // the clock stands still: no timeout can fire
+  EXPECT_EQ(j[0].peer_counters(1).early_resends, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).timeouts, 0u);
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  std::vector<uint64_t> sorted = log.args;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_EQ(sorted.size(), 8u);  // each once: the resent copy was the first to arrive
+  for (uint64_t k = 0; k < 8; ++k) EXPECT_EQ(sorted[k], k);
+  EXPECT_EQ(log.args.back(), 0u);                              // ... last
+  EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 0u);      // and was needed
+  EXPECT_EQ(j[1].peer_counters(0).duplicates_reflected, 0u);
+}
+
+TYPED_TEST(loss_recovery, fewer_than_three_answered_after_a_gap_trigger_none) {
+  local_job<TypeParam> j(lossy_options(8, true), "early");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  for (uint64_t k = 0; k < 3; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  ASSERT_TRUE(lose_next(j[1]));  // request 0 lost; only 1 and 2 follow it
+  for (int r = 0; r < 10; ++r) j.pump();
+  EXPECT_EQ(j[0].peer_counters(1).early_resends, 0u);
+  EXPECT_TRUE(j[0].request_outstanding(1));  // left to its timeout
+  for (int r = 0; r < 200 && j[0].request_outstanding(1); ++r) {
+    j.time().advance(j[0].current_timeout(1) / 4);
+    j.pump();
+  }
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_GE(j[0].peer_counters(1).timeouts, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  EXPECT_EQ(log.args.size(), 3u);
+}
+
+TYPED_TEST(loss_recovery, a_lost_answer_is_resent_early_and_the_resend_is_not_spurious) {
+  local_job<TypeParam> j(lossy_options(8, true), "early");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  for (uint64_t k = 0; k < 8; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  (void)j[1].poll();            // all eight run, their acks go back
+  ASSERT_TRUE(lose_next(j[0]));  // the first answer is lost
+  for (int r = 0; r < 10; ++r) j.pump();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(j[0].peer_counters(1).early_resends, 1u);
+  EXPECT_EQ(j[1].peer_counters(0).duplicates_reflected, 1u);  // answered from the stored ack
+  EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 0u);      // which says so: a needed resend
+  EXPECT_EQ(log.args.size(), 8u);                              // no handler ran twice
+}
+
+TYPED_TEST(loss_recovery, a_resend_answered_from_the_first_copy_is_counted_spurious) {
+  job_options o = lossy_options(1, false);
+  local_job<TypeParam> j(o, "spurious");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  ASSERT_EQ(j[0].request_4(1, h_count, {5, 0, 0, 0}, false), status::ok);
+  for (int r = 0; r < 10; ++r) (void)j[1].poll();  // it runs; its ack waits in my card
+  // The timer fires before I read the ack: a timeout more for it (it may be
+  // among what waits in my card), then the resend.
+  for (int r = 0; r < 2; ++r) {
+    j.time().advance(j[0].current_timeout(1));
+    ASSERT_EQ(j[0].resend_due(), status::ok);
+  }
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).resends_deferred, 1u);
+  for (int r = 0; r < 10; ++r) j.pump();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 1u);
+  EXPECT_EQ(j[1].peer_counters(0).duplicates_reflected, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).stale_replies, 1u);  // the reflected copy, dropped
+  EXPECT_EQ(log.args.size(), 1u);
+}
+
+TYPED_TEST(loss_recovery, reordered_packets_trigger_no_early_resend) {
+  job_options o;
+  o.depth = 8;
+  o.ordered = true;
+  o.faults.reorder = 0.5;  // half the packets held back behind the next
+  o.faults.seed = 3;
+  o.receive_budget = 64;
+  local_job<TypeParam> j(o, "reorder");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  const uint64_t n = 2000;
+  for (uint64_t k = 0; k < n;) {
+    if (j[0].request_4(1, h_count, {k, 0, 0, 0}, false) == status::ok)
+      ++k;
+    else
+      j.pump();
+  }
+  for (int r = 0; r < 1000 && j[0].request_outstanding(1); ++r) j.pump();  // clock still
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_GT(j[0].card().wire_stats().reordered + j[1].card().wire_stats().reordered, 100u);
+  // None, or each counted spurious (answered from its first copy).
+  EXPECT_EQ(j[0].peer_counters(1).early_resends, j[0].peer_counters(1).spurious_resends);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, j[0].peer_counters(1).early_resends);
+  EXPECT_LE(j[0].peer_counters(1).early_resends, n / 100);
+  EXPECT_EQ(log.args.size(), n);
+}
+
+TYPED_TEST(loss_recovery, the_timeout_follows_the_measured_round_trip) {
+  job_options o = lossy_options(4, false);
+  o.timeout_ns = 1000 * us;  // the ceiling
+  local_job<TypeParam> j(o, "rto");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  EXPECT_EQ(j[0].current_timeout(1), 1000 * us);  // nothing measured yet
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_EQ(j[0].request_4(1, h_count, {0, 0, 0, 0}, false), status::ok);
+    j.time().advance(80 * us);  // every round trip takes 80 us
+    (void)j[1].poll();
+    (void)j[0].poll();
+    ASSERT_FALSE(j[0].request_outstanding(1));
+  }
+  const uint64_t rto = j[0].current_timeout(1);
+  EXPECT_GE(rto, 80 * us);
+  EXPECT_LE(rto, 90 * us);  // converged near the round trip, far below the ceiling
+  // A lost request is resent after that timeout, not after 1 ms ...
+  ASSERT_EQ(j[0].request_4(1, h_count, {1, 0, 0, 0}, false), status::ok);
+  ASSERT_TRUE(lose_next(j[1]));
+  idle_polls(j[1]);
+  j.time().advance(rto);
+  for (uint32_t i = 0; i < 4; ++i) (void)j[0].resend_due();  // a whole walk round
+  EXPECT_EQ(j[0].peer_counters(1).timeouts, 1u);
+  // ... and the timeout doubled for what follows, until a measurement.
+  EXPECT_EQ(j[0].current_timeout(1), 2 * rto);
+  for (int r = 0; r < 10 && j[0].request_outstanding(1); ++r) j.pump();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+}
+
+TYPED_TEST(loss_recovery, repeated_loss_backs_off_exponentially) {
+  job_options o = lossy_options(1, false);
+  o.timeout_ns = 1000 * us;
+  local_job<TypeParam> j(o, "backoff");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  ASSERT_EQ(j[0].request_4(1, h_count, {1, 0, 0, 0}, false), status::ok);
+  uint64_t wait = j[0].current_timeout(1);
+  for (int loss = 0; loss < 4; ++loss) {
+    ASSERT_TRUE(lose_next(j[1]));
+    idle_polls(j[1]);
+    j.time().advance(wait - 1);
+    (void)j[0].resend_due();
+    EXPECT_EQ(j[0].peer_counters(1).retransmissions, static_cast<uint64_t>(loss)) << "early at " << loss;
+    j.time().advance(1);
+    (void)j[0].resend_due();
+    EXPECT_EQ(j[0].peer_counters(1).retransmissions, static_cast<uint64_t>(loss + 1));
+    wait *= 2;
+  }
+  for (int r = 0; r < 10 && j[0].request_outstanding(1); ++r) j.pump();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(log.args.size(), 1u);
+}
+
+TYPED_TEST(loss_recovery, a_clean_wire_keeps_the_fixed_timeout) {
+  job_options o;  // nothing can be lost: no estimator, no early resend
+  o.depth = 4;
+  o.ordered = true;
+  local_job<TypeParam> j(o, "clean");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(j[0].request_4(1, h_count, {0, 0, 0, 0}, false), status::ok);
+    j.time().advance(10 * us);
+    j.pump();
+  }
+  EXPECT_EQ(j[0].current_timeout(1), o.timeout_ns);
+}
+
+}  // namespace
+}  // namespace hpam::test
