@@ -260,11 +260,14 @@ L += report_goals.rma_section(out, fig.rma)
 L += report_goals.coll_section(fig.coll)
 L += report_goals.profile_section(out, fig.sends)
 
-# Hand-written: what changed for issue 11, with its before/after counts.
-changes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "issue11_changes.md")
+# Hand-written: the log of performance decisions (docs/decisions.md), each
+# with its before/after counts; its title and introduction stay in docs/.
+changes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "decisions.md")
 if os.path.exists(changes):
     with open(changes) as f:
-        L.append(f.read())
+        text = f.read()
+    first = text.find("\n## ")
+    L.append(text[first + 1:] if text.startswith("# ") and first >= 0 else text)
 
 ucx_lines = ucx_report.section(out)
 if ucx_lines:

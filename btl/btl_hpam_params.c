@@ -32,7 +32,7 @@ static int reg(const char *name, const char *help, mca_base_var_type_t type, int
  * eager (one copy in, one out), larger ones rendezvous (a control message
  * each way and a deposit); 32 KiB blocks take 4-16 KiB messages eager,
  * where the rendezvous cost 3.5-5 us more. Measured in
- * bench/issue11_changes.md. */
+ * docs/decisions.md. */
 static const struct {
     const char *name;
     long value;

@@ -83,7 +83,7 @@ constexpr uint64_t liveness_recheck_ns = 500'000'000;
 // waiting for one ack is not kept waiting by a stream from others.
 // A quarter of the window (at least 2): the sender gets its instances back
 // while it still has three quarters to send on; one ack packet a half
-// window left streams waiting for credits (bench/issue11_changes.md).
+// window left streams waiting for credits (docs/decisions.md).
 constexpr uint32_t ack_threshold(uint32_t depth) { return depth / 4 > 2 ? depth / 4 : 2; }
 constexpr uint32_t ack_hold_polls = 16;
 

@@ -5,3 +5,4 @@ src_libhpam_core_la_SOURCES += \
   src/am/config.hpp src/am/config.cpp \
   src/am/endpoint.hpp src/am/endpoint_send.hpp src/am/endpoint_receive.hpp \
   src/am/endpoint_timeouts.hpp src/am/rtt_estimator.hpp
+EXTRA_DIST += src/am/README.md

@@ -20,5 +20,5 @@ src_capi_libhpam_la_LIBADD = src/libhpam_core.la
 src_capi_libhpam_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
   -Wl,--version-script=$(srcdir)/src/capi/libhpam.map $(AM_LDFLAGS)
 EXTRA_src_capi_libhpam_la_DEPENDENCIES = src/capi/libhpam.map
-EXTRA_DIST += src/capi/libhpam.map src/capi/hpam.pc.in
+EXTRA_DIST += src/capi/libhpam.map src/capi/hpam.pc.in src/capi/README.md
 pkgconfig_in += src/capi/hpam.pc.in

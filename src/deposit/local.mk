@@ -4,3 +4,4 @@ src_libhpam_core_la_SOURCES += \
   src/deposit/deposit.hpp src/deposit/op_record.hpp \
   src/deposit/deposit.cpp src/deposit/deposit_remote.cpp \
   src/deposit/hybrid_op.hpp src/deposit/hybrid_op.cpp
+EXTRA_DIST += src/deposit/README.md

@@ -4,3 +4,4 @@ src_libhpam_core_la_SOURCES += \
   src/nic/wire/wire.hpp src/nic/wire/wire.cpp \
   src/nic/medusa/card_memory.hpp \
   src/nic/medusa/medusa_card.hpp src/nic/medusa/medusa_card.cpp
+EXTRA_DIST += src/nic/medusa/README.md
