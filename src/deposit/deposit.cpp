@@ -278,16 +278,7 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
 status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
   if (batches_get(t, offset, len)) {  // checked when its batch is carried out
-    op_record* b = new_op(h);
-    b->is_get = true;
-    b->local = static_cast<std::byte*>(dst);
-    b->length = len;
-    b->dest = static_cast<int>(t.node);
-    b->request.destination = t.node;
-    b->request.slot = t.slot;
-    b->request.protection_key = t.protection_key;
-    b->request.offset = t.offset + offset;
-    batched_gets_.push_back(static_cast<uint32_t>(b - ops_.data()));
+    batched_gets_.push_back(static_cast<uint32_t>(new_get(t, offset, dst, len, h) - ops_.data()));
     if (batched_gets_.size() >= nic::hamlyn::max_batch) run_batched_gets();
     return status::ok;
   }
@@ -311,8 +302,10 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   return done;
 }
 
-status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h) {
-  if (len > 0xFFFFFFFFull) return status::invalid_argument;
+// A record for a get of (t, offset, len) into dst: where the bytes go and
+// what its request names (a free record exists: the caller checked).
+endpoint::op_record* endpoint::new_get(const ticket& t, uint64_t offset, void* dst, size_t len,
+                                       op_handle* h) {
   op_record* r = new_op(h);
   r->is_get = true;
   r->local = static_cast<std::byte*>(dst);
@@ -322,7 +315,12 @@ status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, 
   r->request.slot = t.slot;
   r->request.protection_key = t.protection_key;
   r->request.offset = t.offset + offset;
-  request_get(*r);
+  return r;
+}
+
+status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h) {
+  if (len > 0xFFFFFFFFull) return status::invalid_argument;
+  request_get(*new_get(t, offset, dst, len, h));
   return status::ok;
 }
 

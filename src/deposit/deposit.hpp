@@ -176,6 +176,7 @@ class endpoint {
                    int dest, op_handle* h);
   status direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr);
   status start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
+  op_record* new_get(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
   void request_get(op_record& r);
   bool batches_get(const ticket& t, uint64_t offset, size_t len) const;
   void run_batched_gets();

@@ -21,3 +21,5 @@ src_hamlyn_lib_libhpam_hamlyn_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
   -Wl,--version-script=$(srcdir)/src/hamlyn_lib/libhpam_hamlyn.map $(AM_LDFLAGS)
 EXTRA_src_hamlyn_lib_libhpam_hamlyn_la_DEPENDENCIES = src/hamlyn_lib/libhpam_hamlyn.map
 EXTRA_DIST += src/hamlyn_lib/libhpam_hamlyn.map
+EXTRA_DIST += src/hamlyn_lib/hpam-hamlyn.pc.in
+pkgconfig_in += src/hamlyn_lib/hpam-hamlyn.pc.in

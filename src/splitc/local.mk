@@ -8,7 +8,9 @@ src_splitc_libhpam_splitc_la_SOURCES = \
   src/splitc/access.cpp src/splitc/store.cpp src/splitc/coalesce.cpp src/splitc/collective.cpp
 # The C bindings only: no MPI C++ bindings (and no libmpi_cxx) in a C library.
 src_splitc_libhpam_splitc_la_CPPFLAGS = $(AM_CPPFLAGS) $(OMPI_CPPFLAGS) -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1
-src_splitc_libhpam_splitc_la_LDFLAGS = -version-info 0:0:0 $(AM_LDFLAGS)
+src_splitc_libhpam_splitc_la_LDFLAGS = -version-info 0:0:0 \
+  -Wl,--version-script=$(srcdir)/src/splitc/libhpam_splitc.map $(AM_LDFLAGS)
+EXTRA_src_splitc_libhpam_splitc_la_DEPENDENCIES = src/splitc/libhpam_splitc.map
 src_splitc_libhpam_splitc_la_LIBADD = $(MPI_LIBS)
-EXTRA_DIST += src/splitc/hpam-splitc.pc.in
+EXTRA_DIST += src/splitc/hpam-splitc.pc.in src/splitc/libhpam_splitc.map
 pkgconfig_in += src/splitc/hpam-splitc.pc.in

@@ -4,7 +4,8 @@
 // packets. Each step of an input is one of: a direct arrival (the sender's
 // process doing the receiving interface's work: check_packet, deposit,
 // counting, notification; or the lean fast-mode arrival, arrive_fast, from a
-// ticket), a packet through the owner's inbound FIFO
+// ticket; or a batch of up to four packets, arrive_batch, as the send
+// terminus carries out its batched deposits), a packet through the owner's inbound FIFO
 // (serve_packet), a read request (answered through the sender's FIFO), or
 // the owner revoking, re-keying, re-arming a slot or changing a secondary
 // range. The owner drains its notification queue after each step.
@@ -113,11 +114,34 @@ struct world {
     return h;
   }
 
+  // A batch of n packets (arrive_batch): each checked, the accepted ones
+  // written together (card memory by copy, private memory by one
+  // cross-memory call), the refused ones writing nothing.
+  void batch(input& in, uint8_t choose, int n) {
+    packet_header h[4];
+    iovec d[4];
+    status outcome[4];
+    for (int i = 0; i < n; ++i) {
+      h[i] = header_from(in, static_cast<uint8_t>(choose ^ (i * 37)));
+      h[i].flags = (h[i].flags & 0xFF00) | static_cast<uint32_t>(packet_kind::data);
+      if (choose & 128) h[i].flags |= flag_single;
+      size_t got = 0;
+      const uint8_t* bytes = in.rest(got, in.take<uint16_t>() % 200);
+      if (h[i].length > got) h[i].length = static_cast<uint32_t>(got);
+      d[i] = iovec{const_cast<uint8_t*>(bytes), (choose & 64) ? got : h[i].length};
+    }
+    (void)sender->receiver().arrive_batch(sender->view(1), h, d, static_cast<uint32_t>(n), outcome);
+  }
+
   void step(input& in) {
     const uint8_t op = in.take<uint8_t>();
     const uint8_t choose = in.take<uint8_t>();
     switch (op % 5) {
       case 0: {  // direct arrival, as the sender's process does it
+        if (op & 0x80) {
+          batch(in, choose, 1 + (op >> 5) % 4);
+          break;
+        }
         packet_header h = header_from(in, choose);
         h.flags = (h.flags & 0xFF00) | static_cast<uint32_t>(packet_kind::data);
         size_t n = 0;

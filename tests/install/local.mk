@@ -3,7 +3,8 @@
 # pkg-config alone; configure_without_ucx.sh shows the UCX transport is
 # optional (configure in scratch directories; see each script).
 TESTS += tests/install/staging.sh tests/install/configure_without_ucx.sh
-dist_noinst_SCRIPTS += tests/install/staging.sh tests/install/configure_without_ucx.sh
+dist_noinst_SCRIPTS += tests/install/staging.sh tests/install/configure_without_ucx.sh \
+  tests/install/readme_examples.sh
 # What the scripts leave behind when they fail.
 mostlyclean-local: clean-install-tests
 clean-install-tests:

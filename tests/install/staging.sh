@@ -6,7 +6,9 @@
 # `pkg-config --cflags --libs` alone and run, the native one between two
 # processes, the Split-C one under mpirun over the *installed* BTL. The
 # installed libraries export only their API (libhpam: hpam_*, SONAME
-# libhpam.so.0; mca_btl_hpam.so: its component; libuct_hpam.so: nothing).
+# libhpam.so.0; libhpam_splitc: splitc_*; libhpam_hamlyn: hpam::hamlyn;
+# mca_btl_hpam.so: its component;
+# libuct_hpam.so: nothing).
 set -u
 # The make below is not the make running this test: none of its flags or
 # command-line variables (TESTS=..., DESTDIR=...) apply.
@@ -48,6 +50,12 @@ others=$(grep -v '^hpam_\|^HPAM_0$' <<<"$exports" | tr '\n' ' ')
 for f in hpam_ep_create hpam_request_4 hpam_poll hpam_knob_count hpam_dep_put; do
   grep -qx "$f" <<<"$exports" || fail "libhpam.so does not export $f"
 done
+exports=$(nm -D --defined-only "$libdir/libhpam_splitc.so" | awk 'NF == 3 {print $3}' | sed 's/@.*//')
+others=$(grep -v '^splitc_\|^HPAM_SPLITC_0$' <<<"$exports" | tr '\n' ' ')
+[ -z "$others" ] || fail "libhpam_splitc.so exports more than the C API: $others"
+exports=$(nm -DC --defined-only "$libdir/libhpam_hamlyn.so" | cut -d' ' -f3- | grep -v 'hpam::hamlyn::\|^HPAM_HAMLYN_0$' | tr '\n' ';')
+[ -z "$exports" ] || fail "libhpam_hamlyn.so exports more than hpam::hamlyn: $exports"
+[ "$(pkg-config --libs hpam-hamlyn)" = "-L$libdir -lhpam_hamlyn " ] || fail "pkg-config --libs hpam-hamlyn: $(pkg-config --libs hpam-hamlyn)"
 btl=$stage/lib/openmpi/mca_btl_hpam.so
 exports=$(nm -D --defined-only "$btl" | awk 'NF == 3 {print $3}' | tr '\n' ' ')
 [ "$exports" = "mca_btl_hpam_component " ] || fail "mca_btl_hpam.so exports: $exports"
@@ -56,15 +64,11 @@ if [ -f "$HPAM_BUILDDIR/uct/libuct_hpam.la" ]; then
   exports=$(nm -D --defined-only "$uct" | awk 'NF == 3 {print $3}' | tr '\n' ' ')
   [ -z "$exports" ] || fail "libuct_hpam.so exports: $exports"
 fi
-echo "exports: libhpam.so.0 $n hpam_* functions; mca_btl_hpam.so its component; libuct_hpam.so nothing"
+echo "exports: libhpam.so.0 $n hpam_* functions, libhpam_splitc.so.0 splitc_*, libhpam_hamlyn.so.0 hpam::hamlyn; mca_btl_hpam.so its component; libuct_hpam.so nothing"
 
 # 3. The README's examples, compiled with pkg-config alone.
-readme_block() { # HEADING-PREFIX: the first ```c block after that heading
-  awk -v h="$1" 'index($0, h) == 1 {s = 1; next} s && /^```c$/ {p = 1; next} p && /^```$/ {exit} p' \
-    "$HPAM_SRCDIR/README.md"
-}
-readme_block "## The native active-message API" >"$work/native.c"
-readme_block "## Split-C style programs" >"$work/splitc.c"
+bash "$HPAM_SRCDIR/tests/install/readme_examples.sh" "$HPAM_SRCDIR/README.md" "$work" ||
+  fail "extracting the README's examples"
 cc=${CC:-cc}
 for ex in native:hpam splitc:hpam-splitc; do
   src=${ex%%:*} pc=${ex#*:}

@@ -11,5 +11,6 @@ src_libhpam_core_la_SOURCES += \
   src/nic/hamlyn/send_terminus.hpp src/nic/hamlyn/send_terminus.cpp \
   src/nic/hamlyn/receiving_interface.hpp src/nic/hamlyn/receiving_interface.cpp
 src_libhpam_core_la_SOURCES += \
-  src/nic/hamlyn/hamlyn_am_card.hpp src/nic/hamlyn/hamlyn_am_card.cpp
+  src/nic/hamlyn/hamlyn_am_card.hpp src/nic/hamlyn/hamlyn_am_card.cpp \
+  src/nic/hamlyn/am_inbound.hpp
 EXTRA_DIST += src/nic/hamlyn/README.md
