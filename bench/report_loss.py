@@ -12,6 +12,7 @@ import statistics
 import sys
 
 HEADING = "## Under loss: recovery in round trips, not milliseconds"
+END = "<!-- end of the under-loss section (bench/report_loss.py) -->"
 
 
 def load(path):
@@ -123,25 +124,14 @@ def section(out):
                      f"{f_.get('bandwidth_MBps', '—') or '—'} | {a.get('latency_us', '—') or '—'} | "
                      f"{f_.get('latency_us', '—') or '—'} |")
         L.append("")
-    return L
-
-
-def replace_in(results_md, lines):
-    text = open(results_md).read() if os.path.exists(results_md) else ""
-    block = "\n".join(lines) + "\n"
-    if HEADING in text:
-        start = text.index(HEADING)
-        nxt = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + block + (text[nxt + 1:] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    with open(results_md, "w") as f:
-        f.write(text)
+    return L + [END]
 
 
 if __name__ == "__main__":
     lines = section(sys.argv[1])
     if len(sys.argv) > 2:
-        replace_in(sys.argv[2], lines)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from report_common import replace_section
+        replace_section(sys.argv[2], lines, HEADING, END, before="## Issue 23: fine-grained")
     else:
         print("\n".join(lines))
