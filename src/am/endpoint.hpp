@@ -374,6 +374,11 @@ class endpoint {
   void resend_early(int src, uint64_t launch);
   // The request goes out again, marked resent (packet.hpp).
   void resend(int peer, request_desc& d, uint64_t now);
+  // A timeout that resends nothing: d's timer runs again from `from`.
+  void defer_resend(int peer, request_desc& d, uint64_t from) {
+    d.timestamp = from;
+    counters_[peer].resends_deferred++;
+  }
   // Ordered: the place of instance's current request in the launch order
   // to a peer (request n takes instance n mod D, sequence n / D + 1),
   // modulo launch_span_.

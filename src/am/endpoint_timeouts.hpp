@@ -74,21 +74,18 @@ void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
     // The peer answers my other requests: as TCP restarts its timer on
     // each acknowledgement of new data (RFC 6298 5.3), this one's runs from
     // the last answer (a loss among answered ones is resent early).
-    d.timestamp = std::max(d.timestamp, timers_[peer].answered_at);
-    counters_[peer].resends_deferred++;
+    defer_resend(peer, d, std::max(d.timestamp, timers_[peer].answered_at));
     return;
   }
   if (resend_premature(peer, d)) {
-    d.timestamp = now;
-    counters_[peer].resends_deferred++;
+    defer_resend(peer, d, now);
     return;
   }
   if (adaptive_timeout_ && !d.waited_arrivals && card_.arrival_pending()) {
     // Its answer may wait in my own card (I was away, or take a packet a
     // poll): once, a timeout more for it to be read.
     d.waited_arrivals = true;
-    d.timestamp = now;
-    counters_[peer].resends_deferred++;
+    defer_resend(peer, d, now);
     return;
   }
   d.waited_arrivals = false;

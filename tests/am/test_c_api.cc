@@ -115,6 +115,16 @@ TEST(c_api, bad_configuration_is_a_clear_error) {
   EXPECT_EQ(hpam_set_segment(nullptr, nullptr, 0), HPAM_ERR_INVALID);
 }
 
+// A configuration of process p of an nprocs-process job, the rest the defaults.
+hpam_config_t config_of(const std::string& job, int nprocs, int p) {
+  hpam_config_t cfg;
+  hpam_config_init(&cfg);
+  cfg.job = job.c_str();
+  cfg.nprocs = nprocs;
+  cfg.my_proc = p;
+  return cfg;
+}
+
 // Two peers finish and stop answering: hpam_unreachable_peer names only the first one
 // given up on, hpam_peer_lost tells about each (the UCX transport fails the
 // endpoints of every lost peer, not only the first).
@@ -122,11 +132,7 @@ TEST(c_api, peer_lost_names_every_lost_peer) {
   const std::string job = unique_job("capi-lost");
   hpam_ep_t* ep[3] = {};
   for (int p = 0; p < 3; ++p) {
-    hpam_config_t cfg;
-    hpam_config_init(&cfg);
-    cfg.job = job.c_str();
-    cfg.nprocs = 3;
-    cfg.my_proc = p;
+    hpam_config_t cfg = config_of(job, 3, p);
     cfg.timeout_ns = 1'000'000;
     cfg.give_up_ns = 50'000'000;
     cfg.poll_on_send = 0;
@@ -180,11 +186,7 @@ TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
   hpam_ep_t* ep[2] = {};
   medium_now_ctx c[2];
   for (int p = 0; p < 2; ++p) {
-    hpam_config_t cfg;
-    hpam_config_init(&cfg);
-    cfg.job = job.c_str();
-    cfg.nprocs = 2;
-    cfg.my_proc = p;
+    hpam_config_t cfg = config_of(job, 2, p);
     cfg.depth = 2;
     cfg.give_up_ns = 50'000'000;  // destroy one after the other: not a long wait for the other
     ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
@@ -249,11 +251,7 @@ TEST_P(BackgroundResend, SilentSendersLossArrivesOnlyWithTheThread) {
   hpam_ep_t* ep[2] = {};
   std::vector<uint64_t> got;
   for (int p = 0; p < 2; ++p) {
-    hpam_config_t cfg;
-    hpam_config_init(&cfg);
-    cfg.job = job.c_str();
-    cfg.nprocs = 2;
-    cfg.my_proc = p;
+    hpam_config_t cfg = config_of(job, 2, p);
     cfg.nic = nic;
     cfg.depth = depth;
     cfg.timeout_ns = 200'000;
