@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 namespace hpam::sys {
 
@@ -133,31 +134,22 @@ class mpmc_fifo {
     }
   }
 
-  // Push when the caller knows there is room without looking: every entry
-  // stands for one of at most capacity() tokens, and the only consumer is
-  // the only one who hands tokens back (the Medusa card's RX_READY: blocks
-  // come from RX_FREE and only the owner, who pops RX_READY, releases them).
-  // Then the cell a producer claims was emptied a lap ago, so it skips the
-  // read of the cell's sequence (a cache miss on the sender's path).
-  void push_unchecked(uint64_t entry) noexcept {
-    const uint64_t pos = enqueue_.fetch_add(1, std::memory_order_relaxed);
-    cell& c = cells()[ring_math::slot(pos, capacity_)];
-    c.value = entry;
-    // Publish: the value is visible to the consumer that sees this sequence.
-    c.sequence.store(pos + 1, std::memory_order_release);
-  }
-
-  // Push by the FIFO's only producer when it knows there is room without
-  // looking (Medusa's RX_FREE: only the owner gives its blocks back, and it
-  // holds every block it pushes): no compare-and-swap and no read of the
-  // cell, whose line the consumer that popped it a lap ago last wrote.
-  void push_sole_producer(uint64_t entry) noexcept {
+  // Push by the FIFO's only producer (the owner giving back a token it
+  // lent: Medusa's RX_FREE blocks, Hamlyn's inbound buffers), with no
+  // compare-and-swap. false while the cell is not free: the FIFO is full,
+  // or the consumer that took this cell's position a lap ago has moved the
+  // counter but not yet freed the cell (descheduled between its two steps).
+  // Writing the cell then would let that consumer's late free hide the
+  // entry for good (token_return keeps it instead).
+  bool try_push_sole_producer(uint64_t entry) noexcept {
     const uint64_t pos = enqueue_.load(std::memory_order_relaxed);
     cell& c = cells()[ring_math::slot(pos, capacity_)];
+    if (c.sequence.load(std::memory_order_acquire) != pos) return false;
     c.value = entry;
     // Publish: the value is visible to the consumer that sees this sequence.
     c.sequence.store(pos + 1, std::memory_order_release);
     enqueue_.store(pos + 1, std::memory_order_relaxed);
+    return true;
   }
 
   // Starts fetching the cell the next pop will read (a sender calls it on a
@@ -223,5 +215,49 @@ class mpmc_fifo {
 };
 static_assert(std::is_standard_layout_v<mpmc_fifo>);
 static_assert(sizeof(mpmc_fifo) == 192);
+
+// The owner's side of an mpmc_fifo of tokens it lends to senders in other
+// processes and takes back (try_push_sole_producer). A token whose cell is
+// still taken waits here, in order with any given back after it, and goes
+// at the next give_back or retry (the owner retries at every poll): none is
+// lost, or the senders would find the FIFO dry for good once the last one
+// went (a stalled card, seen as a peer that polls but never answers).
+class token_return {
+ public:
+  // Room for every token the owner lends.
+  void init(uint32_t tokens) {
+    waiting_.assign(tokens, 0);
+    head_ = count_ = 0;
+  }
+  // false: every token already waits (the entry is not one the owner
+  // lent, or is one given back twice): dropped.
+  bool give_back(mpmc_fifo& fifo, uint64_t entry) noexcept {
+    if (__builtin_expect(count_ == 0 && fifo.try_push_sole_producer(entry), 1)) return true;
+    return wait(fifo, entry);
+  }
+  void retry(mpmc_fifo& fifo) noexcept {
+    if (__builtin_expect(count_ != 0, 0)) push_waiting(fifo);
+  }
+  uint32_t waiting() const noexcept { return count_; }
+
+ private:
+  [[gnu::cold, gnu::noinline]] bool wait(mpmc_fifo& fifo, uint64_t entry) noexcept {
+    if (count_ == waiting_.size()) return false;
+    waiting_[(head_ + count_) % waiting_.size()] = entry;
+    ++count_;
+    push_waiting(fifo);
+    return true;
+  }
+  [[gnu::cold, gnu::noinline]] void push_waiting(mpmc_fifo& fifo) noexcept {
+    while (count_ != 0 && fifo.try_push_sole_producer(waiting_[head_])) {
+      head_ = (head_ + 1) % static_cast<uint32_t>(waiting_.size());
+      --count_;
+    }
+  }
+
+  std::vector<uint64_t> waiting_;  // a ring: count_ entries from head_, oldest first
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
+};
 
 }  // namespace hpam::sys

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -118,6 +119,69 @@ TEST(SpscFifo, FillEmptyManyLaps) {
 // cell's sequence looks free to the next lap's producer).
 TEST(MpmcFifo, FillEmptyManyLaps) {
   for (uint64_t c : {2u, 4u, 8u, 64u}) fill_empty_laps<mpmc_fifo>(c);
+}
+
+// A consumer in another process that has taken a position (moved the
+// counter) and is descheduled before it frees the cell: the owner's give-back
+// one lap later must neither write that cell (the consumer's late free would
+// hide the entry: the issue-13 soak at 3 ranks ran Medusa's RX_FREE dry this
+// way) nor lose the token. The stalled consumer is emulated through the
+// FIFO's shared-memory layout: cells of {sequence, value} after the header.
+struct raw_cell {
+  std::atomic<uint64_t> sequence;
+  uint64_t value;
+};
+raw_cell& cell_of(mpmc_fifo& f, uint64_t position) {
+  return reinterpret_cast<raw_cell*>(&f + 1)[position % f.capacity()];
+}
+
+TEST(MpmcFifo, GiveBackWaitsForAConsumerStillInItsCell) {
+  constexpr uint64_t capacity = 4;
+  fifo_buffer<mpmc_fifo> buf(capacity);
+  mpmc_fifo& f = *buf.fifo();
+  token_return back;
+  back.init(capacity);
+  for (uint64_t t = 0; t < capacity; ++t) ASSERT_TRUE(f.push(t));
+  uint64_t e;
+  ASSERT_TRUE(f.pop(e));  // position 0: the stalled consumer's
+  ASSERT_EQ(e, 0u);
+  cell_of(f, 0).sequence.store(1);  // ...counter moved, cell not yet freed
+  ASSERT_TRUE(f.pop(e));  // position 1, by another consumer
+  ASSERT_EQ(e, 1u);
+  EXPECT_FALSE(f.try_push_sole_producer(1));  // position 4 is cell 0: still taken
+  EXPECT_TRUE(back.give_back(f, 1));
+  EXPECT_EQ(back.waiting(), 1u);
+  EXPECT_TRUE(back.give_back(f, 7));  // waits behind it, in order
+  EXPECT_EQ(back.waiting(), 2u);
+  back.retry(f);
+  EXPECT_EQ(back.waiting(), 2u);
+  cell_of(f, 0).sequence.store(capacity);  // the consumer's late free
+  back.retry(f);
+  EXPECT_EQ(back.waiting(), 0u);
+  for (uint64_t want : {2u, 3u, 1u, 7u}) {
+    ASSERT_TRUE(f.pop(e));
+    EXPECT_EQ(e, want);
+  }
+  EXPECT_FALSE(f.pop(e));
+}
+
+// More give-backs than tokens (a forged or repeated entry) while the FIFO
+// cannot take them: the extra one is refused, not queued without bound.
+TEST(MpmcFifo, GiveBackRefusesMoreThanEveryToken) {
+  fifo_buffer<mpmc_fifo> buf(2);
+  mpmc_fifo& f = *buf.fifo();
+  token_return back;
+  back.init(2);
+  ASSERT_TRUE(f.push(0));
+  ASSERT_TRUE(f.push(1));  // full: both tokens in the FIFO
+  EXPECT_TRUE(back.give_back(f, 5));
+  EXPECT_TRUE(back.give_back(f, 6));
+  EXPECT_FALSE(back.give_back(f, 8));
+  EXPECT_EQ(back.waiting(), 2u);
+  uint64_t e;
+  ASSERT_TRUE(f.pop(e));
+  back.retry(f);
+  EXPECT_EQ(back.waiting(), 1u);
 }
 
 TEST(SpscFifo, InterleavedNeverExceedsCapacity) {

@@ -41,6 +41,7 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       rx_packets_(cfg.rx_packets),
       packet_size_(cfg.packet_size) {
   readers_.resize(notification_queues_);
+  rx_free_return_.init(rx_packets_);
 }
 
 void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void* ctx) {
@@ -292,6 +293,7 @@ void receiving_interface::unresolve(const card_view& v, uint32_t s_index) {
 // at the next poll.
 uint32_t receiving_interface::poll_inbound(uint32_t budget) {
   const card_view& v = views_[my_proc_];
+  rx_free_return_.retry(*v.rx_free);
   if (has_deferred_) {
     if (!serve_packet(deferred_)) return 0;
     give_back(v, deferred_);

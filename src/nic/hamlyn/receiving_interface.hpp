@@ -172,10 +172,13 @@ class receiving_interface {
   bool serve_packet(inbound_packet& in);
   // Gives a served packet's cell, then its buffer, back (see push_packet).
   // The push checks for room: a forged entry naming a buffer that is still
-  // free must not overfill rx_free.
+  // free must not overfill rx_free (it is dropped once every buffer waits).
+  // A buffer whose rx_free cell a sender has not yet freed waits
+  // (sys::token_return) and goes at a later give_back or poll.
   void give_back(const card_view& v, const inbound_packet& in) {
     v.rx_ready.release(in.position);
-    (void)v.rx_free->push(in.buffer);
+    if (!rx_free_return_.give_back(*v.rx_free, in.buffer))
+      v.header->counters.malformed.fetch_add(1, std::memory_order_relaxed);
   }
 
   card& card_;                           // the card this interface receives for (for handlers)
@@ -185,6 +188,7 @@ class receiving_interface {
   uint32_t notification_queues_;         // queues of my card
   uint64_t notify_capacity_;             // entries per queue
   uint32_t rx_packets_;                  // inbound packet buffers of my card
+  sys::token_return rx_free_return_;     // buffers whose rx_free cell a sender still holds
   uint32_t packet_size_;                 // bytes per inbound packet buffer
   handler_entry handlers_[packet_kind_count];
   uint64_t rx_cursor_ = 0;       // my next rx_ready cell (mine alone, never in shared memory)

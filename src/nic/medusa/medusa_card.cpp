@@ -128,6 +128,7 @@ void medusa_card::init_memory(const card_layout& l, uint32_t rx_ready_cell) {
   tx_ready_->init(l.tx_fifo_capacity);
   tx_free_->init(l.tx_fifo_capacity);
   rx_free_->init(l.rx_fifo_capacity);
+  rx_free_return_.init(rx_blocks_);
   rx_ready_.init();
   for (uint32_t b = 0; b < tx_blocks_; ++b)
     (void)tx_free_->push(medusa::encode_entry(b, block_size_));

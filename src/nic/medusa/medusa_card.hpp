@@ -209,6 +209,7 @@ class medusa_card {
   sys::spsc_fifo* tx_ready_ = nullptr;
   sys::spsc_fifo* tx_free_ = nullptr;
   sys::mpmc_fifo* rx_free_ = nullptr;
+  sys::token_return rx_free_return_;          // blocks whose RX_FREE cell a sender still holds
   sys::cell_fifo rx_ready_;                   // my RX_READY
   uint64_t rx_cursor_ = 0;                    // next RX_READY position to pop (mine alone)
   uint64_t rx_freed_ = 0;                     // next RX_READY position to give back
@@ -322,6 +323,7 @@ inline void medusa_card::run_tx_engine() noexcept {
 }
 
 inline bool medusa_card::receive(rx_packet& p) noexcept {
+  rx_free_return_.retry(*rx_free_);
   uint64_t e;
   const std::byte* cell = rx_ready_.ready(rx_cursor_, e);
   if (!cell) return false;
@@ -379,10 +381,11 @@ inline void medusa_card::release(const rx_packet& p) noexcept {
 
 // Only blocks of my inbound range go back; a rejected entry's no_block is dropped.
 // Room by construction: RX_FREE holds every inbound block, and I push back
-// only a block I popped from RX_READY (each at most once: see release).
+// only a block I popped from RX_READY (each at most once: see release); a
+// block whose cell a sender has not yet freed waits (sys::token_return).
 inline void medusa_card::give_back_block(uint32_t b) noexcept {
   if (__builtin_expect(b - tx_blocks_ < rx_blocks_, 1))
-    rx_free_->push_sole_producer(medusa::encode_entry(b, block_size_));
+    (void)rx_free_return_.give_back(*rx_free_, medusa::encode_entry(b, block_size_));
 }
 
 }  // namespace hpam::nic
