@@ -372,6 +372,17 @@ class endpoint {
   // unanswered one, if early_resend_after or more were sent after it, is
   // resent now (once).
   void resend_early(int src, uint64_t launch);
+  // Lossy and ordered: the answers one ack packet carries are judged
+  // together, once it is read (close_answer_batch), as one sign of a hole,
+  // as a TCP acknowledgement is one however much it covers: the packet lists
+  // them by instance, which wraps around the launch order, and judged one by
+  // one the later ones took the oldest for lost before its own entry came.
+  struct answer_batch {
+    bool open = false;
+    bool answered = false;  // some answer came in it
+    uint64_t farthest = 0;  // the launch of the latest request it answered
+  };
+  void close_answer_batch(int src);
   // The request goes out again, marked resent (packet.hpp).
   void resend(int peer, request_desc& d, uint64_t now);
   // A timeout that resends nothing: d's timer runs again from `from`.
@@ -457,7 +468,6 @@ class endpoint {
   struct peer_timer {
     rtt_estimator rtt;
     uint64_t oldest = 0;          // ordered: launch number of the oldest maybe unanswered
-    uint32_t answered_after = 0;  // answers to later requests while it was the oldest
     uint64_t highest = 0;         // ordered: launch number of the highest answered request
     bool recovering = false;      // ordered: holes below `highest` are resent (resend_early)
     uint32_t beat = 0;            // the peer's heartbeat, read at beat_at (stamp_sent)
@@ -465,6 +475,7 @@ class endpoint {
     uint64_t answered_at = 0;     // when the peer last answered a request of mine
   };
   std::vector<peer_timer> timers_;
+  answer_batch answer_batch_;
 };
 
 }  // namespace hpam::am

@@ -406,11 +406,13 @@ void endpoint<Card>::on_reply(const arrival& a) {
 // answered) is counted and dropped without touching the others.
 template <class Card>
 void endpoint<Card>::on_ack_packet(const arrival& a) {
+  answer_batch_.open = early_resend_ && a.more_acks != 0;
   take_ack(a.src, a.c.instance,
            a.c.sequence | ((a.h.refusal & answers_resend) ? entry_answers_resend : 0),
            refusal_of(a.h.refusal));
   for (uint32_t k = 0; k < a.more_acks; ++k)
     take_ack(a.src, a.more[k].instance, a.more[k].sequence, static_cast<uint16_t>(refusal::none));
+  if (__builtin_expect(answer_batch_.open, 0)) close_answer_batch(a.src);
 }
 
 // An acknowledgement (a packet of its own or carried by another) of my

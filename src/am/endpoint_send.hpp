@@ -85,7 +85,9 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
   acks_.resize(nprocs_);
-  timers_.assign(nprocs_, peer_timer{rtt_estimator::starting(timeout_ns_), 0, 0, 0, false, 0, 0, 0});
+  peer_timer fresh;
+  fresh.rtt = rtt_estimator::starting(timeout_ns_);
+  timers_.assign(nprocs_, fresh);
   timeout_end_ = static_cast<uint32_t>(nprocs_) * depth_;
   my_row_ = static_cast<uint32_t>(my_proc_) * depth_;
   timeout_cursor_ = my_row_ + depth_ - 1;  // the walk starts with the row after mine

@@ -169,22 +169,40 @@ void endpoint<Card>::on_answer_when_lossy(int src, request_desc& d, uint32_t ins
   } else if (adaptive_timeout_ && d.stamped && now > d.first_sent) {
     t.rtt.measured(now - d.first_sent, timeout_min_ns_, timeout_ns_);
   }
-  if (early_resend_) resend_early(src, launch_of(instance, d.sequence));
+  if (!early_resend_) return;
+  const uint64_t launch = launch_of(instance, d.sequence);
+  if (!answer_batch_.open) {
+    resend_early(src, launch);
+    return;
+  }
+  // Every answered request is at or after the oldest unanswered one.
+  auto ahead = [this, &t](uint64_t l) { return (l + launch_span_ - t.oldest) % launch_span_; };
+  if (!answer_batch_.answered || ahead(launch) > ahead(answer_batch_.farthest))
+    answer_batch_.farthest = launch;
+  answer_batch_.answered = true;
+}
+
+template <class Card>
+void endpoint<Card>::close_answer_batch(int src) {
+  answer_batch_.open = false;
+  if (!answer_batch_.answered) return;
+  answer_batch_.answered = false;
+  resend_early(src, answer_batch_.farthest);
 }
 
 // Ordered: request n to a peer went on instance n mod D with sequence
 // n / D + 1, so the launch order is known from (instance, sequence), and
 // the oldest request that may be unanswered is timers_[src].oldest. Called
 // before the answered request is freed, so it still counts as busy here.
-// As TCP counts duplicate acknowledgements, the answers to requests sent
-// after the oldest are counted while it waits: at early_resend_after of
-// them it is taken for lost (a packet the wire held back behind others
-// passes at most one each way, so two answers can overtake it), and the
-// peer's requests are in recovery: as TCP with selective acknowledgements
-// resends every hole below the highest acknowledged segment, each request
-// still unanswered early_resend_after or more launches below the highest
-// answered one is resent too (a lost ack packet may have carried many).
-// Recovery ends when no request is unanswered below the highest answered.
+// As TCP with selective acknowledgements takes a hole for lost once
+// DupThresh segments above it are acknowledged (RFC 6675), the oldest is
+// taken for lost once early_resend_after requests launched after it are
+// answered (a packet the wire held back behind others passes at most one
+// each way, so two answers can overtake it), and the peer's requests are in
+// recovery: every hole below the highest answered request, early_resend_after
+// or more launches below it, is resent (a lost ack packet may have carried
+// many). Recovery ends when no request is unanswered below the highest
+// answered.
 template <class Card>
 void endpoint<Card>::resend_early(int src, uint64_t launch) {
   peer_timer& t = timers_[src];
@@ -196,22 +214,26 @@ void endpoint<Card>::resend_early(int src, uint64_t launch) {
     request_desc& o = requests_.at(src, i);
     return o.busy && launch_of(i, o.sequence) == l ? &o : nullptr;
   };
-  const uint64_t was = t.oldest;
   while (t.oldest != sent && (t.oldest == launch || !busy_at(t.oldest)))
     t.oldest = (t.oldest + 1) % launch_span_;
   const uint64_t in_flight = distance(t.oldest, sent);
   if (distance(t.oldest, t.highest) >= in_flight) t.highest = t.oldest;  // passed: none above
   if (distance(t.oldest, launch) < in_flight && distance(t.oldest, launch) > distance(t.oldest, t.highest))
     t.highest = launch;
-  if (t.oldest != was) t.answered_after = 0;  // a new oldest: count afresh
-  if (launch != was && t.oldest == was) ++t.answered_after;
-  if (t.answered_after >= early_resend_after) t.recovering = true;
   const uint64_t span = distance(t.oldest, t.highest);
   if (span < early_resend_after) {
     t.recovering = false;
     return;
   }
-  if (!t.recovering) return;
+  if (!t.recovering) {
+    uint64_t answered_above = 0;  // launched after the oldest and answered (launch: about to be)
+    for (uint64_t k = 1; k <= span; ++k) {
+      const uint64_t l = (t.oldest + k) % launch_span_;
+      answered_above += l == launch || !busy_at(l);
+    }
+    if (answered_above < early_resend_after) return;
+    t.recovering = true;
+  }
   for (uint64_t k = 0; k + early_resend_after <= span; ++k) {
     request_desc* o = busy_at((t.oldest + k) % launch_span_);
     if (o == nullptr || o->resent || !o->stamped) continue;  // once each; the timeout after that

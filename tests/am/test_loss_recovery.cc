@@ -148,6 +148,31 @@ TYPED_TEST(loss_recovery, fewer_than_three_answered_after_a_gap_trigger_none) {
   EXPECT_EQ(log.args.size(), 3u);
 }
 
+// One ack packet answers eight requests, listed by instance: launches 8-12
+// (instances 0-4) come before 5-7, the oldest. Judged one by one, three
+// later answers took the oldest for lost before its own entry came (a
+// spurious early resend in every such packet under faults); judged as one
+// packet, nothing is resent.
+TYPED_TEST(loss_recovery, an_ack_packet_listing_later_answers_first_resends_nothing) {
+  job_options o = lossy_options(8, true);
+  o.defer_acks = true;
+  local_job<TypeParam> j(o, "batch");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  for (uint64_t k = 0; k < 5; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  for (int r = 0; r < 10; ++r) j.pump();
+  ASSERT_FALSE(j[0].request_outstanding(1));
+  const uint64_t combined_before = j[1].peer_counters(0).acks_combined;
+  for (uint64_t k = 5; k < 13; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  (void)j[1].poll();  // all eight run; one ack packet carries their answers
+  for (int r = 0; r < 10; ++r) j.pump();
+  EXPECT_EQ(j[1].peer_counters(0).acks_combined - combined_before, 7u);  // the case under test
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(j[0].peer_counters(1).early_resends, 0u);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+  EXPECT_EQ(log.args.size(), 13u);
+}
+
 TYPED_TEST(loss_recovery, a_lost_answer_is_resent_early_and_the_resend_is_not_spurious) {
   local_job<TypeParam> j(lossy_options(8, true), "early");
   ran_log log;
