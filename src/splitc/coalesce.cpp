@@ -134,7 +134,10 @@ int deliver_records(runtime& r, int proc, uint64_t* direct_bytes) {
   int e = SPLITC_OK;
   if (o.sent + n - o.applied_seen <= r.ring_records) {
     e = put_records(r, proc, o);
-    if (!e) r.sent_epoch[proc] += o.record_bytes;
+    if (!e) {
+      r.sent_epoch[proc] += o.record_bytes;
+      r.records_epoch += n;
+    }
     r.stats.coalesced_batches++;
   } else {
     e = put_directly(r, proc, o, direct_bytes);  // no room: no wait, as before coalescing

@@ -88,6 +88,7 @@ struct runtime {
   std::vector<uint64_t> size;       // every processor's heap size
   std::vector<store_batch> batch;   // per destination
   std::vector<uint64_t> sent_epoch; // store bytes to each processor since the last all_store_sync
+  uint64_t records_epoch = 0;        // records delivered into others' inboxes since then
   uint64_t expected = 0;   // arrivals all_store_sync has proved
   uint64_t accounted = 0;  // arrivals consumed by store_sync / all_store_sync
   std::vector<uint64_t> stage;

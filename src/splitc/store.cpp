@@ -142,17 +142,23 @@ int splitc_all_store_sync(void) {
   runtime* r = require("splitc_all_store_sync");
   if (!r) return SPLITC_ERR_STATE;
   if (int e = quiesce(*r); e) return e;
-  std::vector<uint64_t> total(r->sent_epoch.size());
   // Every owner's total needs every storer's contribution, made after its
-  // stores completed: nobody leaves before everybody's stores are in.
-  const int rc = MPI_Allreduce(r->sent_epoch.data(), total.data(), r->procs, MPI_UINT64_T, MPI_SUM,
-                               r->comm);
+  // stores completed: nobody leaves before everybody's stores are in. One
+  // element more: the records anybody delivered this epoch.
+  std::vector<uint64_t> mine(r->sent_epoch), total(r->sent_epoch.size() + 1);
+  mine.push_back(r->records_epoch);
+  const int rc = MPI_Allreduce(mine.data(), total.data(), r->procs + 1, MPI_UINT64_T, MPI_SUM, r->comm);
   if (int e = check_mpi(rc, "MPI_Allreduce"); e) return e;
   r->expected += total[r->me];
   if (int e = wait_arrived(*r, r->expected, "splitc_all_store_sync"); e) return e;
   r->accounted = r->expected;
   r->sent_epoch.assign(r->sent_epoch.size(), 0);
-  return check_mpi(MPI_Win_sync(r->win), "MPI_Win_sync");
+  r->records_epoch = 0;
+  if (int e = check_mpi(MPI_Win_sync(r->win), "MPI_Win_sync"); e) return e;
+  // A record is in place once its owner has applied it (wait_arrived, each
+  // owner its own): nobody reads another's heap before every owner has.
+  if (total[r->procs] == 0) return SPLITC_OK;
+  return check_mpi(MPI_Barrier(r->comm), "MPI_Barrier");
 }
 
 }  // extern "C"

@@ -133,6 +133,34 @@ static void stores(void) {
   splitc_all_free(w);
 }
 
+/* all_store_sync completes every store for every reader, not only for its
+ * owner: a one-word store waits as a record in its owner's inbox until the
+ * owner applies it, so a third processor that read the owner's heap right
+ * after all_store_sync found the old word whenever the owner was slower to
+ * apply (the README example read 0 instead of 299 under load). Round after
+ * round each processor stores to its right neighbour and every processor
+ * then reads every other's word. */
+static void third_party_reads(void) {
+  uint64_t* slot = splitc_all_alloc(8);
+  int stale = 0;
+  *slot = 0;
+  splitc_barrier();
+  for (uint64_t round = 1; round <= 300; ++round) {
+    splitc_store_u64(splitc_toglobal((me + 1) % np, slot), round * 1000 + (uint64_t)me);
+    CHECK(splitc_all_store_sync() == SPLITC_OK, "all_store_sync, round %llu", (unsigned long long)round);
+    for (int p = 0; p < np; ++p) {
+      uint64_t v = 0;
+      splitc_read_u64(&v, splitc_toglobal(p, slot));
+      const uint64_t want = round * 1000 + (uint64_t)((p + np - 1) % np);
+      if (v != want && !stale++) /* every round still runs: the collectives stay matched */
+        CHECK(0, "round %llu: processor %d's word read %llu, stored %llu", (unsigned long long)round, p,
+              (unsigned long long)v, (unsigned long long)want);
+    }
+    splitc_barrier(); /* nobody stores the next round into a word another still reads */
+  }
+  splitc_all_free(slot);
+}
+
 /* Coalesced stores in bulk: every processor stores `n` u32 words (more than
  * an inbox ring holds, in batches) to every processor, destinations
  * interleaved, while processor 0's owners are busy elsewhere (the ring
@@ -281,6 +309,7 @@ int main(int argc, char** argv) {
   layouts();
   access_paths();
   stores();
+  third_party_reads();
   many_stores();
   atomics();
   collectives();
