@@ -55,6 +55,16 @@ struct c_ops {
   const char* (*last_error)(const void* impl);
 };
 
+// Whether every slot of o is bound: a table filled by designated
+// initializers leaves a slot it does not name null.
+constexpr bool binds_every_slot(const c_ops& o) {
+  return o.destroy && o.connect && o.nprocs && o.my_proc && o.max_bulk && o.register4 &&
+         o.register_bulk && o.request4 && o.reply4 && o.store && o.reply_store && o.get &&
+         o.medium && o.medium_now && o.poll && o.resend_due && o.resend_idle && o.set_segment &&
+         o.drain && o.in_handler && o.unreachable_peer && o.peer_lost && o.counters &&
+         o.last_error;
+}
+
 // Builds an endpoint for cfg.card's NIC; throws like the endpoint does.
 // guarded: bind the ops that take the handle's guard around each call
 // (background_resend.hpp). Defined once per card type (endpoint_<card>.cpp).

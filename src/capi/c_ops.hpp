@@ -64,61 +64,99 @@ struct c_ops_for {
     }
   }
 
+  // One function per slot of c_ops, each named after the endpoint member
+  // it calls, so that a reader (or ctags) follows a call from the C API
+  // into the protocol by name.
+  static void destroy(void* impl) { delete static_cast<ep*>(impl); }
+  static int connect(void* impl, int proc) {
+    self(impl).connect(proc);
+    return 0;
+  }
+  static int nprocs(const void* impl) { return self(impl).nprocs(); }
+  static int my_proc(const void* impl) { return self(impl).my_proc(); }
+  static size_t max_bulk(const void* impl) { return self(impl).max_bulk(); }
+  static int register_handler4(void* impl, unsigned i, hpam_handler4_fn fn, void* ctx) {
+    return to_c_error(self(impl).register_handler4(i, fn, ctx));
+  }
+  static int register_handler_bulk(void* impl, unsigned i, hpam_handler_bulk_fn fn, void* ctx) {
+    return to_c_error(self(impl).register_handler_bulk(i, fn, ctx));
+  }
+  static int request_4(void* impl, int dest, unsigned h, const uint64_t (&w)[4], bool block) {
+    return to_c_error(self(impl).request_4(dest, h, w, block));
+  }
+  static int reply_4(hpam_token* t, unsigned h, const uint64_t (&w)[4]) {
+    return to_c_error(of(t).reply_4(*t, h, w));
+  }
+  static int request_store(void* impl, int dest, unsigned h, const void* src, size_t len,
+                           uint64_t target, uint64_t arg, bool block) {
+    return to_c_error(self(impl).request_store(dest, h, src, len, target, arg, block));
+  }
+  static int reply_store(hpam_token* t, unsigned h, const void* src, size_t len, uint64_t target,
+                         uint64_t arg) {
+    return to_c_error(of(t).reply_store(*t, h, src, len, target, arg));
+  }
+  static int request_get(void* impl, int dest, unsigned h, uint64_t remote, void* local,
+                         size_t len, uint64_t arg, bool block) {
+    return to_c_error(self(impl).request_get(dest, h, remote, local, len, arg, block));
+  }
+  static int request_medium(void* impl, int dest, unsigned h, const iovec* iov, int n,
+                            uint64_t arg, bool block) {
+    return to_c_error(self(impl).request_medium(dest, h, iov, n, arg, block));
+  }
+  static int try_medium_now(void* impl, int dest, unsigned h, const void* head, size_t head_len,
+                            const void* body, size_t body_len, uint64_t arg) {
+    return to_c_error(self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg));
+  }
+  // Packets handled (>= 0) or an HPAM_ERR_* code.
+  static int poll(void* impl, bool report) {
+    int handled = 0;
+    const status s = self(impl).poll(&handled, report);
+    return s == status::ok ? handled : to_c_error(s);
+  }
+  static int resend_due(void* impl) { return to_c_error(self(impl).resend_due()); }
+  static int resend_idle(void* impl, uint32_t* mark) {
+    return static_cast<int>(self(impl).resend_idle(*mark));
+  }
+  static int set_segment(void* impl, void* base, size_t len) {
+    return to_c_error(self(impl).set_segment(base, len));
+  }
+  static int drain(void* impl) { return to_c_error(self(impl).drain()); }
+  static bool in_handler(const void* impl) { return self(impl).in_handler(); }
+  static int unreachable_peer(const void* impl) { return self(impl).unreachable_peer(); }
+  static bool peer_lost(const void* impl, int proc) { return self(impl).peer_lost(proc); }
+  static void counters(const void* impl, int peer, hpam_counters_t* out) {
+    fill(self(impl), peer, out);
+  }
+  static const char* last_error(const void* impl) { return self(impl).last_error().c_str(); }
+
+  // Each slot filled by name (designated initializers: a GNU and Clang
+  // extension before C++20, in declaration order), so two slots of one
+  // signature cannot be swapped unnoticed.
   static constexpr c_ops table = {
-      [](void* impl) { delete static_cast<ep*>(impl); },
-      [](void* impl, int proc) {
-        self(impl).connect(proc);
-        return 0;
-      },
-      [](const void* impl) { return self(impl).nprocs(); },
-      [](const void* impl) { return self(impl).my_proc(); },
-      [](const void* impl) { return self(impl).max_bulk(); },
-      [](void* impl, unsigned i, hpam_handler4_fn fn, void* ctx) {
-        return to_c_error(self(impl).register_handler4(i, fn, ctx));
-      },
-      [](void* impl, unsigned i, hpam_handler_bulk_fn fn, void* ctx) {
-        return to_c_error(self(impl).register_handler_bulk(i, fn, ctx));
-      },
-      [](void* impl, int dest, unsigned h, const uint64_t (&w)[4], bool block) {
-        return to_c_error(self(impl).request_4(dest, h, w, block));
-      },
-      [](hpam_token* t, unsigned h, const uint64_t (&w)[4]) {
-        return to_c_error(of(t).reply_4(*t, h, w));
-      },
-      [](void* impl, int dest, unsigned h, const void* src, size_t len, uint64_t target,
-         uint64_t arg, bool block) {
-        return to_c_error(self(impl).request_store(dest, h, src, len, target, arg, block));
-      },
-      [](hpam_token* t, unsigned h, const void* src, size_t len, uint64_t target, uint64_t arg) {
-        return to_c_error(of(t).reply_store(*t, h, src, len, target, arg));
-      },
-      [](void* impl, int dest, unsigned h, uint64_t remote, void* local, size_t len, uint64_t arg,
-         bool block) {
-        return to_c_error(self(impl).request_get(dest, h, remote, local, len, arg, block));
-      },
-      [](void* impl, int dest, unsigned h, const iovec* iov, int n, uint64_t arg, bool block) {
-        return to_c_error(self(impl).request_medium(dest, h, iov, n, arg, block));
-      },
-      [](void* impl, int dest, unsigned h, const void* head, size_t head_len, const void* body,
-         size_t body_len, uint64_t arg) {
-        return to_c_error(self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg));
-      },
-      [](void* impl, bool report) {
-        int handled = 0;
-        const status s = self(impl).poll(&handled, report);
-        return s == status::ok ? handled : to_c_error(s);
-      },
-      [](void* impl) { return to_c_error(self(impl).resend_due()); },
-      [](void* impl, uint32_t* mark) { return static_cast<int>(self(impl).resend_idle(*mark)); },
-      [](void* impl, void* base, size_t len) {
-        return to_c_error(self(impl).set_segment(base, len));
-      },
-      [](void* impl) { return to_c_error(self(impl).drain()); },
-      [](const void* impl) { return self(impl).in_handler(); },
-      [](const void* impl) { return self(impl).unreachable_peer(); },
-      [](const void* impl, int proc) { return self(impl).peer_lost(proc); },
-      [](const void* impl, int peer, hpam_counters_t* out) { fill(self(impl), peer, out); },
-      [](const void* impl) { return self(impl).last_error().c_str(); },
+      .destroy = destroy,
+      .connect = connect,
+      .nprocs = nprocs,
+      .my_proc = my_proc,
+      .max_bulk = max_bulk,
+      .register4 = register_handler4,
+      .register_bulk = register_handler_bulk,
+      .request4 = request_4,
+      .reply4 = reply_4,
+      .store = request_store,
+      .reply_store = reply_store,
+      .get = request_get,
+      .medium = request_medium,
+      .medium_now = try_medium_now,
+      .poll = poll,
+      .resend_due = resend_due,
+      .resend_idle = resend_idle,
+      .set_segment = set_segment,
+      .drain = drain,
+      .in_handler = in_handler,
+      .unreachable_peer = unreachable_peer,
+      .peer_lost = peer_lost,
+      .counters = counters,
+      .last_error = last_error,
   };
 };
 
@@ -144,38 +182,39 @@ struct c_guarded_ops_for {
       return Fn(first, a...);
     }
   };
-  static constexpr const c_ops& p = plain::table;
   static constexpr c_ops table = {
-      p.destroy,
-      locked<p.connect>::call,
-      p.nprocs,
-      p.my_proc,
-      p.max_bulk,
-      locked<p.register4>::call,
-      locked<p.register_bulk>::call,
-      locked<p.request4>::call,
-      locked<p.reply4>::call,
-      locked<p.store>::call,
-      locked<p.reply_store>::call,
-      locked<p.get>::call,
-      locked<p.medium>::call,
-      locked<p.medium_now>::call,
-      locked<p.poll>::call,
-      locked<p.resend_due>::call,
-      p.resend_idle,
-      locked<p.set_segment>::call,
-      locked<p.drain>::call,
-      p.in_handler,
-      locked<p.unreachable_peer>::call,
-      locked<p.peer_lost>::call,
-      locked<p.counters>::call,
-      locked<p.last_error>::call,
+      .destroy = plain::destroy,
+      .connect = locked<plain::connect>::call,
+      .nprocs = plain::nprocs,
+      .my_proc = plain::my_proc,
+      .max_bulk = plain::max_bulk,
+      .register4 = locked<plain::register_handler4>::call,
+      .register_bulk = locked<plain::register_handler_bulk>::call,
+      .request4 = locked<plain::request_4>::call,
+      .reply4 = locked<plain::reply_4>::call,
+      .store = locked<plain::request_store>::call,
+      .reply_store = locked<plain::reply_store>::call,
+      .get = locked<plain::request_get>::call,
+      .medium = locked<plain::request_medium>::call,
+      .medium_now = locked<plain::try_medium_now>::call,
+      .poll = locked<plain::poll>::call,
+      .resend_due = locked<plain::resend_due>::call,
+      .resend_idle = plain::resend_idle,
+      .set_segment = locked<plain::set_segment>::call,
+      .drain = locked<plain::drain>::call,
+      .in_handler = plain::in_handler,
+      .unreachable_peer = locked<plain::unreachable_peer>::call,
+      .peer_lost = locked<plain::peer_lost>::call,
+      .counters = locked<plain::counters>::call,
+      .last_error = locked<plain::last_error>::call,
   };
 };
 
 template <class Card>
 void* create_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam_ep_t* handle,
                       bool guarded) {
+  static_assert(binds_every_slot(c_ops_for<Card>::table));
+  static_assert(binds_every_slot(c_guarded_ops_for<Card>::table));
   auto* e = new endpoint<Card>(cfg);
   e->set_owner(handle);
   *ops = guarded ? &c_guarded_ops_for<Card>::table : &c_ops_for<Card>::table;
