@@ -1,13 +1,17 @@
 # src/capi: the floor between the core and its users — the C API of
 # hpam_am.h and hpam_deposit.h, the one status mapping, the one knob table
-# (hpam_knobs.h), and the instantiation of the protocol for each card.
+# (hpam_knobs.h), the instantiation of the protocol for each card, and the
+# front ends' shared services (hpam_frontend.h: in-order delivery, pending
+# sends, deposit operations in flight), which btl/ and uct/ include.
 include_HEADERS += src/include/hpam_am.h src/include/hpam_deposit.h src/include/hpam_knobs.h
 src_libhpam_core_la_SOURCES += \
   src/capi/c_api.hpp src/capi/c_api.cpp src/capi/c_ops.hpp \
   src/capi/background_resend.hpp src/capi/background_resend.cpp \
   src/capi/knobs.hpp src/capi/knobs.cpp \
   src/capi/endpoint_medusa.cpp src/capi/endpoint_hamlyn.cpp \
-  src/capi/deposit_c_api.cpp
+  src/capi/deposit_c_api.cpp \
+  src/capi/hpam_frontend.h src/capi/frontend_order.cpp src/capi/frontend_pending.cpp \
+  src/capi/frontend_rdma.cpp
 
 # libhpam.so: the C API above, installed for programs (hpam.pc). The core is
 # linked in whole; the version script exports the hpam_* functions alone.
