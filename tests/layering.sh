@@ -6,8 +6,10 @@
 #
 # src/include holds the public headers (hpam_*.h, and hpam_hamlyn.hpp, the
 # C++ header that hamlyn_lib implements); only capi implements the C ones,
-# and btl/ and uct/ see the core through them alone. Nothing below
-# btl/ and uct/ includes Open MPI or UCX headers.
+# and btl/ and uct/ see the core through them alone, and through the front
+# ends' shared services, src/capi/hpam_frontend.h (layer "frontend": a C
+# header like the public ones, which includes only them and C headers).
+# Nothing below btl/ and uct/ includes Open MPI or UCX headers.
 #
 #   tests/layering.sh [TOP]   check the tree at TOP (default: the source tree)
 #   tests/layering.sh --self-test
@@ -24,7 +26,7 @@ allowed_quoted() {
     deposit) echo '^(sys|nic|deposit)/' ;;
     hamlyn_lib) echo '^((sys|nic|hamlyn_lib)/|hpam_hamlyn\.hpp$)' ;;
     capi) echo '^((sys|nic|am|deposit|capi)/|hpam_[a-z]+\.h$)' ;;
-    include) echo '^hpam_[a-z]+\.h$' ;;
+    include|frontend) echo '^hpam_[a-z]+\.h$' ;;
     splitc) echo '^(splitc/|hpam_splitc\.h$)' ;;
     btl) echo '^(btl_hpam[a-z_]*\.h|hpam_[a-z]+\.h|opal_config\.h|(opal|ompi)/.*)$' ;;
     uct) echo '^(uct_hpam[a-z_]*\.h|hpam_[a-z]+\.h|(uct|ucs)/.*)$' ;;
@@ -38,6 +40,7 @@ forbidden_system() {
     btl) echo '^(uct|ucs)/' ;;
     uct) echo '^(mpi\.h|opal/|ompi/)' ;;
     splitc) echo '^(opal/|ompi/|uct/|ucs/)' ;;
+    frontend) echo '^(mpi\.h|opal/|ompi/|uct/|ucs/|[^.]*$|.*\.hpp$)' ;;  # C only: no <cstdint>
     *) echo '^(mpi\.h|opal/|ompi/|uct/|ucs/)' ;;
   esac
 }
@@ -45,6 +48,7 @@ forbidden_system() {
 layer_of() {
   case $1 in
     src/include/*) echo include ;;
+    src/capi/hpam_*.h) echo frontend ;;
     src/*/*) local d=${1#src/}; echo "${d%%/*}" ;;
     btl/*) echo btl ;;
     uct/*) echo uct ;;
@@ -97,18 +101,21 @@ check() {
 self_test() {
   local tmp rc
   tmp=$(mktemp -d)
-  mkdir -p "$tmp/src/nic" "$tmp/src/am" "$tmp/btl"
+  mkdir -p "$tmp/src/nic" "$tmp/src/am" "$tmp/src/capi" "$tmp/btl"
   printf '#include "sys/clock.hpp"\n#include <cstdint>\n' >"$tmp/src/nic/good.hpp"
-  printf '#include "hpam_am.h"\n#include "opal/mca/btl/btl.h"\n' >"$tmp/btl/good.c"
+  printf '#include "hpam_am.h"\n#include "hpam_frontend.h"\n#include "opal/mca/btl/btl.h"\n' >"$tmp/btl/good.c"
+  printf '#include <stdint.h>\n#include "hpam_deposit.h"\n' >"$tmp/src/capi/hpam_frontend.h"
   check "$tmp" >/dev/null || { echo "FAIL: self-test: a clean tree was refused"; rm -rf "$tmp"; return 1; }
   printf '#include "am/endpoint.hpp"\n' >"$tmp/src/nic/planted.hpp"
   printf '#include "nic/card.hpp"\n' >"$tmp/btl/planted.c"
   printf '#include <opal/util/output.h>\n' >"$tmp/src/am/planted.hpp"
+  printf '#include "c_api.hpp"\n' >"$tmp/btl/planted_capi.c"
+  printf '#include <cstdint>\n#include "capi/c_api.hpp"\n' >"$tmp/src/capi/hpam_planted.h"
   local out
   out=$(check "$tmp")
   rc=$?
   rm -rf "$tmp"
-  if [ $rc -ne 0 ] && [ "$(grep -c 'may not include' <<<"$out")" -eq 3 ]; then
+  if [ $rc -ne 0 ] && [ "$(grep -c 'may not include' <<<"$out")" -eq 6 ]; then
     echo "PASS: self-test: planted bad includes were caught:"
     sed 's/^/  /' <<<"$out"
   else
