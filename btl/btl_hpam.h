@@ -13,6 +13,9 @@
  * atomics and memory registration as Hamlyn deposits and hybrid deposit
  * operations), btl_hpam_error.c (HPAM errors as OPAL errors, a lost peer),
  * btl_hpam_mpit.c (MPI_T performance variables, statistics at finalize).
+ * In-order delivery, the pending queues and the deposit operations in flight
+ * are the front ends' shared services (hpam_frontend.h), which the UCX
+ * transport uses too; these files adapt them to Open MPI.
  */
 #ifndef MCA_BTL_HPAM_H
 #define MCA_BTL_HPAM_H
@@ -28,6 +31,7 @@
 
 #include "hpam_am.h"
 #include "hpam_deposit.h"
+#include "hpam_frontend.h"
 #include "hpam_knobs.h"
 
 BEGIN_C_DECLS
@@ -67,8 +71,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
     struct opal_proc_t *proc;  /* the Open MPI process */
     int peer;                  /* local rank = process index on the AM layer */
-    opal_list_t pending;       /* frags waiting to be sent, in order */
-    bool queued;               /* on the component's list of endpoints with pending frags */
+    hpam_pending_queue_t pending; /* frags waiting to be sent, in order */
     uint64_t refused_at;       /* the component's polls when a send to the peer was last
                                 * refused (busy): until the next poll it would be again */
 };
@@ -81,6 +84,7 @@ typedef struct mca_btl_hpam_frag_t {
     mca_btl_base_segment_t segments[2];
     struct mca_btl_base_endpoint_t *endpoint;
     mca_btl_base_tag_t tag;    /* set when queued by send */
+    hpam_pending_item_t pending_item; /* in its endpoint's pending queue */
     unsigned char *data;       /* the payload area right behind this struct */
     struct mca_btl_hpam_frag_t *next_free; /* free stack link */
 } mca_btl_hpam_frag_t;
@@ -96,12 +100,11 @@ struct mca_btl_base_registration_handle_t {
 /* A put, get or atomic in flight on the deposit layer. */
 #define MCA_BTL_HPAM_MAX_RDMA_OPS 1024
 typedef struct mca_btl_hpam_rdma_op_t {
-    hpam_dep_handle_t handle;                   /* the deposit operation */
+    hpam_rdma_op_t head;                        /* deposit handle; owner: the endpoint */
     mca_btl_base_rdma_completion_fn_t cbfunc;   /* Open MPI's completion */
     void *cbcontext, *cbdata;
     void *local_address;                        /* for the callback; fetched value goes here */
     mca_btl_base_registration_handle_t *local_handle;
-    struct mca_btl_base_endpoint_t *endpoint;
     uint64_t fetched;                           /* old value of a fetching atomic */
     int fetch_width;                            /* 0: no fetched value, else 4 or 8 */
 } mca_btl_hpam_rdma_op_t;
@@ -125,21 +128,17 @@ typedef struct mca_btl_hpam_component_t {
     size_t frag_stride;                 /* bytes per fragment: struct + max_send_size */
     unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
     uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
-    uint64_t send_queued;               /* sends that waited on their endpoint's queue */
     uint64_t sendi_refused;             /* sendi calls refused for now (OUT_OF_RESOURCE) */
     uint64_t polls;                     /* hpam_poll calls made by progress (from 1) */
-    opal_list_t pending_endpoints;      /* endpoints whose pending list is not empty */
+    hpam_pending_t pending;             /* endpoints whose pending queue is not empty;
+                                         * .pushed: sends that waited on their queue */
     opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;            /* the give-up error went out once */
     hpam_dep_t *dep;                    /* sender-based deposit: put, get, atomics */
-    mca_btl_hpam_rdma_op_t rdma_ops[MCA_BTL_HPAM_MAX_RDMA_OPS];
-    int rdma_free[MCA_BTL_HPAM_MAX_RDMA_OPS];     /* stack of free op indices */
-    int rdma_nfree;
-    int rdma_inflight[MCA_BTL_HPAM_MAX_RDMA_OPS]; /* indices of ops in flight */
-    int rdma_ninflight;
+    hpam_rdma_ops_t rdma_ops;           /* puts, gets and atomics in flight */
     int registrations;                  /* live register_mem handles */
-    uint64_t held_in_order;             /* messages that came early and waited for their turn */
-    uint64_t stream_rejected;           /* messages dropped: already delivered or out of window */
+    hpam_order_t order;                 /* in-order delivery per peer (btl_hpam_order.c);
+                                         * held_total and rejected are MPI_T counters */
     char job[96];                       /* job id shared by the node's processes */
 } mca_btl_hpam_component_t;
 
@@ -199,17 +198,18 @@ int mca_btl_hpam_drain_pending(void);
 int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload);
 void mca_btl_hpam_order_fini(void);
 void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg);
-/* By local rank: the stream number of my next message to that peer (made
- * by order_init; read and advanced inline on the send path). */
-extern uint64_t *mca_btl_hpam_next_send;
 #define MCA_BTL_HPAM_TAG_BITS 8
-/* The argument word of the next message to `peer`: stream number and tag. */
+/* The argument word of the next message to `peer`: sequence number and tag. */
 static inline uint64_t mca_btl_hpam_order_arg(int peer, mca_btl_base_tag_t tag)
 {
-    return (mca_btl_hpam_next_send[peer] << MCA_BTL_HPAM_TAG_BITS) | tag;
+    return ((uint64_t) hpam_order_next_send(&mca_btl_hpam_component.order, peer)
+            << MCA_BTL_HPAM_TAG_BITS) | tag;
 }
 /* That message was launched: the next one takes the next number. */
-static inline void mca_btl_hpam_order_sent(int peer) { mca_btl_hpam_next_send[peer]++; }
+static inline void mca_btl_hpam_order_sent(int peer)
+{
+    hpam_order_sent(&mca_btl_hpam_component.order, peer);
+}
 
 /* btl_hpam_rdma.c */
 int mca_btl_hpam_rdma_init(void);

@@ -87,7 +87,7 @@ static int hpam_open(void)
     mca_btl_hpam_component.nchunks = 0;
     mca_btl_hpam_component.nfrags = 0;
     mca_btl_hpam_component.pack_buffer = NULL;
-    OBJ_CONSTRUCT(&mca_btl_hpam_component.pending_endpoints, opal_list_t);
+    hpam_pending_init(&mca_btl_hpam_component.pending);
     OBJ_CONSTRUCT(&mca_btl_hpam_component.lock, opal_recursive_mutex_t);
     mca_btl_hpam_component.ep = NULL;
     mca_btl_hpam_component.peers = NULL;
@@ -100,7 +100,6 @@ static int hpam_close(void)
     if (!constructed) return OPAL_SUCCESS;
     constructed = false;
     mca_btl_hpam_frags_release();
-    OBJ_DESTRUCT(&mca_btl_hpam_component.pending_endpoints);
     OBJ_DESTRUCT(&mca_btl_hpam_component.lock);
     return OPAL_SUCCESS;
 }
@@ -262,8 +261,10 @@ static int hpam_progress(void)
         if (HPAM_ERR_UNREACHABLE == n) mca_btl_hpam_report_lost_peer();
         n = 0;
     }
-    if (!opal_list_is_empty(&c->pending_endpoints)) n += mca_btl_hpam_drain_pending();
-    if (0 != c->registrations || 0 != c->rdma_ninflight) n += mca_btl_hpam_rdma_progress();
+    if (NULL != c->pending.first) n += mca_btl_hpam_drain_pending();
+    if (0 != c->registrations || 0 != hpam_rdma_ops_inflight(&c->rdma_ops)) {
+        n += mca_btl_hpam_rdma_progress();
+    }
     MCA_BTL_HPAM_UNLOCK();
     return n;
 }

@@ -13,14 +13,12 @@
 
 static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 {
-    OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    hpam_pending_queue_init(&ep->pending);
     ep->proc = NULL;
     ep->peer = -1;
-    ep->queued = false;
     ep->refused_at = 0; /* polls start at 1 */
 }
-static void endpoint_destruct(mca_btl_base_endpoint_t *ep) { OBJ_DESTRUCT(&ep->pending); }
-OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct, endpoint_destruct);
+OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct, NULL);
 
 /* The peer's process index on the AM layer: its local rank on this node. */
 static int local_rank_of(opal_proc_t *proc)
@@ -83,7 +81,7 @@ static int hpam_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
     if (NULL == c->ep) return OPAL_SUCCESS;
     MCA_BTL_HPAM_LOCK();
-    while (!opal_list_is_empty(&c->pending_endpoints)) {
+    while (NULL != c->pending.first) {
         (void) mca_btl_hpam_poll();
         (void) mca_btl_hpam_drain_pending();
         if (c->lost_peer_reported) break;

@@ -63,12 +63,12 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
 
 /* Counters the BTL keeps itself (in its component). */
 static const counter_row_t btl_counters[] = {
-#define C(field, help) {#field, help, offsetof(mca_btl_hpam_component_t, field)}
-    C(held_in_order, "Messages that arrived ahead of their turn and waited to be delivered in order"),
-    C(stream_rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
-    C(frag_exhausted, "Fragment allocations refused: all btl_hpam_max_frags in use (Open MPI queued the send)"),
-    C(sendi_refused, "Immediate sends refused for now: the peer's instances busy or a send queued before (Open MPI kept the message)"),
-    C(send_queued, "Sends that waited on their peer's queue for a free instance (sent from progress, in order)"),
+#define C(name, field, help) {#name, help, offsetof(mca_btl_hpam_component_t, field)}
+    C(held_in_order, order.held_total, "Messages that arrived ahead of their turn and waited to be delivered in order"),
+    C(stream_rejected, order.rejected, "Messages dropped: already delivered, or beyond the peer's window of D"),
+    C(frag_exhausted, frag_exhausted, "Fragment allocations refused: all btl_hpam_max_frags in use (Open MPI queued the send)"),
+    C(sendi_refused, sendi_refused, "Immediate sends refused for now: the peer's instances busy or a send queued before (Open MPI kept the message)"),
+    C(send_queued, pending.pushed, "Sends that waited on their peer's queue for a free instance (sent from progress, in order)"),
 #undef C
 };
 
@@ -178,5 +178,5 @@ void mca_btl_hpam_print_stats(void)
                 (unsigned long long) t.overflow_drops, (unsigned long long) t.wire_dropped,
                 (unsigned long long) t.wire_duplicated, (unsigned long long) t.wire_corrupted,
                 (unsigned long long) t.wire_reordered, (unsigned long long) t.wire_delayed,
-                (unsigned long long) c->held_in_order, (unsigned long long) c->stream_rejected);
+                (unsigned long long) c->order.held_total, (unsigned long long) c->order.rejected);
 }

@@ -1,5 +1,6 @@
 /*
- * In-order delivery per peer. The D request instances of HPAM run
+ * In-order delivery per peer, over the front ends' order service
+ * (hpam_order, hpam_frontend.h). The D request instances of HPAM run
  * independently, so a packet lost (or dropped for want of a receive block)
  * and retransmitted arrives behind later ones. Open MPI's ob1 places a
  * fragment by its offset, but its datatype engine does not always position
@@ -8,81 +9,28 @@
  * vader and tcp never reorder. So the BTL delivers each peer's messages in
  * the order they were sent:
  *
- *  - the sender numbers its messages to each peer (the stream number rides
+ *  - the sender numbers its messages to each peer (the sequence number rides
  *    in the argument word above the BTL tag), and the AM layer runs with
  *    `ordered` set: message n goes out only once message n-D was
  *    acknowledged, that is received;
- *  - the receiver hands message n to Open MPI only after n-1. One that comes
- *    early is at most D-1 ahead (by the rule above): it is copied into one
- *    of D slots kept for the peer and delivered when its turn comes.
- *
- * A message outside that window, or one already delivered, breaks the
- * protocol: it is dropped and counted (btl_hpam_stream_rejected).
+ *  - the receiver hands message n to Open MPI only after n-1; one that comes
+ *    early (at most D-1 ahead, by the rule above) waits in one of D slots
+ *    the service keeps for the peer. One outside that window, or already
+ *    delivered, is dropped and counted (btl_hpam_stream_rejected).
  */
 #include "btl_hpam.h"
 
-#include <string.h>
-
 #include "opal/util/output.h"
 
-/* One early message waiting for its turn. */
-typedef struct held_slot {
-    uint64_t stream;    /* its stream number */
-    uint32_t len;       /* payload bytes */
-    uint8_t tag;        /* BTL tag */
-    bool full;          /* holds a message */
-} held_slot_t;
-
-typedef struct peer_stream {
-    uint64_t next_deliver; /* stream number the peer's next delivered message carries */
-    uint32_t held;         /* messages waiting in the slots */
-    held_slot_t *slots;    /* depth slots, by stream number modulo depth */
-    unsigned char *data;   /* depth * max_payload bytes behind the slots */
-} peer_stream_t;
-
-static struct {
-    peer_stream_t *peers; /* by local rank */
-    int npeers;
-    int depth;
-    size_t max_payload;
-    void *memory; /* slots and data of every peer, one allocation */
-} order;
-
-enum { tag_bits = MCA_BTL_HPAM_TAG_BITS };
-
-uint64_t *mca_btl_hpam_next_send = NULL;
+#define ORDER (&mca_btl_hpam_component.order)
 
 int mca_btl_hpam_order_init(int nlocal, int depth, size_t max_payload)
 {
-    const size_t slots = sizeof(held_slot_t) * (size_t) depth;
-    const size_t per_peer = slots + (size_t) depth * max_payload;
-    order.peers = calloc((size_t) nlocal, sizeof(peer_stream_t));
-    mca_btl_hpam_next_send = calloc((size_t) nlocal, sizeof(uint64_t));
-    /* Touched only when a message comes early: untouched pages cost nothing. */
-    order.memory = calloc((size_t) nlocal, per_peer);
-    if (NULL == order.peers || NULL == mca_btl_hpam_next_send || NULL == order.memory) {
-        mca_btl_hpam_order_fini();
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    order.npeers = nlocal;
-    order.depth = depth;
-    order.max_payload = max_payload;
-    for (int p = 0; p < nlocal; ++p) {
-        unsigned char *base = (unsigned char *) order.memory + per_peer * (size_t) p;
-        order.peers[p].slots = (held_slot_t *) base;
-        order.peers[p].data = base + slots;
-    }
-    return OPAL_SUCCESS;
+    return HPAM_OK == hpam_order_init(ORDER, nlocal, depth, max_payload) ? OPAL_SUCCESS
+                                                                         : OPAL_ERR_OUT_OF_RESOURCE;
 }
 
-void mca_btl_hpam_order_fini(void)
-{
-    free(order.peers);
-    free(mca_btl_hpam_next_send);
-    mca_btl_hpam_next_send = NULL;
-    free(order.memory);
-    memset(&order, 0, sizeof order);
-}
+void mca_btl_hpam_order_fini(void) { hpam_order_fini(ORDER); }
 
 /* The descriptor every delivered message is handed over in, made once:
  * only its segment changes. One is enough: a callback never delivers
@@ -103,25 +51,18 @@ static inline void deliver(uint8_t tag, void *data, size_t len)
 }
 
 /* The messages that came early and whose turn has now come. */
-static void __attribute__((noinline)) deliver_held(peer_stream_t *s)
+static void __attribute__((noinline)) deliver_held(int src)
 {
-    for (;;) {
-        held_slot_t *slot = &s->slots[s->next_deliver % (uint64_t) order.depth];
-        if (!slot->full || slot->stream != s->next_deliver) return;
-        slot->full = false;
-        s->held--;
-        s->next_deliver++;
-        deliver(slot->tag, s->data + (size_t) (slot - s->slots) * order.max_payload, slot->len);
-    }
+    hpam_order_msg_t m;
+    while (hpam_order_take_due(ORDER, src, &m)) deliver((uint8_t) m.word, m.data, m.len);
 }
 
-static void __attribute__((cold)) reject(int src, uint64_t stream, const peer_stream_t *s)
+static void __attribute__((cold)) rejected(int src, uint32_t seq)
 {
-    mca_btl_hpam_component.stream_rejected++;
     if (mca_btl_hpam_component.params.verbose > 0) {
-        opal_output(0, "btl/hpam: dropped message %llu from local rank %d: expected %llu..%llu",
-                    (unsigned long long) stream, src, (unsigned long long) s->next_deliver,
-                    (unsigned long long) (s->next_deliver + (uint64_t) order.depth - 1));
+        opal_output(0, "btl/hpam: dropped message %u from local rank %d: expected %u..%u", seq, src,
+                    hpam_order_next_deliver(ORDER, src),
+                    hpam_order_next_deliver(ORDER, src) + ORDER->window - 1);
     }
 }
 
@@ -130,29 +71,13 @@ void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t 
 {
     const int src = hpam_token_source(token);
     const uint8_t tag = (uint8_t) arg;
-    const uint64_t stream = arg >> tag_bits;
-    if (OPAL_UNLIKELY(src < 0 || src >= order.npeers || len > order.max_payload)) {
-        mca_btl_hpam_component.stream_rejected++;
-        return;
-    }
-    peer_stream_t *s = &order.peers[src];
-    if (OPAL_LIKELY(stream == s->next_deliver)) {
-        s->next_deliver++;
+    const uint32_t seq = (uint32_t) (arg >> MCA_BTL_HPAM_TAG_BITS);
+    const int verdict = hpam_order_arrive(ORDER, src, seq, tag, data, len);
+    if (OPAL_LIKELY(HPAM_ORDER_DELIVER == verdict)) {
         deliver(tag, data, len);
-        if (OPAL_UNLIKELY(0 != s->held)) deliver_held(s);
-        return;
+        if (OPAL_UNLIKELY(hpam_order_due(ORDER, src))) deliver_held(src);
+    } else if (OPAL_UNLIKELY(HPAM_ORDER_REJECTED == verdict) && src >= 0 &&
+               src < (int) ORDER->npeers) {
+        rejected(src, seq);
     }
-    const uint64_t ahead = stream - s->next_deliver; /* huge when already delivered */
-    held_slot_t *slot = &s->slots[stream % (uint64_t) order.depth];
-    if (ahead >= (uint64_t) order.depth || slot->full) {
-        reject(src, stream, s);
-        return;
-    }
-    memcpy(s->data + (size_t) (slot - s->slots) * order.max_payload, data, len);
-    slot->stream = stream;
-    slot->len = (uint32_t) len;
-    slot->tag = tag;
-    slot->full = true;
-    s->held++;
-    mca_btl_hpam_component.held_in_order++;
 }

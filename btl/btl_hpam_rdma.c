@@ -3,14 +3,14 @@
  * deposit operations). register_mem makes a Hamlyn slot with its own
  * protection key over the memory and the handle carries the ticket; a peer
  * deposits at (ticket, remote address - base). Each operation has a deposit
- * handle; progress tests the ones in flight and calls Open MPI's completion
+ * handle in the front ends' table of operations in flight (hpam_rdma_ops,
+ * hpam_frontend.h); progress tests them and calls Open MPI's completion
  * callbacks. Atomics are atomic at the destination and coherent with CPU
  * atomics there, so the own rank's memory counts too (ATOMIC_SUPPORTS_GLOB).
  */
 #include "btl_hpam.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "opal/util/output.h"
 
@@ -33,9 +33,12 @@ int mca_btl_hpam_rdma_init(void)
         opal_output(0, "btl/hpam: cannot start the deposit layer: %s", hpam_dep_last_error());
         return OPAL_ERROR;
     }
-    C->rdma_nfree = MCA_BTL_HPAM_MAX_RDMA_OPS;
-    for (int i = 0; i < MCA_BTL_HPAM_MAX_RDMA_OPS; ++i) C->rdma_free[i] = MCA_BTL_HPAM_MAX_RDMA_OPS - 1 - i;
-    C->rdma_ninflight = 0;
+    if (HPAM_OK != hpam_rdma_ops_init(&C->rdma_ops, C->dep, MCA_BTL_HPAM_MAX_RDMA_OPS,
+                                      sizeof(mca_btl_hpam_rdma_op_t))) {
+        hpam_dep_destroy(C->dep);
+        C->dep = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
     return OPAL_SUCCESS;
 }
 
@@ -47,23 +50,17 @@ int mca_btl_hpam_rdma_connect(int lrank)
     return OPAL_ERR_UNREACH;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static void op_finish(hpam_rdma_op_t *head, int state, void *ctx);
 
 /* Completes what is in flight (bounded by the give-up time: a dead peer
  * must not hang finalize), then closes the deposit card. */
 void mca_btl_hpam_rdma_fini(void)
 {
-    const double deadline = seconds_now() + C->params.am.give_up_ns * 1e-9;
-    while (C->rdma_ninflight > 0 && seconds_now() < deadline) (void) mca_btl_hpam_rdma_progress();
-    if (C->rdma_ninflight > 0) {
-        opal_output(0, "btl/hpam: finalize: %d put/get/atomic operation(s) never completed",
-                    C->rdma_ninflight);
+    const unsigned left = hpam_rdma_ops_settle(&C->rdma_ops, C->params.am.give_up_ns, op_finish, NULL);
+    if (left > 0) {
+        opal_output(0, "btl/hpam: finalize: %u put/get/atomic operation(s) never completed", left);
     }
+    hpam_rdma_ops_fini(&C->rdma_ops);
     hpam_dep_destroy(C->dep);
     C->dep = NULL;
 }
@@ -122,29 +119,30 @@ static mca_btl_hpam_rdma_op_t *op_new(struct mca_btl_base_endpoint_t *endpoint, 
                                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                                       void *cbdata)
 {
-    if (0 == C->rdma_nfree) return NULL;
-    mca_btl_hpam_rdma_op_t *op = &C->rdma_ops[C->rdma_free[--C->rdma_nfree]];
+    mca_btl_hpam_rdma_op_t *op = (mca_btl_hpam_rdma_op_t *) hpam_rdma_op_take(&C->rdma_ops, endpoint);
+    if (NULL == op) return NULL;
     op->cbfunc = cbfunc;
     op->cbcontext = cbcontext;
     op->cbdata = cbdata;
     op->local_address = local_address;
     op->local_handle = local_handle;
-    op->endpoint = endpoint;
     op->fetched = 0;
     op->fetch_width = 0;
     return op;
 }
 
-static void op_release(mca_btl_hpam_rdma_op_t *op) { C->rdma_free[C->rdma_nfree++] = (int) (op - C->rdma_ops); }
-
-static void op_complete(mca_btl_hpam_rdma_op_t *op, int status)
+/* The operation is done (state > 0) or failed: the fetched value to its
+ * place, the record back (before the callback: it may start another
+ * operation), then Open MPI's completion. */
+static void op_finish(hpam_rdma_op_t *head, int state, void *ctx)
 {
-    if (OPAL_SUCCESS == status && op->fetch_width) memcpy(op->local_address, &op->fetched, op->fetch_width);
-    mca_btl_hpam_rdma_op_t done = *op;
-    op_release(op); /* before the callback: it may start another operation */
+    mca_btl_hpam_rdma_op_t done = *(mca_btl_hpam_rdma_op_t *) head;
+    const int status = state > 0 ? OPAL_SUCCESS : mca_btl_hpam_to_opal_error(state);
+    if (OPAL_SUCCESS == status && done.fetch_width) memcpy(done.local_address, &done.fetched, done.fetch_width);
+    hpam_rdma_op_give(&C->rdma_ops, head);
     if (NULL != done.cbfunc) {
-        done.cbfunc(&mca_btl_hpam_module.super, done.endpoint, done.local_address, done.local_handle,
-                    done.cbcontext, done.cbdata, status);
+        done.cbfunc(&mca_btl_hpam_module.super, done.head.owner, done.local_address,
+                    done.local_handle, done.cbcontext, done.cbdata, status);
     }
 }
 
@@ -152,15 +150,11 @@ static void op_complete(mca_btl_hpam_rdma_op_t *op, int status)
 static int op_started(mca_btl_hpam_rdma_op_t *op, int rc)
 {
     if (HPAM_OK != rc) {
-        op_release(op);
+        hpam_rdma_op_give(&C->rdma_ops, &op->head);
         return mca_btl_hpam_to_opal_error(rc);
     }
-    const int state = hpam_dep_test(C->dep, op->handle);
-    if (0 == state) {
-        C->rdma_inflight[C->rdma_ninflight++] = (int) (op - C->rdma_ops);
-    } else {
-        op_complete(op, state > 0 ? OPAL_SUCCESS : mca_btl_hpam_to_opal_error(state));
-    }
+    const int state = hpam_rdma_op_track(&C->rdma_ops, &op->head);
+    if (0 != state) op_finish(&op->head, state, NULL);
     return OPAL_SUCCESS;
 }
 
@@ -170,21 +164,11 @@ static int op_started(mca_btl_hpam_rdma_op_t *op, int rc)
  * progress loop stays short. */
 int mca_btl_hpam_rdma_progress(void)
 {
-    if (NULL == C->dep || (0 == C->registrations && 0 == C->rdma_ninflight)) return 0;
-    hpam_dep_progress(C->dep);
-    int done = 0;
-    for (int i = 0; i < C->rdma_ninflight;) {
-        mca_btl_hpam_rdma_op_t *op = &C->rdma_ops[C->rdma_inflight[i]];
-        const int state = hpam_dep_test(C->dep, op->handle);
-        if (0 == state) {
-            ++i;
-            continue;
-        }
-        C->rdma_inflight[i] = C->rdma_inflight[--C->rdma_ninflight];
-        op_complete(op, state > 0 ? OPAL_SUCCESS : mca_btl_hpam_to_opal_error(state));
-        ++done;
+    if (NULL == C->dep || (0 == C->registrations && 0 == hpam_rdma_ops_inflight(&C->rdma_ops))) {
+        return 0;
     }
-    return done;
+    hpam_dep_progress(C->dep);
+    return (int) hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
 }
 
 /* osc/rdma hands a NULL remote handle for this process's own memory (we
@@ -254,9 +238,9 @@ static int transfer(bool is_put, struct mca_btl_base_endpoint_t *endpoint, void 
     if (NULL != op) {
         const uint64_t offset = offset_of(remote_handle, remote_address);
         rc = op_started(op, is_put ? hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
-                                                  offset, &op->handle)
+                                                  offset, &op->head.handle)
                                    : hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
-                                                  offset, &op->handle));
+                                                  offset, &op->head.handle));
     }
     MCA_BTL_HPAM_UNLOCK();
     return rc;
@@ -317,7 +301,7 @@ static int atomic_common(struct mca_btl_base_endpoint_t *endpoint, void *local_a
         o->fetch_width = fetch ? width : 0;
         rc = op_started(o, hpam_dep_atomic(C->dep, op, width, &remote_handle->ticket,
                                            offset_of(remote_handle, remote_address), operand,
-                                           compare, fetch ? &o->fetched : NULL, &o->handle));
+                                           compare, fetch ? &o->fetched : NULL, &o->head.handle));
     }
     MCA_BTL_HPAM_UNLOCK();
     return rc;
@@ -364,10 +348,7 @@ int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 {
     for (;;) {
         MCA_BTL_HPAM_LOCK();
-        bool busy = false;
-        for (int i = 0; i < C->rdma_ninflight && !busy; ++i) {
-            busy = NULL == endpoint || C->rdma_ops[C->rdma_inflight[i]].endpoint == endpoint;
-        }
+        const bool busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
         MCA_BTL_HPAM_UNLOCK();
         if (!busy) return OPAL_SUCCESS;
         opal_progress();

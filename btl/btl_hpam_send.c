@@ -7,7 +7,8 @@
  * callbacks send from inside the handler, so such sends, and sends of a
  * descriptor finding the peer's next instance busy, are queued on the
  * endpoint (the fragment already holds the data; fragments are bounded, see
- * btl_hpam_frag.c) and issued from progress after the poll, in order.
+ * btl_hpam_frag.c) and issued from progress after the poll, in order: the
+ * queues are the front ends' pending service (hpam_pending, hpam_frontend.h).
  * Completion callbacks always come: a send is complete once its packet is in
  * the protocol's request buffer (kept there for retransmission) and on its
  * way, so a sender that then stops calling MPI loses nothing. sendi never
@@ -53,13 +54,8 @@ static void complete(mca_btl_hpam_frag_t *frag, int status)
 
 static void enqueue(mca_btl_hpam_frag_t *frag)
 {
-    mca_btl_base_endpoint_t *endpoint = frag->endpoint;
-    opal_list_append(&endpoint->pending, (opal_list_item_t *) frag);
-    mca_btl_hpam_component.send_queued++;
-    if (!endpoint->queued) {
-        endpoint->queued = true;
-        opal_list_append(&mca_btl_hpam_component.pending_endpoints, &endpoint->super);
-    }
+    hpam_pending_push(&mca_btl_hpam_component.pending, &frag->endpoint->pending,
+                      &frag->pending_item);
 }
 
 /* All D instances to the peer are busy (or a resource is momentarily
@@ -74,7 +70,7 @@ static inline bool must_wait(int rc) { return HPAM_ERR_BUSY == rc || HPAM_ERR_AG
  * the busy instance again. */
 static inline bool can_send_now(mca_btl_base_endpoint_t *endpoint)
 {
-    return opal_list_is_empty(&endpoint->pending) &&
+    return hpam_pending_empty(&endpoint->pending) &&
            endpoint->refused_at != mca_btl_hpam_component.polls;
 }
 
@@ -162,29 +158,22 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     return OPAL_ERR_OUT_OF_RESOURCE;
 }
 
+/* One queued fragment, taken off its queue by hpam_pending_drain: sent
+ * (or failed for good) and completed, or back first on its queue. */
+static int send_queued(hpam_pending_item_t *item, void *ctx)
+{
+    mca_btl_hpam_frag_t *frag =
+        (mca_btl_hpam_frag_t *) ((char *) item - offsetof(mca_btl_hpam_frag_t, pending_item));
+    const int rc = try_send(frag);
+    if (must_wait(rc)) return HPAM_PENDING_WAIT;
+    if (HPAM_ERR_UNREACHABLE == rc) mca_btl_hpam_report_lost_peer();
+    complete(frag, mca_btl_hpam_to_opal_error(rc));
+    return HPAM_PENDING_SENT;
+}
+
 /* Sends queued fragments in order, endpoint by endpoint, until the peer's
  * instances are busy again. Returns how many went out. */
 int mca_btl_hpam_drain_pending(void)
 {
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    int sent = 0;
-    opal_list_item_t *item = opal_list_get_first(&c->pending_endpoints);
-    while (item != opal_list_get_end(&c->pending_endpoints)) {
-        mca_btl_base_endpoint_t *endpoint = (mca_btl_base_endpoint_t *) item;
-        item = opal_list_get_next(item);
-        while (!opal_list_is_empty(&endpoint->pending)) {
-            mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) opal_list_get_first(&endpoint->pending);
-            const int rc = try_send(frag);
-            if (must_wait(rc)) break;
-            opal_list_remove_first(&endpoint->pending);
-            if (HPAM_ERR_UNREACHABLE == rc) mca_btl_hpam_report_lost_peer();
-            complete(frag, mca_btl_hpam_to_opal_error(rc));
-            ++sent;
-        }
-        if (opal_list_is_empty(&endpoint->pending)) {
-            opal_list_remove_item(&c->pending_endpoints, &endpoint->super);
-            endpoint->queued = false;
-        }
-    }
-    return sent;
+    return (int) hpam_pending_drain(&mca_btl_hpam_component.pending, send_queued, NULL);
 }

@@ -14,7 +14,7 @@ btl_mca_btl_hpam_la_SOURCES = \
   btl/btl_hpam_mpit.c
 # The core is C++: link with the C++ driver.
 nodist_EXTRA_btl_mca_btl_hpam_la_SOURCES = btl/link_as_cxx.cpp
-btl_mca_btl_hpam_la_CPPFLAGS = $(AM_CPPFLAGS) $(OMPI_CPPFLAGS)
+btl_mca_btl_hpam_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/capi $(OMPI_CPPFLAGS)
 btl_mca_btl_hpam_la_CFLAGS = $(AM_CFLAGS) -Wno-sign-compare -Wno-missing-field-initializers
 btl_mca_btl_hpam_la_LDFLAGS = -module -avoid-version -shared \
   -Wl,--version-script=$(srcdir)/btl/mca_btl_hpam.map $(AM_LDFLAGS)
