@@ -21,12 +21,14 @@ uct_libuct_hpam_tl_la_SOURCES = \
   uct/uct_hpam_ep.c \
   uct/uct_hpam_am.c \
   uct/uct_hpam_rma.c \
+  uct/uct_hpam_flush.c \
   uct/uct_hpam_registry.h uct/uct_hpam_registry.c \
   uct/uct_hpam_rkey.h uct/uct_hpam_rkey.c
 # UCX's internal headers: its config.h (from `ucx_info -b`) forced first into
 # every file and found by -iquote when UCX's headers include it (so that no
 # other config.h is picked up), and its source tree before /usr/include.
-uct_libuct_hpam_tl_la_CPPFLAGS = $(UCX_INTERNAL_CPPFLAGS) -I$(top_srcdir)/src/include $(UCX_CFLAGS)
+uct_libuct_hpam_tl_la_CPPFLAGS = $(UCX_INTERNAL_CPPFLAGS) -I$(top_srcdir)/src/include \
+  -I$(top_srcdir)/src/capi $(UCX_CFLAGS)
 uct_libuct_hpam_tl_la_CFLAGS = $(AM_CFLAGS) -Wno-sign-compare -Wno-missing-field-initializers -Wno-type-limits
 # The core is C++: link with the C++ driver.
 uct_libuct_hpam_la_SOURCES =

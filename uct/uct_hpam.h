@@ -12,10 +12,15 @@
  *
  * Files: uct_hpam_md.c (component, memory domain, registration, rkeys),
  * uct_hpam_md_config.c (UCX_HPAM_* variables and their checks), uct_hpam_iface.c
- * (interface: open, query, addresses, progress, flush, lost peers),
- * uct_hpam_ep.c (endpoints, pending queues, fence), uct_hpam_am.c (active messages
+ * (interface: query, addresses, progress, lost peers, help between
+ * interfaces), uct_hpam_iface_open.c (opening and closing an interface),
+ * uct_hpam_ep.c (endpoints, pending queues), uct_hpam_am.c (active messages
  * in order over the D-way protocol), uct_hpam_rma.c (put, get, atomics),
+ * uct_hpam_flush.c (flush, fence and the marks after puts by packets),
  * uct_hpam_registry.c (job membership), uct_hpam_rkey.c (rkey wire format).
+ * In-order delivery, the pending queues and the deposit operations in flight
+ * are the front ends' shared services (hpam_frontend.h), which the Open MPI
+ * BTL uses too; these files adapt them to UCX.
  *
  * UCX's own config.h (its build configuration, from `ucx_info -b`) is forced
  * into every file by the build (-include), before any UCX header.
@@ -32,6 +37,7 @@
 
 #include "hpam_am.h"
 #include "hpam_deposit.h"
+#include "hpam_frontend.h"
 #include "uct_hpam_registry.h"
 #include "uct_hpam_rkey.h"
 
@@ -106,16 +112,13 @@ typedef struct uct_hpam_iface_addr {
     uint32_t md_proc;   /* its memory domain's deposit card (rkeys name it) */
 } UCS_S_PACKED uct_hpam_iface_addr_t;
 
-/* What an interface knows of one process of the job. */
+/* What an interface knows of one process of the job (the numbers of the
+ * ordered streams both ways are in iface->order). */
 typedef struct uct_hpam_peer {
-    /* Sender side: the ordered stream of my active messages to it. */
-    uint32_t next_seq;       /* sequence number of the next message */
+    /* Sender side: the answers to my active messages to it. */
     uint32_t unacked;        /* lowest sequence number not yet answered */
     uint32_t delivered;      /* its delivery cursor, as its last reply said */
     uint64_t acked_mask;     /* answered out of order: bit (seq - unacked) */
-    /* Receiver side: its stream to me. */
-    uint32_t expected;       /* next sequence number to hand to UCX */
-    uint64_t stashed_mask;   /* arrived early, held in the stash: bit (seq % window) */
     /* Connection state. */
     uint8_t connected;       /* its active-message card is attached */
     uint8_t dep_attached;    /* its memory domain's deposit card is attached to mine */
@@ -130,10 +133,8 @@ enum uct_hpam_hello { UCT_HPAM_HELLO_NONE, UCT_HPAM_HELLO_WANTED, UCT_HPAM_HELLO
 
 /* An operation on the deposit layer with a handle (uct_hpam_rma.c). */
 typedef struct uct_hpam_op {
-    hpam_dep_handle_t handle;
-    struct uct_hpam_ep *ep;         /* NULL once its endpoint is gone */
+    hpam_rdma_op_t head;            /* deposit handle; owner: the endpoint (NULL once gone) */
     uct_completion_t *comp;         /* called when done (may be NULL) */
-    uint64_t issued;                /* the interface's operation count at issue */
     uint64_t fetched;               /* old value of a fetching atomic */
     void *result;                   /* where the fetched value goes */
     uct_unpack_callback_t unpack;   /* get_bcopy: hands the bounce buffer out */
@@ -161,21 +162,16 @@ typedef struct uct_hpam_iface {
     uint32_t window;                /* messages in flight per peer = D */
     size_t max_bulk;                /* largest active message */
     uct_hpam_peer_t *peers;         /* [nprocs] */
-    uint8_t *stash;                 /* [nprocs][window] slots of stash_slot bytes */
-    size_t stash_slot;
+    hpam_order_t order;             /* the active-message streams to and from each peer */
     unsigned hello_wanted;          /* peers with hello == WANTED */
     unsigned lost_unreported;       /* peers lost, not yet reported to UCX */
     int closing;                    /* arrivals are answered, not handed to UCX */
     uint8_t *am_scratch;            /* am_bcopy packs here (one packet's payload) */
     ucs_list_link_t eps;            /* every endpoint */
-    ucs_list_link_t pending_eps;    /* endpoints with queued requests */
+    hpam_pending_t pending;         /* endpoints with queued requests */
     int fenced;                     /* iface fence: wait for everything before it */
     uint64_t fence_ops;             /* operations issued before the fence */
-    /* Deposit operations in flight. */
-    uct_hpam_op_t ops[UCT_HPAM_MAX_OPS];
-    uint16_t op_free[UCT_HPAM_MAX_OPS], op_nfree;
-    uint16_t op_inflight[UCT_HPAM_MAX_OPS], op_ninflight;
-    uint64_t ops_issued;
+    hpam_rdma_ops_t ops;            /* deposit operations in flight (uct_hpam_op_t) */
     unsigned unmarked_eps;          /* endpoints with ep->unmarked set */
     uint64_t mark_sink;             /* where marks' bytes land */
     uint8_t *bounce;                /* [UCT_HPAM_BOUNCE_BUFS][UCT_HPAM_BOUNCE_SIZE] */
@@ -201,14 +197,10 @@ typedef struct uct_hpam_ep {
     uct_base_ep_t super;
     int peer;                       /* its process index */
     uint32_t remote_md;             /* its memory domain's deposit card */
-    ucs_queue_head_t pending;       /* uct_pending_req_t, in order */
-    ucs_list_link_t pending_link;   /* in iface->pending_eps while queued */
+    hpam_pending_queue_t pending;   /* uct_pending_req_t, in order (item in req->priv) */
     ucs_list_link_t list;           /* in iface->eps */
-    int on_pending_list;
-    int dispatching;                /* its queue is being dispatched */
     int fenced;                     /* wait for everything before the fence */
-    uint32_t fence_seq;             /* its peer's next_seq at the fence */
-    unsigned rma_inflight;          /* deposit operations in flight */
+    uint32_t fence_seq;             /* its peer's next sequence number at the fence */
     int failed;                     /* its peer was lost */
     /* Puts that went as packets are "sent" once in the owner's inbound FIFO,
      * deposited only when the owner polls: a flush or fence then asks for one
@@ -275,14 +267,6 @@ int uct_hpam_attach_in_process(uct_hpam_iface_t *iface, int peer);
 /* A peer was given up on: noted at once (every operation to it fails),
  * reported to UCX (error naming it, endpoints failed) from progress. */
 void uct_hpam_iface_note_lost(uct_hpam_iface_t *iface, int peer);
-ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp);
-ucs_status_t uct_hpam_iface_fence(uct_iface_h tl_iface, unsigned flags);
-/* Whether everything issued before w's flush has completed remotely. May
- * issue marks (then w->ops_before moves past them: the flush waits for them). */
-int uct_hpam_flush_done(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w);
-/* UCS_OK when w's flush is done; else UCS_INPROGRESS (w waits if it has a
- * completion) or UCS_ERR_NO_RESOURCE (no room to wait: ask again). */
-ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w);
 
 /* uct_hpam_iface_open.c */
 ucs_status_t uct_hpam_iface_open(uct_md_h md, uct_worker_h worker, const uct_iface_params_t *params,
@@ -295,8 +279,6 @@ ucs_status_t uct_hpam_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
 void uct_hpam_ep_destroy(uct_ep_h tl_ep);
 ucs_status_t uct_hpam_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags);
 void uct_hpam_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb, void *arg);
-ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
-ucs_status_t uct_hpam_ep_fence(uct_ep_h tl_ep, unsigned flags);
 ucs_status_t uct_hpam_ep_check(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
 unsigned uct_hpam_dispatch_pending(uct_hpam_iface_t *iface);
 /* UCS_OK when a new operation may start on ep now; otherwise the status to
@@ -323,9 +305,13 @@ unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface);
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface);
 unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface);
 void uct_hpam_rma_orphan(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_t status);
-/* Issues ep's mark if its puts by packets are all sent: 1 when ep needs no
- * mark any more (issued now, or none was needed), 0 when it must wait. */
-int uct_hpam_rma_mark(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep);
+/* At close: finishes what is in flight (bounded by the give-up time). */
+void uct_hpam_rma_close(uct_hpam_iface_t *iface);
+/* A record for a new deposit operation of ep (one must be free), and the
+ * issue's result: UCS_OK when done (or nothing waits: no completion),
+ * UCS_INPROGRESS when comp will be called, or the error. */
+uct_hpam_op_t *uct_hpam_op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_completion_t *comp);
+ucs_status_t uct_hpam_op_started(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int rc);
 ucs_status_t uct_hpam_ep_put_short(uct_ep_h ep, const void *buffer, unsigned length,
                                    uint64_t remote_addr, uct_rkey_t rkey);
 ssize_t uct_hpam_ep_put_bcopy(uct_ep_h ep, uct_pack_callback_t pack_cb, void *arg,
@@ -353,3 +339,20 @@ ucs_status_t uct_hpam_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode, uin
 ucs_status_t uct_hpam_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode, uint32_t value,
                                         uint32_t *result, uint64_t remote_addr, uct_rkey_t rkey,
                                         uct_completion_t *comp);
+
+/* uct_hpam_flush.c */
+ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_hpam_ep_fence(uct_ep_h tl_ep, unsigned flags);
+ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_hpam_iface_fence(uct_iface_h tl_iface, unsigned flags);
+/* UCS_OK once ep's and the interface's fences are passed (then cleared),
+ * else UCS_ERR_NO_RESOURCE (may issue the mark a fence waits for). */
+ucs_status_t uct_hpam_fence_wait(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep);
+/* A put to (ticket, offset) of rkey's owner has started: if it travels as
+ * packets, ep needs a mark before a flush or fence may call it done. */
+void uct_hpam_put_started(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const uct_hpam_rkey_t *rkey,
+                          uint64_t offset);
+/* Completes the flushes that waited and are done now (from progress). */
+unsigned uct_hpam_flush_progress(uct_hpam_iface_t *iface);
+/* ep goes away or fails: its waiting flushes complete with status. */
+void uct_hpam_flush_drop_waiters(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_t status);

@@ -11,8 +11,9 @@
  * - Order. UCX expects the messages of an endpoint in order; HPAM's D
  *   instances run independently and a retransmitted request arrives late.
  *   So every message carries a sequence number per (sender, receiver), and
- *   one that arrives early is copied into a stash slot and handed over when
- *   the gap is filled. A sender keeps at most D messages beyond the cursor
+ *   one that arrives early is held in a slot and handed over when the gap
+ *   is filled (the front ends' order service, hpam_order in
+ *   hpam_frontend.h). A sender keeps at most D messages beyond the cursor
  *   the receiver last reported, so D slots per peer always suffice.
  * - Sending from a handler. UCX's handlers send (UCP answers from inside
  *   them); HPAM lets a request handler only reply. A send from inside a
@@ -31,24 +32,12 @@ static inline uint8_t arg_id(uint64_t arg) { return (uint8_t)arg; }
 static inline uint32_t arg_flags(uint64_t arg) { return (uint32_t)(arg >> 8) & 0xffffffu; }
 static inline uint32_t arg_seq(uint64_t arg) { return (uint32_t)(arg >> 32); }
 
-/* A stash slot: the message's argument word, its length, then its bytes. */
-typedef struct stash_slot {
-    uint64_t arg;
-    uint32_t length;
-    uint32_t pad;
-    uint8_t data[];
-} stash_slot_t;
-
-static inline stash_slot_t *stash_slot(uct_hpam_iface_t *iface, int peer, uint32_t seq)
+/* Request instances to `peer` in use by this interface (active messages + hello). */
+static inline uint32_t instances_in_use(const uct_hpam_iface_t *iface, int peer)
 {
-    const size_t index = (size_t)peer * iface->window + seq % iface->window;
-    return (stash_slot_t *)(iface->stash + index * iface->stash_slot);
-}
-
-/* Request instances to p in use by this interface (active messages + hello). */
-static inline uint32_t instances_in_use(const uct_hpam_peer_t *p)
-{
-    return (p->next_seq - p->unacked) + (p->hello == UCT_HPAM_HELLO_SENT);
+    const uct_hpam_peer_t *p = &iface->peers[peer];
+    return (hpam_order_next_send(&iface->order, peer) - p->unacked) +
+           (p->hello == UCT_HPAM_HELLO_SENT);
 }
 
 static ucs_status_t no_resource(uct_hpam_iface_t *iface)
@@ -67,8 +56,9 @@ static inline ucs_status_t am_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *e
     const uct_hpam_peer_t *p = &iface->peers[ep->peer];
     if (ucs_unlikely(p->lost)) return UCS_ERR_ENDPOINT_TIMEOUT;
     if (ucs_unlikely(hpam_in_handler(iface->am))) return no_resource(iface); /* HPAM rule */
-    if (ucs_unlikely(instances_in_use(p) >= iface->window ||
-                     p->next_seq - p->delivered >= iface->window)) {
+    if (ucs_unlikely(instances_in_use(iface, ep->peer) >= iface->window ||
+                     hpam_order_next_send(&iface->order, ep->peer) - p->delivered >=
+                         iface->window)) {
         return no_resource(iface);
     }
     return UCS_OK;
@@ -78,52 +68,45 @@ static inline void deliver(uct_hpam_iface_t *iface, uint64_t arg, void *data, si
 
 /* A message to this interface itself (loopback): HPAM would run the handler
  * inside the send call, but UCX calls handlers only from progress. So it is
- * copied into the stash, in order, and progress hands it over
- * (uct_hpam_am_deliver_self); its slot is free again once handed over. */
-static ucs_status_t self_send(uct_hpam_iface_t *iface, uct_hpam_peer_t *p, uint8_t id,
-                              const struct iovec *iov, int iovcnt)
+ * copied into its slot, in order, and progress hands it over
+ * (uct_hpam_am_deliver_self); the slot is free again once handed over. */
+static ucs_status_t self_send(uct_hpam_iface_t *iface, uint8_t id, const struct iovec *iov,
+                              int iovcnt)
 {
-    const uint32_t seq = p->next_seq++;
-    stash_slot_t *s = stash_slot(iface, iface->proc, seq);
-    size_t length = 0;
-    for (int i = 0; i < iovcnt; ++i) {
-        memcpy(s->data + length, iov[i].iov_base, iov[i].iov_len);
-        length += iov[i].iov_len;
-    }
-    s->arg = am_arg(id, seq);
-    s->length = (uint32_t)length;
-    p->stashed_mask |= 1ull << (seq % iface->window);
+    const uint32_t seq = hpam_order_next_send(&iface->order, iface->proc);
+    hpam_order_sent(&iface->order, iface->proc);
+    /* Always room: am_may_send keeps it within the window. */
+    (void)hpam_order_hold(&iface->order, iface->proc, seq, am_arg(id, seq), iov, iovcnt);
     return UCS_OK;
 }
 
 unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface)
 {
     uct_hpam_peer_t *p = &iface->peers[iface->proc];
-    const uint32_t start = p->expected, end = p->next_seq; /* not what handlers send meanwhile */
-    while (p->expected != end) {
-        const uint64_t bit = 1ull << (p->expected % iface->window);
-        stash_slot_t *s = stash_slot(iface, iface->proc, p->expected);
-        p->stashed_mask &= ~bit;
-        p->expected++;
-        deliver(iface, s->arg, s->data, s->length);
-        p->unacked = p->delivered = p->expected; /* the slot is free after the handler */
+    const uint32_t start = hpam_order_next_deliver(&iface->order, iface->proc);
+    const uint32_t end = hpam_order_next_send(&iface->order, iface->proc); /* not what handlers send meanwhile */
+    hpam_order_msg_t m;
+    while (hpam_order_next_deliver(&iface->order, iface->proc) != end &&
+           hpam_order_take_due(&iface->order, iface->proc, &m)) {
+        deliver(iface, m.word, m.data, m.len);
+        /* the slot is free after the handler */
+        p->unacked = p->delivered = hpam_order_next_deliver(&iface->order, iface->proc);
     }
-    return end - start;
+    return hpam_order_next_deliver(&iface->order, iface->proc) - start;
 }
 
 static inline ucs_status_t am_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uint8_t id,
                                    const struct iovec *iov, int iovcnt)
 {
-    uct_hpam_peer_t *p = &iface->peers[ep->peer];
-    if (ucs_unlikely(ep->peer == iface->proc)) return self_send(iface, p, id, iov, iovcnt);
-    const uint32_t seq = p->next_seq;
-    p->next_seq = seq + 1; /* before: to myself, the reply handler runs inside the call */
+    if (ucs_unlikely(ep->peer == iface->proc)) return self_send(iface, id, iov, iovcnt);
+    const uint32_t seq = hpam_order_next_send(&iface->order, ep->peer);
+    hpam_order_sent(&iface->order, ep->peer); /* before: the reply may run inside the call */
     uct_hpam_am_enter(iface);
     const int rc = hpam_try_request_medium(iface->am, ep->peer, UCT_HPAM_HANDLER_AM, iov, iovcnt,
                                            am_arg(id, seq));
     uct_hpam_am_leave(iface);
     if (ucs_likely(rc == HPAM_OK)) return UCS_OK;
-    p->next_seq = seq;
+    hpam_order_unsent(&iface->order, ep->peer);
     if (rc == HPAM_ERR_UNREACHABLE) {
         uct_hpam_iface_note_lost(iface, ep->peer);
         return UCS_ERR_ENDPOINT_TIMEOUT;
@@ -212,16 +195,10 @@ static inline void deliver(uct_hpam_iface_t *iface, uint64_t arg, void *data, si
 }
 
 /* The gap is filled: hand over what waited, in order. */
-static void drain_stash(uct_hpam_iface_t *iface, int src, uct_hpam_peer_t *p)
+static void deliver_held(uct_hpam_iface_t *iface, int src)
 {
-    for (;;) {
-        const uint64_t bit = 1ull << (p->expected % iface->window);
-        if (!(p->stashed_mask & bit)) return;
-        p->stashed_mask &= ~bit;
-        stash_slot_t *s = stash_slot(iface, src, p->expected);
-        p->expected++;
-        deliver(iface, s->arg, s->data, s->length);
-    }
+    hpam_order_msg_t m;
+    while (hpam_order_take_due(&iface->order, src, &m)) deliver(iface, m.word, m.data, m.len);
 }
 
 /* The receive side: a UCX active message from process `src`. */
@@ -229,24 +206,19 @@ static void on_am(hpam_token_t *token, void *ctx, void *data, size_t length, uin
 {
     uct_hpam_iface_t *iface = ctx;
     const int src = hpam_token_source(token);
-    uct_hpam_peer_t *p = &iface->peers[src];
     const uint32_t seq = arg_seq(arg);
-    const uint32_t ahead = seq - p->expected;
-    if (ucs_likely(ahead == 0)) {
-        p->expected = seq + 1;
+    const int verdict = hpam_order_arrive(&iface->order, src, seq, arg, data, length);
+    if (ucs_likely(verdict == HPAM_ORDER_DELIVER)) {
         deliver(iface, arg, data, length);
-        if (ucs_unlikely(p->stashed_mask != 0)) drain_stash(iface, src, p);
-    } else if (ahead < iface->window && !(p->stashed_mask & (1ull << (seq % iface->window)))) {
-        stash_slot_t *s = stash_slot(iface, src, seq); /* early: hold it for order */
-        s->arg = arg;
-        s->length = (uint32_t)length;
-        memcpy(s->data, data, length);
-        p->stashed_mask |= 1ull << (seq % iface->window);
-        iface->am_stashed++;
+        if (ucs_unlikely(hpam_order_due(&iface->order, src))) deliver_held(iface, src);
+    } else if (verdict == HPAM_ORDER_HELD) {
+        iface->am_stashed++; /* early: held for order */
     } else {
         iface->am_rejected++; /* outside the window its sender keeps: not a message of ours */
+        if ((unsigned)src >= iface->order.npeers) return;
     }
-    (void)hpam_reply_4(token, UCT_HPAM_HANDLER_AM_REPLY, seq, p->expected, 0, 0);
+    (void)hpam_reply_4(token, UCT_HPAM_HANDLER_AM_REPLY, seq,
+                       hpam_order_next_deliver(&iface->order, src), 0, 0);
 }
 
 /* The sender side: message `seq` was answered; the receiver has handed
@@ -255,9 +227,11 @@ static void on_am_reply(hpam_token_t *token, void *ctx, uint64_t seq, uint64_t c
                         uint64_t a3)
 {
     uct_hpam_iface_t *iface = ctx;
-    uct_hpam_peer_t *p = &iface->peers[hpam_token_source(token)];
+    const int src = hpam_token_source(token);
+    uct_hpam_peer_t *p = &iface->peers[src];
+    const uint32_t next_seq = hpam_order_next_send(&iface->order, src);
     const uint32_t off = (uint32_t)seq - p->unacked;
-    if (ucs_unlikely(off >= p->next_seq - p->unacked)) {
+    if (ucs_unlikely(off >= next_seq - p->unacked)) {
         iface->am_rejected++; /* answers nothing in flight */
         return;
     }
@@ -266,7 +240,7 @@ static void on_am_reply(hpam_token_t *token, void *ctx, uint64_t seq, uint64_t c
         p->acked_mask >>= 1;
         p->unacked++;
     }
-    if ((uint32_t)cursor - p->delivered <= p->next_seq - p->delivered) p->delivered = (uint32_t)cursor;
+    if ((uint32_t)cursor - p->delivered <= next_seq - p->delivered) p->delivered = (uint32_t)cursor;
 }
 
 /* Hello: the peer's memory domain attaches my deposit card, so that its card
@@ -276,7 +250,9 @@ void uct_hpam_send_hellos(uct_hpam_iface_t *iface)
     if (hpam_in_handler(iface->am)) return;
     for (int peer = 0; peer < iface->nprocs && iface->hello_wanted != 0; ++peer) {
         uct_hpam_peer_t *p = &iface->peers[peer];
-        if (p->hello != UCT_HPAM_HELLO_WANTED || instances_in_use(p) >= iface->window) continue;
+        if (p->hello != UCT_HPAM_HELLO_WANTED || instances_in_use(iface, peer) >= iface->window) {
+            continue;
+        }
         p->hello = UCT_HPAM_HELLO_SENT; /* before: to myself, the reply runs inside the call */
         iface->hello_wanted--;
         uct_hpam_am_enter(iface);

@@ -4,7 +4,8 @@
  * job's registry. Its address is (job, process index, memory domain's
  * deposit card); peers on the same node and in the same job reach it.
  * Progress serves the network (HPAM_poll), completes deposits, serves the
- * memory domain's deposit card, then sends what waited.
+ * memory domain's deposit card, then sends what waited and completes the
+ * flushes that waited (uct_hpam_flush.c).
  */
 
 #include "uct_hpam.h"
@@ -285,95 +286,15 @@ unsigned uct_hpam_iface_progress(uct_iface_h tl_iface)
     const int n = poll_am(iface);
     if (ucs_unlikely(iface->lost_unreported != 0)) report_lost(iface);
     unsigned count = (unsigned)n;
-    if (ucs_unlikely(iface->peers[iface->proc].stashed_mask != 0)) {
+    if (ucs_unlikely(hpam_order_due(&iface->order, iface->proc))) {
         count += uct_hpam_am_deliver_self(iface);
     }
     if (ucs_unlikely(iface->hello_wanted != 0)) uct_hpam_send_hellos(iface);
     count += uct_hpam_rma_progress(iface);
     uct_hpam_serve_md(iface);
-    if (!ucs_list_is_empty(&iface->pending_eps)) count += uct_hpam_dispatch_pending(iface);
-    if (ucs_unlikely(iface->nwaiters != 0)) {
-        for (unsigned i = 0; i < iface->nwaiters;) {
-            if (!uct_hpam_flush_done(iface, &iface->waiters[i])) {
-                ++i;
-                continue;
-            }
-            const uct_hpam_flush_waiter_t w = iface->waiters[i];
-            iface->waiters[i] = iface->waiters[--iface->nwaiters];
-            uct_invoke_completion(w.comp, (w.ep && w.ep->failed) ? UCS_ERR_ENDPOINT_TIMEOUT : UCS_OK);
-            ++count;
-        }
-    }
+    if (iface->pending.first != NULL) count += uct_hpam_dispatch_pending(iface);
+    if (ucs_unlikely(iface->nwaiters != 0)) count += uct_hpam_flush_progress(iface);
     return count;
-}
-
-/* Marks for the waiter's endpoint (all endpoints for an interface flush):
- * 1 when none is still to be issued. Issued marks extend w->ops_before. */
-static int marked(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
-{
-    int all = 1;
-    if (w->ep != NULL) {
-        all = uct_hpam_rma_mark(iface, w->ep);
-    } else if (iface->unmarked_eps != 0) {
-        uct_hpam_ep_t *ep;
-        ucs_list_for_each(ep, &iface->eps, list) all &= uct_hpam_rma_mark(iface, ep);
-    } else {
-        return 1;
-    }
-    w->ops_before = iface->ops_issued;
-    return all;
-}
-
-/* Everything issued before the waiter's flush has completed remotely. For
- * an interface flush that includes UCX's requests on endpoints' pending
- * queues (UCX handed them over before the flush; a put waiting there for a
- * hello would otherwise be "flushed" before it was made): while any wait,
- * everything issued so far (they too, as they go out) must complete. */
-int uct_hpam_flush_done(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
-{
-    if (w->ep == NULL && !ucs_list_is_empty(&iface->pending_eps)) {
-        w->ops_before = iface->ops_issued;
-        return 0;
-    }
-    if (!marked(iface, w)) return 0;
-    for (unsigned i = 0; i < iface->op_ninflight; ++i) {
-        const uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
-        if (op->issued < w->ops_before && (w->ep == NULL || op->ep == w->ep)) return 0;
-    }
-    if (w->ep != NULL) {
-        const uct_hpam_peer_t *p = &iface->peers[w->ep->peer];
-        return p->lost || (int32_t)(p->unacked - w->seq_before) >= 0;
-    }
-    for (int i = 0; i < iface->nprocs; ++i) {
-        const uct_hpam_peer_t *p = &iface->peers[i];
-        if (!p->lost && p->unacked != p->next_seq) return 0;
-    }
-    return 1;
-}
-
-ucs_status_t uct_hpam_flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
-{
-    if (uct_hpam_flush_done(iface, w)) return UCS_OK;
-    if (w->comp == NULL) return UCS_INPROGRESS;
-    if (iface->nwaiters == UCT_HPAM_MAX_FLUSH_WAITERS) return UCS_ERR_NO_RESOURCE;
-    iface->waiters[iface->nwaiters++] = *w;
-    return UCS_INPROGRESS;
-}
-
-ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp)
-{
-    uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp, .ops_before = iface->ops_issued};
-    return uct_hpam_flush_or_wait(iface, &w);
-}
-
-/* Operations after the fence wait until everything before it completed. */
-ucs_status_t uct_hpam_iface_fence(uct_iface_h tl_iface, unsigned flags)
-{
-    uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    iface->fenced = 1;
-    iface->fence_ops = iface->ops_issued;
-    return UCS_OK;
 }
 
 uct_iface_ops_t uct_hpam_iface_ops = {

@@ -7,8 +7,6 @@
 
 #include "uct_hpam.h"
 
-#include <time.h>
-
 static void release(uct_hpam_iface_t *iface);
 
 static ucs_status_t check_open_params(uct_hpam_md_t *md, uct_worker_h worker,
@@ -82,21 +80,18 @@ static ucs_status_t make_cards(uct_hpam_iface_t *iface)
     return UCS_OK;
 }
 
-/* Per-peer state and the stash that restores the order of early arrivals:
- * [peer][window] slots, each an argument word, a length word and one
- * packet's payload. */
+/* Per-peer state and the ordered streams of active messages (hpam_order:
+ * [peer][window] slots that restore the order of early arrivals). */
 static ucs_status_t make_peer_state(uct_hpam_iface_t *iface)
 {
     iface->nprocs = (int)iface->md->params.shape.max_procs;
     iface->window = iface->md->params.shape.depth;
     iface->max_bulk = hpam_max_bulk(iface->am);
     iface->peers = ucs_calloc(iface->nprocs, sizeof(*iface->peers), "hpam peers");
-    iface->stash_slot = ucs_align_up(2 * sizeof(uint64_t) + iface->max_bulk, /* argument, length */
-                                     UCS_SYS_CACHE_LINE_SIZE);
-    iface->stash = ucs_calloc((size_t)iface->nprocs * iface->window, iface->stash_slot,
-                              "hpam stash"); /* untouched pages cost nothing */
-    if (iface->peers == NULL || iface->stash == NULL) return UCS_ERR_NO_MEMORY;
-    return UCS_OK;
+    if (iface->peers == NULL) return UCS_ERR_NO_MEMORY;
+    const int rc = hpam_order_init(&iface->order, iface->nprocs, (int)iface->window,
+                                   iface->max_bulk);
+    return rc == HPAM_OK ? UCS_OK : uct_hpam_status(rc);
 }
 
 static UCS_CLASS_INIT_FUNC(uct_hpam_iface_t, uct_md_h tl_md, uct_worker_h worker,
@@ -115,7 +110,7 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_iface_t, uct_md_h tl_md, uct_worker_h worker
     self->md = md;
     self->proc = -1;
     ucs_list_head_init(&self->eps);
-    ucs_list_head_init(&self->pending_eps);
+    hpam_pending_init(&self->pending);
     status = make_cards(self);
     if (status == UCS_OK) status = make_peer_state(self);
     if (status == UCS_OK) status = uct_hpam_rma_init(self);
@@ -148,28 +143,12 @@ static void print_stats(uct_hpam_iface_t *iface)
              iface->no_resource, iface->helped);
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void release(uct_hpam_iface_t *iface)
 {
     if (iface->process_link.next != NULL) uct_hpam_iface_leave_process(iface); /* no more help */
     iface->closing = 1; /* arrivals from now on are answered, not handed to UCX */
     if (iface->am != NULL && iface->md->params.stats) print_stats(iface);
-    if (iface->dep != NULL) {
-        const double deadline = seconds_now() + iface->md->params.am.give_up_ns * 1e-9;
-        while (iface->op_ninflight > 0 && seconds_now() < deadline) {
-            (void)uct_hpam_rma_progress(iface);
-        }
-        if (iface->op_ninflight > 0) {
-            ucs_warn("hpam: interface closed with %u put/get/atomic operations unfinished",
-                     iface->op_ninflight);
-        }
-    }
+    uct_hpam_rma_close(iface);
     if (iface->am != NULL && HPAM_OK != hpam_ep_destroy(iface->am)) {
         ucs_debug("hpam: close of process %d: %s", iface->proc, hpam_last_error());
     }
@@ -179,12 +158,11 @@ static void release(uct_hpam_iface_t *iface)
     if (iface->proc >= 0) uct_hpam_registry_leave(iface->md->params.job, iface->proc);
     iface->proc = -1;
     ucs_free(iface->peers);
-    ucs_free(iface->stash);
+    hpam_order_fini(&iface->order);
     ucs_free(iface->bounce);
     ucs_free(iface->am_scratch);
     iface->am_scratch = NULL;
     iface->peers = NULL;
-    iface->stash = NULL;
     iface->bounce = NULL;
 }
 

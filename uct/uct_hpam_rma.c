@@ -14,18 +14,16 @@
  * Buffered and short puts copy into a bounce buffer first (UCX may reuse its
  * buffer as soon as the call returns); gets into a bounce buffer hand the
  * bytes to UCX's unpack callback on completion. Every operation stays in
- * the in-flight table until its handle says done, so flush and fence wait
- * for it.
+ * the in-flight table (the front ends' hpam_rdma_ops, hpam_frontend.h) until
+ * its handle says done, so flush and fence wait for it (uct_hpam_flush.c).
  */
 
 #include "uct_hpam.h"
 
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface)
 {
-    iface->op_nfree = UCT_HPAM_MAX_OPS;
-    for (int i = 0; i < UCT_HPAM_MAX_OPS; ++i) iface->op_free[i] = (uint16_t)(UCT_HPAM_MAX_OPS - 1 - i);
-    iface->op_ninflight = 0;
-    iface->ops_issued = 0;
+    const int rc = hpam_rdma_ops_init(&iface->ops, iface->dep, UCT_HPAM_MAX_OPS, sizeof(uct_hpam_op_t));
+    if (rc != HPAM_OK) return uct_hpam_status(rc);
     iface->nwaiters = 0;
     if (UCS_OK != ucs_posix_memalign((void **)&iface->bounce, UCS_SYS_CACHE_LINE_SIZE,
                                      (size_t)UCT_HPAM_BOUNCE_BUFS * UCT_HPAM_BOUNCE_SIZE,
@@ -65,7 +63,8 @@ static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const 
         status = UCS_ERR_NO_RESOURCE;
         goto busy;
     }
-    if (ucs_unlikely(iface->op_nfree == 0 || (bounce != NULL && iface->bounce_nfree == 0))) {
+    if (ucs_unlikely(hpam_rdma_ops_free(&iface->ops) == 0 ||
+                     (bounce != NULL && iface->bounce_nfree == 0))) {
         status = UCS_ERR_NO_RESOURCE;
         goto busy;
     }
@@ -114,12 +113,10 @@ static ucs_status_t nothing_to_move(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, 
     return uct_hpam_am_probe(iface, ep);
 }
 
-static uct_hpam_op_t *op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_completion_t *comp)
+uct_hpam_op_t *uct_hpam_op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_completion_t *comp)
 {
-    uct_hpam_op_t *op = &iface->ops[iface->op_free[--iface->op_nfree]];
-    op->ep = ep;
+    uct_hpam_op_t *op = (uct_hpam_op_t *)hpam_rdma_op_take(&iface->ops, ep);
     op->comp = comp;
-    op->issued = iface->ops_issued++;
     op->fetched = 0;
     op->result = NULL;
     op->unpack = NULL;
@@ -132,7 +129,7 @@ static uct_hpam_op_t *op_new(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uct_com
 static void op_release(uct_hpam_iface_t *iface, uct_hpam_op_t *op)
 {
     if (op->bounce >= 0) iface->bounce_free[iface->bounce_nfree++] = op->bounce;
-    iface->op_free[iface->op_nfree++] = (uint16_t)(op - iface->ops);
+    hpam_rdma_op_give(&iface->ops, &op->head);
 }
 
 /* The operation is done (state > 0) or failed (state < 0): results to UCX,
@@ -142,8 +139,9 @@ static ucs_status_t op_finish(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int st
     const ucs_status_t status = state > 0 ? UCS_OK : uct_hpam_status(state);
     if (status == UCS_OK && op->width != 0) memcpy(op->result, &op->fetched, op->width);
     if (status == UCS_OK && op->unpack != NULL) op->unpack(op->unpack_arg, bounce_ptr(iface, op->bounce), op->length);
-    if (status != UCS_OK && op->comp == NULL && op->ep != NULL) {
-        ucs_error("hpam: put/atomic to process %d of job %s failed: %s", op->ep->peer,
+    const uct_hpam_ep_t *ep = op->head.owner;
+    if (status != UCS_OK && op->comp == NULL && ep != NULL) {
+        ucs_error("hpam: put/atomic to process %d of job %s failed: %s", ep->peer,
                   iface->md->params.job, ucs_status_string(status));
     }
     uct_completion_t *comp = op->comp;
@@ -155,101 +153,80 @@ static ucs_status_t op_finish(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int st
 /* After issuing: done at once (cross-memory, or copied), else in flight.
  * Returns what the UCX call returns: UCS_OK when done (or when nothing
  * waits for it: no completion), UCS_INPROGRESS when `comp` will be called. */
-static ucs_status_t op_started(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int rc)
+ucs_status_t uct_hpam_op_started(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int rc)
 {
     if (ucs_unlikely(rc != HPAM_OK)) {
         op_release(iface, op);
         if (rc == HPAM_ERR_BUSY || rc == HPAM_ERR_AGAIN) iface->no_resource++;
         return uct_hpam_status(rc);
     }
-    const int state = hpam_dep_test(iface->dep, op->handle);
+    const int state = hpam_rdma_op_track(&iface->ops, &op->head);
     if (state != 0) {
         op->comp = NULL; /* done within the call: UCX expects no callback */
         return op_finish(iface, op, state);
     }
-    iface->op_inflight[iface->op_ninflight++] = (uint16_t)(op - iface->ops);
-    op->ep->rma_inflight++;
     return op->comp != NULL ? UCS_INPROGRESS : UCS_OK;
+}
+
+static void finished(hpam_rdma_op_t *head, int state, void *iface)
+{
+    (void)op_finish(iface, (uct_hpam_op_t *)head, state);
 }
 
 unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface)
 {
-    if (iface->op_ninflight == 0) return 0;
+    if (hpam_rdma_ops_inflight(&iface->ops) == 0) return 0;
     hpam_dep_progress(iface->dep);
-    unsigned done = 0;
-    for (unsigned i = 0; i < iface->op_ninflight;) {
-        uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
-        const int state = hpam_dep_test(iface->dep, op->handle);
-        if (state == 0) {
-            ++i;
-            continue;
-        }
-        iface->op_inflight[i] = iface->op_inflight[--iface->op_ninflight];
-        if (op->ep != NULL) op->ep->rma_inflight--;
-        (void)op_finish(iface, op, state);
-        ++done;
+    return hpam_rdma_ops_progress(&iface->ops, finished, iface);
+}
+
+void uct_hpam_rma_close(uct_hpam_iface_t *iface)
+{
+    if (iface->dep == NULL || iface->ops.records == NULL) return;
+    const unsigned left = hpam_rdma_ops_settle(&iface->ops, iface->md->params.am.give_up_ns,
+                                               finished, iface);
+    if (left > 0) {
+        ucs_warn("hpam: interface closed with %u put/get/atomic operations unfinished", left);
     }
-    return done;
+    hpam_rdma_ops_fini(&iface->ops);
+}
+
+/* Drops what points into the endpoint's user: the completion is called now. */
+static void orphaned(hpam_rdma_op_t *head, void *status)
+{
+    uct_hpam_op_t *op = (uct_hpam_op_t *)head;
+    uct_completion_t *comp = op->comp;
+    op->comp = NULL;
+    op->width = 0;
+    op->unpack = NULL;
+    if (comp != NULL) uct_invoke_completion(comp, *(ucs_status_t *)status);
 }
 
 /* ep goes away (or fails, or cancels): its operations complete now with
  * `status`; their deposits finish unobserved (results into our own words). */
 void uct_hpam_rma_orphan(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, ucs_status_t status)
 {
-    for (unsigned i = 0; i < iface->op_ninflight; ++i) {
-        uct_hpam_op_t *op = &iface->ops[iface->op_inflight[i]];
-        if (op->ep != ep) continue;
-        uct_completion_t *comp = op->comp;
-        op->ep = NULL;
-        op->comp = NULL;
-        op->width = 0;
-        op->unpack = NULL;
-        ep->rma_inflight--;
-        if (comp != NULL) uct_invoke_completion(comp, status);
-    }
+    hpam_rdma_ops_orphan(&iface->ops, ep, orphaned, &status);
 }
 
 #define RKEY(_rkey) ((const uct_hpam_rkey_t *)(uintptr_t)(_rkey))
 
-/* A put has started: if it travels as packets, ep needs a mark before a
- * flush or fence may call it done (cross-memory puts are deposited when sent). */
+/* A put has started: if it travels as packets, ep needs a mark (uct_hpam_flush.c). */
 static ucs_status_t put_started(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep,
                                 const uct_hpam_rkey_t *rkey, uint64_t offset, ucs_status_t status)
 {
-    if (UCS_STATUS_IS_ERR(status) || hpam_dep_cross_memory_to(iface->dep, (int)rkey->owner)) {
-        return status;
-    }
-    if (!ep->unmarked) iface->unmarked_eps++;
-    ep->unmarked = 1;
-    ep->mark_ticket = rkey->ticket;
-    ep->mark_offset = offset;
+    if (!UCS_STATUS_IS_ERR(status)) uct_hpam_put_started(iface, ep, rkey, offset);
     return status;
-}
-
-int uct_hpam_rma_mark(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
-{
-    if (!ep->unmarked) return 1;
-    if (ep->rma_inflight != 0 || iface->op_nfree == 0) return 0; /* its puts first */
-    ep->unmarked = 0;
-    iface->unmarked_eps--;
-    uct_hpam_op_t *op = op_new(iface, ep, NULL);
-    const ucs_status_t status = op_started(iface, op, hpam_dep_get(iface->dep, &iface->mark_sink, 1,
-                                                                   &ep->mark_ticket,
-                                                                   ep->mark_offset, &op->handle));
-    if (UCS_STATUS_IS_ERR(status)) {
-        ucs_debug("hpam: mark to process %d: %s", ep->peer, ucs_status_string(status));
-    }
-    return 1;
 }
 
 static ucs_status_t put_from_bounce(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, size_t length,
                                     uint64_t offset, const uct_hpam_rkey_t *rkey, int16_t b)
 {
-    uct_hpam_op_t *op = op_new(iface, ep, NULL);
+    uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, NULL);
     op->bounce = b;
     return put_started(iface, ep, rkey, offset,
-                       op_started(iface, op, hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
-                                                          &rkey->ticket, offset, &op->handle)));
+                       uct_hpam_op_started(iface, op, hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
+                                                          &rkey->ticket, offset, &op->head.handle)));
 }
 
 ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
@@ -320,16 +297,16 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
     const int rc = is_put ? hpam_dep_put_now(iface->dep, iov[0].buffer, length, t, offset)
                           : hpam_dep_get_now(iface->dep, iov[0].buffer, length, t, offset);
     if (rc != HPAM_ERR_NOT_SUPPORTED) return now_status(rc); /* no completion for it */
-    uct_hpam_op_t *op = op_new(iface, ep, comp);
+    uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, comp);
     if (is_put) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
         return put_started(iface, ep, RKEY(rkey), offset,
-                           op_started(iface, op, hpam_dep_put(iface->dep, iov[0].buffer, length,
-                                                              t, offset, &op->handle)));
+                           uct_hpam_op_started(iface, op, hpam_dep_put(iface->dep, iov[0].buffer, length,
+                                                              t, offset, &op->head.handle)));
     }
     UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
-    return op_started(iface, op, hpam_dep_get(iface->dep, iov[0].buffer, length, t, offset,
-                                              &op->handle));
+    return uct_hpam_op_started(iface, op, hpam_dep_get(iface->dep, iov[0].buffer, length, t, offset,
+                                              &op->head.handle));
 }
 
 ucs_status_t uct_hpam_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
@@ -365,14 +342,14 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
         iface->bounce_free[iface->bounce_nfree++] = b;
         return now_status(rc);
     }
-    uct_hpam_op_t *op = op_new(iface, ep, comp);
+    uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, comp);
     op->bounce = b;
     op->unpack = unpack_cb;
     op->unpack_arg = arg;
     op->length = (uint32_t)length;
     UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
-    return op_started(iface, op, hpam_dep_get(iface->dep, bounce_ptr(iface, op->bounce), length,
-                                              &RKEY(rkey)->ticket, offset, &op->handle));
+    return uct_hpam_op_started(iface, op, hpam_dep_get(iface->dep, bounce_ptr(iface, op->bounce), length,
+                                              &RKEY(rkey)->ticket, offset, &op->head.handle));
 }
 
 static int dep_op(uct_atomic_op_t opcode, enum hpam_dep_atomic_op *out)
@@ -406,12 +383,12 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
         if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
         return now_status(rc);
     }
-    uct_hpam_op_t *op = op_new(iface, ep, result != NULL ? comp : NULL);
+    uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, result != NULL ? comp : NULL);
     op->result = result;
     op->width = result != NULL ? (uint8_t)width : 0;
-    return op_started(iface, op, hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket,
+    return uct_hpam_op_started(iface, op, hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket,
                                                  offset, operand, compare,
-                                                 result != NULL ? &op->fetched : NULL, &op->handle));
+                                                 result != NULL ? &op->fetched : NULL, &op->head.handle));
 }
 
 /* The posted forms: add, and, or, xor (no swap: its old value is the point). */
