@@ -1,6 +1,6 @@
 // The receive side of endpoint<Card> (HPAM appendix B, HPAM_poll), messages
 // to oneself, and draining at finalize. The timeout walk's work and the
-// loss recovery on top of it are in endpoint_timeouts.hpp (included below).
+// loss recovery on top of it are in endpoint_timeouts.hpp.
 #pragma once
 
 #include <cstring>
@@ -591,5 +591,3 @@ protocol_counters endpoint<Card>::totals() const {
 }
 
 }  // namespace hpam::am
-
-#include "am/endpoint_timeouts.hpp"

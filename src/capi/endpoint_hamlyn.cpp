@@ -1,7 +1,6 @@
 // endpoint<Card> for the Hamlyn card: the same protocol, unchanged, over
 // sender-managed inbound regions and notification queues.
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "capi/c_ops.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 

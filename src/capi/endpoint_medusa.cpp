@@ -1,7 +1,6 @@
 // endpoint<Card> for the Medusa card: the one instantiation of the protocol
 // over it, and its ops table for the C API.
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "capi/c_ops.hpp"
 #include "nic/medusa/medusa_card.hpp"
 

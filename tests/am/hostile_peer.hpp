@@ -13,8 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "nic/hamlyn/am_inbound.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 #include "nic/medusa/medusa_card.hpp"

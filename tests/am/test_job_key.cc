@@ -9,8 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "hostile_peer.hpp"
 #include "protocol_fixture.hpp"
 #include "sys/crc32c.hpp"

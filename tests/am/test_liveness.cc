@@ -9,8 +9,7 @@
 
 #include <string>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "protocol_fixture.hpp"
 
 namespace hpam::test {

@@ -10,8 +10,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "am/rtt_estimator.hpp"
 #include "protocol_fixture.hpp"
 

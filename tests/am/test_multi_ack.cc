@@ -11,8 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "hostile_peer.hpp"
 #include "protocol_fixture.hpp"
 

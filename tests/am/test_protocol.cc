@@ -8,8 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "protocol_fixture.hpp"
 
 namespace hpam::test {

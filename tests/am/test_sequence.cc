@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "hpam_knobs.h"
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "nic/wire/wire.hpp"
 #include "protocol_fixture.hpp"
 

@@ -11,8 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "fuzz_input.hpp"
 #include "nic/medusa/medusa_card.hpp"
 

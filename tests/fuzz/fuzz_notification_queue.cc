@@ -15,8 +15,7 @@
 
 #include <memory>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "fuzz_input.hpp"
 #include "nic/hamlyn/am_inbound.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"

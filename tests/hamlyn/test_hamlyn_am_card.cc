@@ -12,8 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "am/endpoint_receive.hpp"
-#include "am/endpoint_send.hpp"
+#include "am/endpoint_impl.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 #include "../common/test_util.hpp"
 
