@@ -6,6 +6,7 @@
 #pragma once
 
 #include "am/endpoint.hpp"
-#include "am/endpoint_receive.hpp"
+#include "am/endpoint_setup.hpp"
 #include "am/endpoint_send.hpp"
+#include "am/endpoint_receive.hpp"
 #include "am/endpoint_timeouts.hpp"

@@ -64,15 +64,6 @@ uint32_t endpoint<Card>::receive_packets() {
   return n;
 }
 
-template <class Card>
-status endpoint<Card>::set_segment(void* base, size_t len) {
-  const auto b = reinterpret_cast<uint64_t>(base);
-  if (len != 0 && (base == nullptr || b + len < b)) return status::invalid_argument;
-  segment_base_ = len ? b : 0;
-  segment_len_ = len;
-  return status::ok;
-}
-
 // Acceptance checks, in the paper's order: CRC, header sanity, key, type.
 // The source is the card's (the sender it knows delivered the packet, the
 // wire header checked against it), never a field of the packet. The
@@ -488,16 +479,6 @@ void endpoint<Card>::dispatch(hpam_token& t, msg_kind kind, unsigned handler,
 }
 
 template <class Card>
-void endpoint<Card>::connect_on_arrival(int src) {
-  try {
-    connect(src);
-  } catch (const std::exception& e) {
-    last_error_ = e.what();
-    counters_[src].malformed++;
-  }
-}
-
-template <class Card>
 status endpoint<Card>::self_request(msg_kind kind, unsigned handler, const uint64_t (&w)[4],
                                     const void* data, size_t len) {
   const handler_entry& e = handlers_[handler];
@@ -542,52 +523,6 @@ status endpoint<Card>::self_reply(hpam_token& t, msg_kind kind, unsigned handler
   state_ = handler_state::request;
   current_token_ = &t;
   return status::ok;
-}
-
-// Finalize: first every request of mine answered, then announce it and keep
-// serving until each connected peer has announced the same (so a reply it
-// still needs is never lost with me), or is dead or given up on.
-template <class Card>
-status endpoint<Card>::drain() {
-  if (state_ != handler_state::none) return rule_broken("drain called from a handler");
-  auto mine_outstanding = [this] {
-    for (int p = 0; p < nprocs_; ++p)
-      if (p != my_proc_ && !lost_[p] && request_outstanding(p)) return true;
-    return false;
-  };
-  while (mine_outstanding()) (void)poll();
-  card_.announce_done();
-  // Real time on purpose, not clock_: finalize must end even in a test that
-  // drives the protocol by a manual clock and never advances it.
-  const uint64_t deadline = sys::clock::monotonic_ns() + give_up_ns_;
-  auto peers_finished = [this] {
-    for (int p = 0; p < nprocs_; ++p)
-      if (p != my_proc_ && connected_[p] && !lost_[p] && !card_.peer_done(p) && card_.peer_alive(p))
-        return false;
-    return true;
-  };
-  while (!peers_finished()) {
-    (void)poll();
-    if (sys::clock::monotonic_ns() > deadline) {
-      last_error_ = "hpam: finalize gave up waiting for peers to finish";
-      return status::peer_unreachable;
-    }
-  }
-  return unreachable_peer_ >= 0 ? status::peer_unreachable : status::ok;
-}
-
-template <class Card>
-bool endpoint<Card>::request_outstanding(int peer) const {
-  for (uint32_t i = 0; i < depth_; ++i)
-    if (requests_.at(peer, i).busy) return true;
-  return false;
-}
-
-template <class Card>
-protocol_counters endpoint<Card>::totals() const {
-  protocol_counters sum;
-  for (const auto& c : counters_) sum += c;
-  return sum;
 }
 
 }  // namespace hpam::am
