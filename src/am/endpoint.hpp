@@ -74,19 +74,6 @@ struct arrival {
 // at least this often: a death after that is noticed within it.
 constexpr uint64_t liveness_recheck_ns = 500'000'000;
 
-// multi_ack: while a stream arrives (a poll used its whole receive budget)
-// the acks of a peer wait until ack_threshold(D) of them do, and the poll
-// launches them at its end, together; a poll that drains its queue leaves
-// its acks to ride on a request sent before the next poll, whose start
-// launches what is left (or at once, if it handled nothing). Acks never
-// wait more than ack_hold_polls polls that launched only some rows: a peer
-// waiting for one ack is not kept waiting by a stream from others.
-// A quarter of the window (at least 2): the sender gets its instances back
-// while it still has three quarters to send on; one ack packet a half
-// window left streams waiting for credits (docs/decisions.md).
-constexpr uint32_t ack_threshold(uint32_t depth) { return depth / 4 > 2 ? depth / 4 : 2; }
-constexpr uint32_t ack_hold_polls = 16;
-
 // Early resend (endpoint_config::early_resend): an ordered request is taken
 // for lost, and resent before its timeout, once a request sent this many
 // after it to the same peer has been answered (TCP's fast retransmit waits
@@ -268,21 +255,8 @@ class endpoint {
   [[gnu::always_inline]] inline void flush_acks(bool all);
   [[gnu::noinline]] bool launch_rows(uint32_t due);
   void launch_acks(int peer, uint64_t waiting, uint64_t plain);
-  // A plain ack waiting for dest rides on the request (or is left for
-  // flush_acks when there is no room after the payload): an ack_entry at
-  // the end of the packet instead of a packet of its own. The stored ack in
-  // the reply block stays, for a duplicate of the request it answers.
-  void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
-    uint32_t instance;
-    if (length + sizeof(ack_entry) > card_.block_size() || !acks_.take_rider(dest, instance))
-      return;
-    const reply_desc& r = replies_.at(dest, instance);
-    const ack_entry t{r.ack_sequence | (r.answers_resend ? entry_answers_resend : 0), instance};
-    std::memcpy(pkt + length, &t, sizeof t);
-    length += sizeof t;
-    h.refusal = carries_ack;
-    counters_[dest].acks_piggybacked++;
-  }
+  // A plain ack waiting for dest rides on the request (endpoint_acks.hpp).
+  inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   bool acks_well_formed(arrival& a) const;
   void on_ack_packet(const arrival& a);
   // An ack of my request [instance] at sequence (why: its refusal value),

@@ -117,28 +117,6 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   return connected_[src] != 0;
 }
 
-// An ack packet with a payload (multi_ack): a plain acknowledgement of the
-// reply class whose payload is whole ack_entry records, at most
-// multi_ack_capacity of them, each naming an instance below D that no other
-// acknowledgement in the packet names. Copied once into the arrival here;
-// anything else makes the whole packet malformed (nothing in it is taken).
-template <class Card>
-bool endpoint<Card>::acks_well_formed(arrival& a) const {
-  const uint32_t n = a.payload_len / sizeof(ack_entry);
-  if (a.c.cls != msg_class::reply || refusal_of(a.h.refusal) != static_cast<uint16_t>(refusal::none) ||
-      a.payload_len % sizeof(ack_entry) != 0 || n > ack_capacity_)
-    return false;
-  std::memcpy(a.more, a.payload, a.payload_len);
-  uint64_t named = uint64_t{1} << a.c.instance;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t i = a.more[k].instance;
-    if (i >= depth_ || (named >> i) & 1) return false;
-    named |= uint64_t{1} << i;
-  }
-  a.more_acks = n;
-  return true;
-}
-
 template <class Card>
 void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   arrival a;
@@ -245,97 +223,6 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
                     h.word[bulk_word::arg]);
 }
 
-// The stored reply of [src][instance] becomes this acknowledgement. A
-// deferred one is written into the reply block only when a packet needs it
-// (stamp_stored_ack): launched on its own, first in a multi-ack, or
-// reflected to a duplicate; carried as an entry it never touches the block.
-template <class Card>
-void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why) {
-  reply_desc& r = replies_.at(src, instance);
-  r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
-  r.ack_sequence = sequence;
-  r.ack_refusal = static_cast<uint8_t>(why);
-  r.unstamped = true;
-  counters_[src].acks_sent++;
-  if (!defer_acks_) {
-    stamp_stored_ack(src, instance, r);
-    card_.launch(src, r.block, r.length);
-    return;
-  }
-  acks_.defer(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
-}
-
-template <class Card>
-void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r) {
-  if (!r.unstamped) return;
-  am_header* h = stamp_header(card_.tx_block(r.block), key_,
-                              {msg_class::reply, msg_kind::ack, instance, r.ack_sequence}, 0,
-                              static_cast<refusal>(r.ack_refusal));
-  if (r.answers_resend) h->refusal |= answers_resend;
-  r.unstamped = false;
-}
-
-// Deferred acknowledgements go out after the next packet launched by a
-// send, or at the start of the next poll, whichever comes first; with
-// multi_ack, as the policy above ack_threshold says (poll).
-template <class Card>
-void endpoint<Card>::flush_acks(bool all) {
-  if (!all) {
-    // A row is due once ack_threshold(D) acks wait in it: while fewer wait
-    // in all rows together, no row needs a look.
-    const uint32_t due = ack_threshold(depth_);
-    if (acks_.waiting() >= due && launch_rows(due)) return;
-    if (++acks_held_polls_ < ack_hold_polls) return;
-  }
-  (void)launch_rows(0);
-}
-
-// Launches the rows in which at least `due` acks wait (0: every row); true
-// when no ack is left waiting.
-template <class Card>
-bool endpoint<Card>::launch_rows(uint32_t due) {
-  acks_.flush([due](uint32_t n) { return n >= due; },
-              [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); });
-  if (!acks_.empty()) return false;
-  acks_held_polls_ = 0;
-  return true;
-}
-
-// One peer's waiting acks (bit i: [peer][i]): a refusal, or any ack without
-// multi_ack, goes as the packet stored in its reply block; with multi_ack
-// the plain ones go together, each packet the stored ack of its lowest
-// instance followed by ack_entry records for up to ack_capacity_ more. The
-// stored ack (its length) is unchanged: a duplicate request still gets
-// exactly its own ack.
-template <class Card>
-void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
-  uint64_t alone = multi_ack_ ? waiting & ~plain : waiting;
-  uint64_t together = waiting & ~alone;
-  for (; alone != 0; alone &= alone - 1) {
-    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(alone));
-    reply_desc& r = replies_.at(peer, i);
-    stamp_stored_ack(peer, i, r);
-    card_.launch(peer, r.block, r.length);
-  }
-  while (together != 0) {
-    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(together));
-    reply_desc& r = replies_.at(peer, first);
-    stamp_stored_ack(peer, first, r);
-    together &= together - 1;
-    std::byte* pkt = card_.tx_block(r.block);
-    uint32_t length = r.length;
-    for (uint32_t k = 0; k < ack_capacity_ && together != 0; ++k, together &= together - 1) {
-      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(together));
-      const reply_desc& ri = replies_.at(peer, i);
-      const ack_entry e{ri.ack_sequence | (ri.answers_resend ? entry_answers_resend : 0), i};
-      std::memcpy(pkt + length, &e, sizeof e);
-      length += sizeof e;
-      counters_[peer].acks_combined++;
-    }
-    card_.launch(peer, r.block, length);
-  }
-}
-
 // Whether a (non-ack) reply answers its request as asked: a get is answered
 // by a store of exactly the bytes asked for; a store reply to anything else
 // lands inside my segment; the handler it names exists.
@@ -391,40 +278,6 @@ void endpoint<Card>::on_reply(const arrival& a) {
   answered(src, d, c.instance, (a.h.refusal & answers_resend) != 0);
 }
 
-// An acknowledgement packet: its own instance and sequence, then each
-// ack_entry it carries (accept checked them), each matched on its own: a
-// stale one (a duplicate, or an answer to a resent request already
-// answered) is counted and dropped without touching the others.
-template <class Card>
-void endpoint<Card>::on_ack_packet(const arrival& a) {
-  answer_batch_.open = early_resend_ && a.more_acks != 0;
-  take_ack(a.src, a.c.instance,
-           a.c.sequence | ((a.h.refusal & answers_resend) ? entry_answers_resend : 0),
-           refusal_of(a.h.refusal));
-  for (uint32_t k = 0; k < a.more_acks; ++k)
-    take_ack(a.src, a.more[k].instance, a.more[k].sequence, static_cast<uint16_t>(refusal::none));
-  if (__builtin_expect(answer_batch_.open, 0)) close_answer_batch(a.src);
-}
-
-// An acknowledgement (a packet of its own or carried by another) of my
-// request d: a refusal or an ack where bytes were due is reported.
-template <class Card>
-void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why) {
-  if (why >= refusal_count) {
-    counters_[src].malformed++;
-    refused(src, d, "its acknowledgement was malformed");
-  } else if (why != static_cast<uint16_t>(refusal::none)) {
-    counters_[src].refusals_received++;
-    refused(src, d, why == static_cast<uint16_t>(refusal::no_handler)
-                        ? "the peer refused it: no handler of that kind at that index"
-                        : "the peer refused it: the address range is not inside its segment "
-                          "(hpam_set_segment)");
-  } else if (d.kind == msg_kind::get) {
-    counters_[src].malformed++;
-    refused(src, d, "the peer answered with an empty acknowledgement instead of the bytes");
-  }
-}
-
 // The request on this instance has its answer: the instance is free.
 template <class Card>
 void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance, bool answers_resend) {
@@ -432,21 +285,6 @@ void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance, bool 
   d.busy = false;
   if (!ordered_) instance_hint_[src] = instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;
-}
-
-// An acknowledgement of my request [instance] at sequence from src: an ack
-// packet's own, or an ack_entry riding on a request or carried by an ack
-// packet (plain); its instance checked by accept. A stale one (a duplicate,
-// or an answer to a resent request already answered) is counted and dropped.
-template <class Card>
-void endpoint<Card>::take_ack(int src, uint32_t instance, uint32_t sequence, uint16_t why) {
-  request_desc& d = requests_.at(src, instance);
-  if (!d.busy || (sequence & ~entry_answers_resend) != d.sequence) {
-    counters_[src].stale_replies++;
-    return;
-  }
-  on_ack(src, d, why);
-  answered(src, d, instance, (sequence & entry_answers_resend) != 0);
 }
 
 template <class Card>
