@@ -10,4 +10,5 @@
 #include "am/endpoint_send.hpp"
 #include "am/endpoint_receive.hpp"
 #include "am/endpoint_acks.hpp"
+#include "am/endpoint_self.hpp"
 #include "am/endpoint_timeouts.hpp"
