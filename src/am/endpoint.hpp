@@ -26,6 +26,13 @@
 // Ordered (endpoint_config::ordered): requests to a peer take its instances
 // strictly in turn, so request n leaves only after request n-D was answered
 // and a receiver can restore the order of launch holding at most D-1.
+//
+// This header declares the class; its member functions are defined one
+// header per mechanism, all included by am/endpoint_impl.hpp: setup and
+// finalize (endpoint_setup.hpp), send (endpoint_send.hpp), receive and
+// dispatch (endpoint_receive.hpp), acknowledgements (endpoint_acks.hpp),
+// the timeout walk and give-up (endpoint_timeouts.hpp), loss recovery
+// (endpoint_loss_recovery.hpp), messages to oneself (endpoint_self.hpp).
 #pragma once
 
 #include <sys/uio.h>
@@ -73,13 +80,6 @@ struct arrival {
 // outstanding requests are retransmitted and its liveness looked at again
 // at least this often: a death after that is noticed within it.
 constexpr uint64_t liveness_recheck_ns = 500'000'000;
-
-// Early resend (endpoint_config::early_resend): an ordered request is taken
-// for lost, and resent before its timeout, once a request sent this many
-// after it to the same peer has been answered (TCP's fast retransmit waits
-// for three duplicate acknowledgements; the wire's reorder fault holds a
-// packet back behind one other).
-constexpr uint32_t early_resend_after = 3;
 
 // What a peer silent for the give-up time was seen doing (on_timeout).
 enum class silence : uint8_t {
@@ -199,54 +199,56 @@ class endpoint {
   uint64_t now_ns() const { return clock_.now_ns(); }
 
  private:
-  // Inline into each request kind: its build step and arguments stay in
-  // registers (a call cost the small-message path about 30 instructions).
+  // Setup (endpoint_setup.hpp).
+  uint64_t key_of_process_0();
+  [[gnu::cold]] void connect_on_arrival(int src);
+  inline bool in_segment(uint64_t address, uint64_t len) const;
+
+  // Send (endpoint_send.hpp). Inline into each request kind: its build step
+  // and arguments stay in registers (a call cost the small-message path
+  // about 30 instructions).
   template <class Build>
   [[gnu::always_inline]] inline status send_request(int dest, msg_kind kind, unsigned handler,
                                                     bool block, Build&& build,
                                                     const expected_get& get = {});
   template <class Build>
   status send_reply(hpam_token& token, msg_kind kind, unsigned handler, Build&& build);
-  uint64_t key_of_process_0();
-  // The hint's instance when free (inline), else the search (out of line).
-  bool acquire_instance(int dest, uint32_t& instance) {
-    const uint32_t hint = instance_hint_[dest];
-    if (__builtin_expect(!requests_.at(dest, hint).busy, 1)) {
-      instance = hint;
-      return true;
-    }
-    return search_instance(dest, instance);
-  }
+  inline bool acquire_instance(int dest, uint32_t& instance);
   bool search_instance(int dest, uint32_t& instance);
   status stall_for_instance(int dest, uint32_t& instance);
-  bool in_segment(uint64_t address, uint64_t len) const {
-    return segment_len_ != 0 && address >= segment_base_ && len <= segment_len_ &&
-           address - segment_base_ <= segment_len_ - len;
-  }
-  // A send from outside a handler to a connected, not lost, peer passes
-  // with three loads (inline); everything else takes the full checks.
-  status check_send(int dest, unsigned handler) {
-    if (__builtin_expect(state_ == handler_state::none && static_cast<unsigned>(dest) <
-                                                             static_cast<unsigned>(nprocs_) &&
-                             handler < max_handlers && connected_[dest] && !lost_[dest],
-                         1))
-      return status::ok;
-    return check_send_slow(dest, handler);
-  }
+  inline status check_send(int dest, unsigned handler);
   [[gnu::noinline]] status check_send_slow(int dest, unsigned handler);
   [[gnu::cold]] status rule_broken(const char* what);
+  // Copies the pieces to dst in order; the caller has checked that they fit.
+  static void gather(std::byte* dst, const iovec* iov, int iovcnt);
 
-  // One packet, from acceptance to dispatch, in one function: the steps
-  // below it are inline into it (their calls cost the receive path about a
-  // hundred instructions), the rare cases out of line.
+  // Receive (endpoint_receive.hpp). One packet, from acceptance to
+  // dispatch, in one function: the steps below it are inline into it (their
+  // calls cost the receive path about a hundred instructions), the rare
+  // cases out of line. The packets waiting in the card, up to the receive
+  // budget, with the deferred acks around them, are served out of line: an
+  // idle poll stays short.
+  [[gnu::noinline]] uint32_t serve_arrivals();
+  uint32_t receive_packets();
+  [[gnu::cold]] status news();
   void handle_packet(const nic::rx_packet& p);
   [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a);
+  [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
   [[gnu::always_inline]] inline void on_request(const arrival& a);
-  void on_reply(const arrival& a);
   [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a);
   void serve_get(hpam_token& t, const am_header& h);
+  void on_reply(const arrival& a);
+  bool reply_ok(const request_desc& d, const arrival& a) const;
+  [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
+                                              bool answers_resend);
+  [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
+  [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
+                const std::byte* payload, size_t len);
+
+  // Acknowledgements (endpoint_acks.hpp).
   [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
+  inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   // Launches deferred acks: every row (all), or only the rows due (multi_ack:
   // ack_threshold of them wait for that peer), and every row once acks have
   // waited ack_hold_polls polls. The usual poll, with fewer acks waiting
@@ -255,8 +257,6 @@ class endpoint {
   [[gnu::always_inline]] inline void flush_acks(bool all);
   [[gnu::noinline]] bool launch_rows(uint32_t due);
   void launch_acks(int peer, uint64_t waiting, uint64_t plain);
-  // A plain ack waiting for dest rides on the request (endpoint_acks.hpp).
-  inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   bool acks_well_formed(arrival& a) const;
   void on_ack_packet(const arrival& a);
   // An ack of my request [instance] at sequence (why: its refusal value),
@@ -265,79 +265,22 @@ class endpoint {
   [[gnu::always_inline]] inline void take_ack(int src, uint32_t instance, uint32_t sequence,
                                               uint16_t why);
   [[gnu::always_inline]] inline void on_ack(int src, request_desc& d, uint16_t why);
-  [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
-                                              bool answers_resend);
-  [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
-  bool reply_ok(const request_desc& d, const arrival& a) const;
-  [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
 
-  // The timeout walk: checks_per_poll descriptors, one step each (inline:
-  // most steps find the descriptor idle and cost a load and a branch).
-  void check_timeouts() {
-    uint32_t k = checks_per_poll_;
-    do {
-      timeout_cursor_ = next_timeout_index(timeout_cursor_);
-      request_desc& d = requests_.at_index(timeout_cursor_);
-      if (__builtin_expect(d.busy, 0)) check_timeout(d, timeout_cursor_);
-    } while (__builtin_expect(--k != 0, 0));
-  }
-  // The walk's next flat [peer][instance] index after i, over my own row.
-  uint32_t next_timeout_index(uint32_t i) const {
-    if (++i == timeout_end_) i = 0;
-    if (i == my_row_) i += depth_;
-    return i == timeout_end_ ? 0 : i;
-  }
-  // A request sent since the walk last passed is stamped on this first look:
-  // its timeout runs from here, at most one walk round (checks_per_poll
-  // descriptors a poll, over every [peer][instance]) after the send, never
-  // before it, so it never times out early.
-  // index: d's flat [peer][instance] index.
-  void check_timeout(request_desc& d, uint32_t index) {
-    const uint64_t now = clock_.now_ns();
-    if (__builtin_expect(!d.stamped, 0)) {
-      d.timestamp = d.first_sent = now;
-      d.timeout = timeout_ns_;
-      d.stamped = true;
-      return;
-    }
-    if (__builtin_expect(now - d.timestamp >= d.timeout, 0))
-      on_timeout(static_cast<int>(index / depth_), d, now);
-  }
-  // The packets waiting in the card, up to the receive budget, with the
-  // deferred acks around them (out of line: an idle poll stays short).
-  [[gnu::noinline]] uint32_t serve_arrivals();
-  uint32_t receive_packets();
-  [[gnu::cold]] status news();
+  // The timeout walk and give-up (endpoint_timeouts.hpp).
+  inline void check_timeouts();
+  inline uint32_t next_timeout_index(uint32_t i) const;
+  inline void check_timeout(request_desc& d, uint32_t index);
   [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
-  // Loss recovery, only when the wire can lose packets (lossy_): requests
-  // are stamped as they are sent, with their peer's adaptive timeout.
-  // The peer's heartbeat goes with it, read again at most every quarter
-  // of a timeout (a line the peer writes at each poll: a miss to read).
-  void stamp_sent(int dest, request_desc& d) {
-    const uint64_t now = clock_.now_ns();
-    peer_timer& t = timers_[dest];
-    d.timestamp = d.first_sent = now;
-    d.timeout = t.rtt.rto_ns;
-    d.waited_arrivals = false;
-    if (t.beat_at == 0 || now - t.beat_at >= t.rtt.rto_ns / 4) {
-      t.beat = card_.peer_heartbeat(dest);
-      t.beat_at = now;
-    }
-    d.sent_beat = t.beat;
-  }
-  // A timed-out request whose peer has not polled often enough since it
-  // was last sent to have handled everything then in its inbound queue (the
-  // liveness rule's polls_to_drain_) is not sent again yet: its timer starts
-  // again. On a busy or oversubscribed machine a timeout alone is no sign of
-  // loss: the peer may be descheduled, computing, or working through a
-  // queue my request waits in, and a resend only adds a duplicate for it to
-  // answer. The heartbeat at the send is known when the wire can lose
-  // packets (stamp_sent); a peer that never polls again is still given up
-  // on by its process state (observe). With the fixed timeout (the paper's
-  // timer, and on a clean wire) a timeout always resends.
-  bool resend_premature(int peer, const request_desc& d) {
-    return adaptive_timeout_ && card_.peer_heartbeat(peer) - d.sent_beat < polls_to_drain_;
-  }
+  inline bool resend_premature(int peer, const request_desc& d);
+  inline void defer_resend(int peer, request_desc& d, uint64_t from);
+  // The request goes out again, marked resent (packet.hpp).
+  void resend(int peer, request_desc& d, uint64_t now);
+  [[gnu::cold]] silence observe(int peer, request_desc& d);
+  [[gnu::cold]] void give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats);
+
+  // Loss recovery, only when the wire can lose packets (lossy_;
+  // endpoint_loss_recovery.hpp).
+  inline void stamp_sent(int dest, request_desc& d);
   // An answer to my request d: a round trip measured (Karn: never of a
   // resent request), a spurious resend counted, earlier requests resent.
   [[gnu::noinline]] void on_answer_when_lossy(int src, request_desc& d, uint32_t instance,
@@ -357,32 +300,13 @@ class endpoint {
     uint64_t farthest = 0;  // the launch of the latest request it answered
   };
   void close_answer_batch(int src);
-  // The request goes out again, marked resent (packet.hpp).
-  void resend(int peer, request_desc& d, uint64_t now);
-  // A timeout that resends nothing: d's timer runs again from `from`.
-  void defer_resend(int peer, request_desc& d, uint64_t from) {
-    d.timestamp = from;
-    counters_[peer].resends_deferred++;
-  }
-  // Ordered: the place of instance's current request in the launch order
-  // to a peer (request n takes instance n mod D, sequence n / D + 1),
-  // modulo launch_span_.
-  uint64_t launch_of(uint32_t instance, uint32_t sequence) const {
-    return (static_cast<uint64_t>(previous_sequence(sequence)) * depth_ + instance) % launch_span_;
-  }
-  [[gnu::cold]] silence observe(int peer, request_desc& d);
-  [[gnu::cold]] void give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats);
-  [[gnu::cold]] void connect_on_arrival(int src);
+  inline uint64_t launch_of(uint32_t instance, uint32_t sequence) const;
 
+  // Messages to oneself (endpoint_self.hpp).
   status self_request(msg_kind kind, unsigned handler, const uint64_t (&w)[4], const void* data,
                       size_t len);
   status self_reply(hpam_token& token, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
                     const void* data, size_t len);
-  [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
-                const std::byte* payload, size_t len);
-
-  // Copies the pieces to dst in order; the caller has checked that they fit.
-  static void gather(std::byte* dst, const iovec* iov, int iovcnt);
 
   // Configuration, fixed at setup.
   std::string job_;

@@ -12,3 +12,4 @@
 #include "am/endpoint_acks.hpp"
 #include "am/endpoint_self.hpp"
 #include "am/endpoint_timeouts.hpp"
+#include "am/endpoint_loss_recovery.hpp"

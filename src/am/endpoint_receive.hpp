@@ -1,9 +1,16 @@
-// The receive side of endpoint<Card> (HPAM appendix B, HPAM_poll), messages
-// to oneself, and draining at finalize. The timeout walk's work and the
-// loss recovery on top of it are in endpoint_timeouts.hpp.
+// The receive side of endpoint<Card> (HPAM appendix B, HPAM_poll): the
+// packets waiting in the card taken up to the receive budget, each through
+// the acceptance checks (CRC, header, protection key (5.3), type, instance)
+// on one copy of its header, then matched by sequence number against the
+// descriptor table (5.2.1 steps 2.a-b, 3.a-b) and dispatched: a new request
+// runs its handler (2.c), a duplicate is answered by reflecting the stored
+// reply, a matching reply runs its handler and frees its instance (3.c-d).
+// The acknowledgements sent and taken here: endpoint_acks.hpp; the timeout
+// walk each poll ends with: endpoint_timeouts.hpp.
 #pragma once
 
 #include <cstring>
+#include <string>
 
 #include "am/endpoint.hpp"
 

@@ -256,4 +256,27 @@ status endpoint<Card>::reply_store(hpam_token& t, unsigned handler, const void* 
   });
 }
 
+// The hint's instance when free (inline), else the search (out of line).
+template <class Card>
+bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
+  const uint32_t hint = instance_hint_[dest];
+  if (__builtin_expect(!requests_.at(dest, hint).busy, 1)) {
+    instance = hint;
+    return true;
+  }
+  return search_instance(dest, instance);
+}
+
+// A send from outside a handler to a connected, not lost, peer passes
+// with three loads (inline); everything else takes the full checks.
+template <class Card>
+status endpoint<Card>::check_send(int dest, unsigned handler) {
+  if (__builtin_expect(state_ == handler_state::none && static_cast<unsigned>(dest) <
+                                                           static_cast<unsigned>(nprocs_) &&
+                           handler < max_handlers && connected_[dest] && !lost_[dest],
+                       1))
+    return status::ok;
+  return check_send_slow(dest, handler);
+}
+
 }  // namespace hpam::am

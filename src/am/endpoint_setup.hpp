@@ -202,4 +202,10 @@ protocol_counters endpoint<Card>::totals() const {
   return sum;
 }
 
+template <class Card>
+bool endpoint<Card>::in_segment(uint64_t address, uint64_t len) const {
+  return segment_len_ != 0 && address >= segment_base_ && len <= segment_len_ &&
+         address - segment_base_ <= segment_len_ - len;
+}
+
 }  // namespace hpam::am

@@ -1,9 +1,14 @@
-// The timeout walk's work and the loss recovery on top of it, for
-// endpoint<Card>: the sending half of a poll (resend_due, and resend_idle
-// for a background thread), HPAM's timeout with exponential backoff and
-// give-up (HPAM 5.2.1, appendix B), and, when the wire can lose packets,
-// the adaptive timeout (am/rtt_estimator.hpp), early resends of ordered
-// requests and the detection of spurious resends (packet.hpp: resent).
+// The timeout walk of endpoint<Card> and what follows a timeout (HPAM
+// 5.2.1, appendix B): each poll checks checks_per_poll (K) request
+// descriptors in a circular walk over [peer][instance] (timeout_cursor),
+// stamping a descriptor sent since the walk last passed; a timed-out
+// request is resent with its timeout doubled (up to backoff_limit), unless
+// the peer cannot have answered yet (resend_premature, defer_resend); past
+// the give-up time the peer is looked at (observe) and given up on when it
+// is gone, stopped, finished or ignoring me, never when it lives and
+// computes (the liveness rule: docs/DESIGN.md). Also the sending half of a
+// poll (resend_due, and resend_idle for a background thread). Loss
+// recovery on top of the walk: endpoint_loss_recovery.hpp.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +17,44 @@
 #include "am/endpoint.hpp"
 
 namespace hpam::am {
+
+// The timeout walk: checks_per_poll descriptors, one step each (inline:
+// most steps find the descriptor idle and cost a load and a branch).
+template <class Card>
+void endpoint<Card>::check_timeouts() {
+  uint32_t k = checks_per_poll_;
+  do {
+    timeout_cursor_ = next_timeout_index(timeout_cursor_);
+    request_desc& d = requests_.at_index(timeout_cursor_);
+    if (__builtin_expect(d.busy, 0)) check_timeout(d, timeout_cursor_);
+  } while (__builtin_expect(--k != 0, 0));
+}
+
+// The walk's next flat [peer][instance] index after i, over my own row.
+template <class Card>
+uint32_t endpoint<Card>::next_timeout_index(uint32_t i) const {
+  if (++i == timeout_end_) i = 0;
+  if (i == my_row_) i += depth_;
+  return i == timeout_end_ ? 0 : i;
+}
+
+// A request sent since the walk last passed is stamped on this first look:
+// its timeout runs from here, at most one walk round (checks_per_poll
+// descriptors a poll, over every [peer][instance]) after the send, never
+// before it, so it never times out early.
+// index: d's flat [peer][instance] index.
+template <class Card>
+void endpoint<Card>::check_timeout(request_desc& d, uint32_t index) {
+  const uint64_t now = clock_.now_ns();
+  if (__builtin_expect(!d.stamped, 0)) {
+    d.timestamp = d.first_sent = now;
+    d.timeout = timeout_ns_;
+    d.stamped = true;
+    return;
+  }
+  if (__builtin_expect(now - d.timestamp >= d.timeout, 0))
+    on_timeout(static_cast<int>(index / depth_), d, now);
+}
 
 template <class Card>
 status endpoint<Card>::resend_due() {
@@ -153,93 +196,26 @@ void endpoint<Card>::resend(int peer, request_desc& d, uint64_t now) {
   counters_[peer].retransmissions++;
 }
 
-// An answer to my request d, when the wire can lose packets. A request
-// answered from its first copy though it was resent: the resend was
-// spurious. One never resent was timed from its send (Karn's rule: a
-// resent one says nothing of the round trip). Ordered requests answered
-// out of turn tell of an earlier one lost (resend_early).
+// A timed-out request whose peer has not polled often enough since it
+// was last sent to have handled everything then in its inbound queue (the
+// liveness rule's polls_to_drain_) is not sent again yet: its timer starts
+// again. On a busy or oversubscribed machine a timeout alone is no sign of
+// loss: the peer may be descheduled, computing, or working through a
+// queue my request waits in, and a resend only adds a duplicate for it to
+// answer. The heartbeat at the send is known when the wire can lose
+// packets (stamp_sent); a peer that never polls again is still given up
+// on by its process state (observe). With the fixed timeout (the paper's
+// timer, and on a clean wire) a timeout always resends.
 template <class Card>
-void endpoint<Card>::on_answer_when_lossy(int src, request_desc& d, uint32_t instance,
-                                          bool answers_resend) {
-  const uint64_t now = clock_.now_ns();
-  peer_timer& t = timers_[src];
-  t.answered_at = now;
-  if (d.resent) {
-    if (!answers_resend) counters_[src].spurious_resends++;
-  } else if (adaptive_timeout_ && d.stamped && now > d.first_sent) {
-    t.rtt.measured(now - d.first_sent, timeout_min_ns_, timeout_ns_);
-  }
-  if (!early_resend_) return;
-  const uint64_t launch = launch_of(instance, d.sequence);
-  if (!answer_batch_.open) {
-    resend_early(src, launch);
-    return;
-  }
-  // Every answered request is at or after the oldest unanswered one.
-  auto ahead = [this, &t](uint64_t l) { return (l + launch_span_ - t.oldest) % launch_span_; };
-  if (!answer_batch_.answered || ahead(launch) > ahead(answer_batch_.farthest))
-    answer_batch_.farthest = launch;
-  answer_batch_.answered = true;
+bool endpoint<Card>::resend_premature(int peer, const request_desc& d) {
+  return adaptive_timeout_ && card_.peer_heartbeat(peer) - d.sent_beat < polls_to_drain_;
 }
 
+// A timeout that resends nothing: d's timer runs again from `from`.
 template <class Card>
-void endpoint<Card>::close_answer_batch(int src) {
-  answer_batch_.open = false;
-  if (!answer_batch_.answered) return;
-  answer_batch_.answered = false;
-  resend_early(src, answer_batch_.farthest);
-}
-
-// Ordered: request n to a peer went on instance n mod D with sequence
-// n / D + 1, so the launch order is known from (instance, sequence), and
-// the oldest request that may be unanswered is timers_[src].oldest. Called
-// before the answered request is freed, so it still counts as busy here.
-// As TCP with selective acknowledgements takes a hole for lost once
-// DupThresh segments above it are acknowledged (RFC 6675), the oldest is
-// taken for lost once early_resend_after requests launched after it are
-// answered (a packet the wire held back behind others passes at most one
-// each way, so two answers can overtake it), and the peer's requests are in
-// recovery: every hole below the highest answered request, early_resend_after
-// or more launches below it, is resent (a lost ack packet may have carried
-// many). Recovery ends when no request is unanswered below the highest
-// answered.
-template <class Card>
-void endpoint<Card>::resend_early(int src, uint64_t launch) {
-  peer_timer& t = timers_[src];
-  const uint32_t next = instance_hint_[src];  // the instance the next request takes
-  const uint64_t sent = launch_of(next, next_sequence(requests_.at(src, next).sequence));
-  auto distance = [this](uint64_t from, uint64_t to) { return (to + launch_span_ - from) % launch_span_; };
-  auto busy_at = [this, src](uint64_t l) -> request_desc* {  // the request launched as l, if unanswered
-    const uint32_t i = static_cast<uint32_t>(l % depth_);
-    request_desc& o = requests_.at(src, i);
-    return o.busy && launch_of(i, o.sequence) == l ? &o : nullptr;
-  };
-  while (t.oldest != sent && (t.oldest == launch || !busy_at(t.oldest)))
-    t.oldest = (t.oldest + 1) % launch_span_;
-  const uint64_t in_flight = distance(t.oldest, sent);
-  if (distance(t.oldest, t.highest) >= in_flight) t.highest = t.oldest;  // passed: none above
-  if (distance(t.oldest, launch) < in_flight && distance(t.oldest, launch) > distance(t.oldest, t.highest))
-    t.highest = launch;
-  const uint64_t span = distance(t.oldest, t.highest);
-  if (span < early_resend_after) {
-    t.recovering = false;
-    return;
-  }
-  if (!t.recovering) {
-    uint64_t answered_above = 0;  // launched after the oldest and answered (launch: about to be)
-    for (uint64_t k = 1; k <= span; ++k) {
-      const uint64_t l = (t.oldest + k) % launch_span_;
-      answered_above += l == launch || !busy_at(l);
-    }
-    if (answered_above < early_resend_after) return;
-    t.recovering = true;
-  }
-  for (uint64_t k = 0; k + early_resend_after <= span; ++k) {
-    request_desc* o = busy_at((t.oldest + k) % launch_span_);
-    if (o == nullptr || o->resent || !o->stamped) continue;  // once each; the timeout after that
-    resend(src, *o, clock_.now_ns());
-    counters_[src].early_resends++;
-  }
+void endpoint<Card>::defer_resend(int peer, request_desc& d, uint64_t from) {
+  d.timestamp = from;
+  counters_[peer].resends_deferred++;
 }
 
 }  // namespace hpam::am

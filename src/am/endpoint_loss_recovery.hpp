@@ -1,0 +1,137 @@
+// Loss recovery for endpoint<Card>, on only when the wire can lose packets
+// (can_lose, am/config.hpp), after TCP (src/am/README.md, "Loss recovery"):
+// requests stamped as they are sent with their peer's adaptive timeout
+// (am/rtt_estimator.hpp: RFC 6298, Karn's rule), spurious resends detected
+// from the resent / answers_resend flags (packet.hpp), and early resends of
+// ordered requests once later ones are answered (fast retransmit, then
+// SACK-style recovery). The timeout walk it refines is in
+// endpoint_timeouts.hpp.
+#pragma once
+
+#include "am/endpoint.hpp"
+
+namespace hpam::am {
+
+// Early resend (endpoint_config::early_resend): an ordered request is taken
+// for lost, and resent before its timeout, once a request sent this many
+// after it to the same peer has been answered (TCP's fast retransmit waits
+// for three duplicate acknowledgements; the wire's reorder fault holds a
+// packet back behind one other).
+constexpr uint32_t early_resend_after = 3;
+
+// Loss recovery, only when the wire can lose packets (lossy_): requests
+// are stamped as they are sent, with their peer's adaptive timeout.
+// The peer's heartbeat goes with it, read again at most every quarter
+// of a timeout (a line the peer writes at each poll: a miss to read).
+template <class Card>
+void endpoint<Card>::stamp_sent(int dest, request_desc& d) {
+  const uint64_t now = clock_.now_ns();
+  peer_timer& t = timers_[dest];
+  d.timestamp = d.first_sent = now;
+  d.timeout = t.rtt.rto_ns;
+  d.waited_arrivals = false;
+  if (t.beat_at == 0 || now - t.beat_at >= t.rtt.rto_ns / 4) {
+    t.beat = card_.peer_heartbeat(dest);
+    t.beat_at = now;
+  }
+  d.sent_beat = t.beat;
+}
+
+// Ordered: the place of instance's current request in the launch order
+// to a peer (request n takes instance n mod D, sequence n / D + 1),
+// modulo launch_span_.
+template <class Card>
+uint64_t endpoint<Card>::launch_of(uint32_t instance, uint32_t sequence) const {
+  return (static_cast<uint64_t>(previous_sequence(sequence)) * depth_ + instance) % launch_span_;
+}
+
+// An answer to my request d, when the wire can lose packets. A request
+// answered from its first copy though it was resent: the resend was
+// spurious. One never resent was timed from its send (Karn's rule: a
+// resent one says nothing of the round trip). Ordered requests answered
+// out of turn tell of an earlier one lost (resend_early).
+template <class Card>
+void endpoint<Card>::on_answer_when_lossy(int src, request_desc& d, uint32_t instance,
+                                          bool answers_resend) {
+  const uint64_t now = clock_.now_ns();
+  peer_timer& t = timers_[src];
+  t.answered_at = now;
+  if (d.resent) {
+    if (!answers_resend) counters_[src].spurious_resends++;
+  } else if (adaptive_timeout_ && d.stamped && now > d.first_sent) {
+    t.rtt.measured(now - d.first_sent, timeout_min_ns_, timeout_ns_);
+  }
+  if (!early_resend_) return;
+  const uint64_t launch = launch_of(instance, d.sequence);
+  if (!answer_batch_.open) {
+    resend_early(src, launch);
+    return;
+  }
+  // Every answered request is at or after the oldest unanswered one.
+  auto ahead = [this, &t](uint64_t l) { return (l + launch_span_ - t.oldest) % launch_span_; };
+  if (!answer_batch_.answered || ahead(launch) > ahead(answer_batch_.farthest))
+    answer_batch_.farthest = launch;
+  answer_batch_.answered = true;
+}
+
+template <class Card>
+void endpoint<Card>::close_answer_batch(int src) {
+  answer_batch_.open = false;
+  if (!answer_batch_.answered) return;
+  answer_batch_.answered = false;
+  resend_early(src, answer_batch_.farthest);
+}
+
+// Ordered: request n to a peer went on instance n mod D with sequence
+// n / D + 1, so the launch order is known from (instance, sequence), and
+// the oldest request that may be unanswered is timers_[src].oldest. Called
+// before the answered request is freed, so it still counts as busy here.
+// As TCP with selective acknowledgements takes a hole for lost once
+// DupThresh segments above it are acknowledged (RFC 6675), the oldest is
+// taken for lost once early_resend_after requests launched after it are
+// answered (a packet the wire held back behind others passes at most one
+// each way, so two answers can overtake it), and the peer's requests are in
+// recovery: every hole below the highest answered request, early_resend_after
+// or more launches below it, is resent (a lost ack packet may have carried
+// many). Recovery ends when no request is unanswered below the highest
+// answered.
+template <class Card>
+void endpoint<Card>::resend_early(int src, uint64_t launch) {
+  peer_timer& t = timers_[src];
+  const uint32_t next = instance_hint_[src];  // the instance the next request takes
+  const uint64_t sent = launch_of(next, next_sequence(requests_.at(src, next).sequence));
+  auto distance = [this](uint64_t from, uint64_t to) { return (to + launch_span_ - from) % launch_span_; };
+  auto busy_at = [this, src](uint64_t l) -> request_desc* {  // the request launched as l, if unanswered
+    const uint32_t i = static_cast<uint32_t>(l % depth_);
+    request_desc& o = requests_.at(src, i);
+    return o.busy && launch_of(i, o.sequence) == l ? &o : nullptr;
+  };
+  while (t.oldest != sent && (t.oldest == launch || !busy_at(t.oldest)))
+    t.oldest = (t.oldest + 1) % launch_span_;
+  const uint64_t in_flight = distance(t.oldest, sent);
+  if (distance(t.oldest, t.highest) >= in_flight) t.highest = t.oldest;  // passed: none above
+  if (distance(t.oldest, launch) < in_flight && distance(t.oldest, launch) > distance(t.oldest, t.highest))
+    t.highest = launch;
+  const uint64_t span = distance(t.oldest, t.highest);
+  if (span < early_resend_after) {
+    t.recovering = false;
+    return;
+  }
+  if (!t.recovering) {
+    uint64_t answered_above = 0;  // launched after the oldest and answered (launch: about to be)
+    for (uint64_t k = 1; k <= span; ++k) {
+      const uint64_t l = (t.oldest + k) % launch_span_;
+      answered_above += l == launch || !busy_at(l);
+    }
+    if (answered_above < early_resend_after) return;
+    t.recovering = true;
+  }
+  for (uint64_t k = 0; k + early_resend_after <= span; ++k) {
+    request_desc* o = busy_at((t.oldest + k) % launch_span_);
+    if (o == nullptr || o->resent || !o->stamped) continue;  // once each; the timeout after that
+    resend(src, *o, clock_.now_ns());
+    counters_[src].early_resends++;
+  }
+}
+
+}  // namespace hpam::am
