@@ -40,6 +40,7 @@ class ack_rows {
   [[gnu::always_inline]] void defer(int peer, uint32_t instance, bool may_ride) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t bit = uint64_t{1} << instance;
+    if (r.waiting == 0) r.from = static_cast<uint8_t>(instance);
     if (!(r.waiting & bit)) {
       r.waiting |= bit;
       ++waiting_;
@@ -51,12 +52,19 @@ class ack_rows {
     }
   }
 
-  // Takes one waiting plain ack of peer's row (the lowest instance) to ride
-  // on a request to that peer; false when the row has none.
+  // Takes one waiting plain ack of peer's row to ride on a request to that
+  // peer, the oldest first: the first at or after the row's first deferred
+  // instance, cyclically (requests arrive in launch order, which wraps
+  // around the instances; an answer to a later request arriving first
+  // would tell the sender of a loss: endpoint::resend_early). false when
+  // the row has none.
   bool take_rider(int peer, uint32_t& instance) {
     row& r = rows_[static_cast<size_t>(peer)];
     if (__builtin_expect(r.may_ride == 0, 0)) return false;
-    instance = static_cast<uint32_t>(__builtin_ctzll(r.may_ride));
+    const uint32_t from = r.from;  // < 64
+    const uint64_t turned = from == 0 ? r.may_ride : (r.may_ride >> from) | (r.may_ride << (64 - from));
+    instance = (from + static_cast<uint32_t>(__builtin_ctzll(turned))) & 63;
+    r.from = static_cast<uint8_t>((instance + 1) & 63);
     const uint64_t clear = ~(uint64_t{1} << instance);
     r.may_ride &= clear;
     r.waiting &= clear;
@@ -103,6 +111,7 @@ class ack_rows {
     uint64_t waiting = 0;   // bit i: [peer][i]'s ack waits to be launched
     uint64_t may_ride = 0;  // bit i: and it is plain, so it may ride (subset of waiting)
     bool listed = false;    // the peer is in listed_
+    uint8_t from = 0;       // where take_rider looks first: the oldest waiting ack's instance
   };
   std::vector<row> rows_;        // per peer
   std::vector<uint32_t> listed_; // peers whose row filled since the last flush

@@ -33,6 +33,7 @@ struct job_options {
   bool multi_ack = true;             // (with defer_acks)
   bool ordered = false;
   bool adaptive_timeout = true;      // (when the wire can lose packets)
+  bool early_resend = true;          // (ordered, when the wire can lose packets)
 };
 
 template <class Card>
@@ -63,6 +64,7 @@ class local_job {
     c.multi_ack = o.multi_ack;
     c.ordered = o.ordered;
     c.adaptive_timeout = o.adaptive_timeout;
+    c.early_resend = o.early_resend;
     if (o.manual_clock) c.manual_time = &time_;
     return c;
   }

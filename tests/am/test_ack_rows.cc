@@ -80,6 +80,26 @@ TEST(ack_rows, rider_comes_only_from_the_destination_row) {
   EXPECT_TRUE(flushed(a).empty());
 }
 
+// Requests arrive in launch order, which wraps around the instances (D = 8:
+// 6, 7, then 0, 1): riders go oldest first, not lowest instance first (an
+// answer to a later request arriving first tells the sender of a loss).
+TEST(ack_rows, riders_go_in_launch_order_across_the_wrap) {
+  ack_rows a;
+  a.resize(2);
+  for (uint32_t inst : {6u, 7u, 0u, 1u}) a.defer(1, inst, true);
+  for (uint32_t want : {6u, 7u, 0u, 1u}) {
+    uint32_t i = 99;
+    ASSERT_TRUE(a.take_rider(1, i));
+    EXPECT_EQ(i, want);
+  }
+  EXPECT_TRUE(a.empty());
+  a.defer(1, 2, true);  // a new oldest once the row is empty
+  a.defer(1, 3, true);
+  uint32_t i = 99;
+  ASSERT_TRUE(a.take_rider(1, i));
+  EXPECT_EQ(i, 2u);
+}
+
 TEST(ack_rows, a_refusal_never_rides_but_is_flushed) {
   ack_rows a;
   a.resize(2);

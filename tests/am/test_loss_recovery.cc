@@ -237,6 +237,44 @@ TYPED_TEST(loss_recovery, reordered_packets_trigger_no_early_resend) {
   EXPECT_EQ(log.args.size(), n);
 }
 
+// The four-fault mix, one way, ordered at D = 8 with deferred (multi-)acks.
+TYPED_TEST(loss_recovery, early_resends_under_the_fault_mix_are_seldom_spurious) {
+  job_options o;
+  o.depth = 8;
+  o.ordered = true;
+  o.defer_acks = true;
+  o.faults.drop = 0.01;
+  o.faults.duplicate = 0.01;
+  o.faults.corrupt = 0.01;
+  o.faults.reorder = 0.02;
+  o.faults.seed = 11;
+  o.receive_budget = 64;
+  local_job<TypeParam> j(o, "mix");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  const uint64_t n = 5000;
+  for (uint64_t k = 0; k < n;) {
+    if (j[0].request_4(1, h_count, {k, 0, 0, 0}, false) == status::ok) {
+      ++k;
+    } else {
+      j.time().advance(1000);  // 1 us a round: a lost packet's timeout comes in time
+      j.pump();
+    }
+  }
+  for (int r = 0; r < 100000 && j[0].request_outstanding(1); ++r) {
+    j.time().advance(j[0].current_timeout(1) / 4);
+    j.pump();
+  }
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  // Issue 24's goal, on the manual clock (no timeout fires early): at most
+  // 1 % of messages resent in vain. 189 early resends, 27 spurious (0.54 %)
+  // with seed 11; judged answer by answer, not per ack packet, more.
+  const auto& c = j[0].peer_counters(1);
+  EXPECT_GT(c.early_resends, n / 100);
+  EXPECT_LE(c.spurious_resends, n / 100);
+  EXPECT_EQ(log.args.size(), n);
+}
+
 TYPED_TEST(loss_recovery, the_timeout_follows_the_measured_round_trip) {
   job_options o = lossy_options(4, false);
   o.timeout_ns = 1000 * us;  // the ceiling
