@@ -308,13 +308,15 @@ class endpoint {
   status self_reply(hpam_token& token, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
                     const void* data, size_t len);
 
-  // Configuration, fixed at setup.
+  // Configuration, fixed at setup (some state of a mechanism sits with its
+  // settings), by the file that uses it. Identity and protection:
   std::string job_;
   int nprocs_;
   int my_proc_;
   uint32_t depth_;
   uint64_t key_;
   bool key_check_;
+  // The timeout walk, give-up and the liveness rule (endpoint_timeouts.hpp):
   uint64_t timeout_ns_;
   uint32_t backoff_limit_;
   uint64_t give_up_ns_;
@@ -322,25 +324,30 @@ class endpoint {
   uint32_t polls_to_drain_;              // polls in which a live peer handles all it was sent
   uint32_t polls_ = 0;                   // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
-  uint32_t receive_budget_;
+  uint32_t receive_budget_;              // packets one poll takes (endpoint_receive.hpp)
+  // Acknowledgements (endpoint_acks.hpp):
   bool defer_acks_;
   bool piggyback_acks_;
   bool multi_ack_;                       // deferred plain acks to a peer share one packet
   bool streaming_ = false;               // multi_ack: my last poll used its whole budget
   uint32_t ack_capacity_;                // ack_entry records one ack packet carries
   uint32_t acks_held_polls_ = 0;         // polls that flushed only some rows, since a full one
-  bool ordered_;                         // instances strictly in turn per peer (no search)
+  bool ordered_;                         // instances strictly in turn per peer (endpoint_send.hpp)
+  // Loss recovery (endpoint_loss_recovery.hpp):
   bool lossy_;                           // can_lose(cfg): loss recovery on (am/config.hpp)
   bool stamp_at_send_;                   // lossy_ or a manual clock: stamped as sent, not by the walk
   bool adaptive_timeout_;                // lossy_: timers_ follow the round trip
   bool early_resend_;                    // lossy_ and ordered_: resend_early
   uint64_t timeout_min_ns_;              // the adaptive timeout's floor (timeout_ns_ its ceiling)
   uint64_t launch_span_;                 // launch_of's modulus: 2^30 sequences of D instances
+  // The clock, the card, and the owner handed to handlers:
   sys::clock clock_;
   Card card_;
   void* owner_ = nullptr;
 
-  // Protocol state (HPAM Figure 4).
+  // Protocol state: the descriptor table (HPAM Figure 4), the hint
+  // pointers (send), the walk's cursor (timeouts), handlers and rules,
+  // peers, segment, errors and counters, deferred acks, loss recovery.
   descriptor_table<request_desc> requests_;
   descriptor_table<reply_desc> replies_;
   std::vector<uint32_t> instance_hint_;  // per peer: next likely-free request instance
