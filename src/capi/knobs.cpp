@@ -236,7 +236,11 @@ constexpr knob table[] = {
      1, bind<field<&am_cfg::multi_ack>, field<&core::multi_ack>>(), nullptr},
     {flag("key_check", "key_check", 5, "Check the job's protection key on every arriving packet"),
      1, bind<field<&am_cfg::key_check>, field<&core::key_check>>(), nullptr},
-    {flag("crc_check", "crc_check", 5, "Compute and check a CRC32C on every packet"), 1,
+    {flag("crc_check", "crc_check", 5,
+          "Compute and check a CRC32C on every packet the wire can corrupt (fault_corrupt above 0; "
+          "on a clean wire no bit can flip, and the cards' CRC, hardware on the real ones, is "
+          "skipped; key and bounds checks stay on)"),
+     1,
      bind<field<&am_cfg::crc_check>, field<&core::card, &card::crc>>(), nullptr},
     {flag("direct_tx", "direct_tx", 5,
           "Medusa: an idle card engine sends a launched block at once instead of taking it "
@@ -446,6 +450,11 @@ am::endpoint_config to_endpoint_config(const hpam_config_t& c) {
   e.card.my_proc = c.my_proc;
   e.key = c.key;
   e.ordered = c.ordered != 0;
+  // The cards computed and checked their CRC in hardware, at no cost to the
+  // host: the emulation pays for it only where it protects something, a
+  // wire that can flip bits (every process of a job must agree: the cards
+  // compare their CRC flag when they attach).
+  e.card.crc = e.card.crc && e.card.faults.corrupt > 0;
   return e;
 }
 

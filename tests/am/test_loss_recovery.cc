@@ -210,23 +210,38 @@ TYPED_TEST(loss_recovery, a_resend_answered_from_the_first_copy_is_counted_spuri
   EXPECT_EQ(log.args.size(), 1u);
 }
 
-TYPED_TEST(loss_recovery, reordered_packets_trigger_no_early_resend) {
+// Ordered requests at D = 8 on a wire with faults from seed.
+job_options faulty_ordered_options(uint64_t seed) {
   job_options o;
   o.depth = 8;
   o.ordered = true;
-  o.faults.reorder = 0.5;  // half the packets held back behind the next
-  o.faults.seed = 3;
+  o.faults.seed = seed;
   o.receive_budget = 64;
+  return o;
+}
+
+// Process 0 sends requests 0..n-1 to process 1, each as soon as an instance
+// is free; while none is, the job polls and the clock moves tick_ns.
+template <class Card>
+void send_counts(local_job<Card>& j, uint64_t n, uint64_t tick_ns) {
+  for (uint64_t k = 0; k < n;) {
+    if (j[0].request_4(1, h_count, {k, 0, 0, 0}, false) == status::ok) {
+      ++k;
+    } else {
+      j.time().advance(tick_ns);
+      j.pump();
+    }
+  }
+}
+
+TYPED_TEST(loss_recovery, reordered_packets_trigger_no_early_resend) {
+  job_options o = faulty_ordered_options(3);
+  o.faults.reorder = 0.5;  // half the packets held back behind the next
   local_job<TypeParam> j(o, "reorder");
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
   const uint64_t n = 2000;
-  for (uint64_t k = 0; k < n;) {
-    if (j[0].request_4(1, h_count, {k, 0, 0, 0}, false) == status::ok)
-      ++k;
-    else
-      j.pump();
-  }
+  send_counts(j, n, 0);
   for (int r = 0; r < 1000 && j[0].request_outstanding(1); ++r) j.pump();  // clock still
   EXPECT_FALSE(j[0].request_outstanding(1));
   EXPECT_GT(j[0].card().wire_stats().reordered + j[1].card().wire_stats().reordered, 100u);
@@ -239,28 +254,17 @@ TYPED_TEST(loss_recovery, reordered_packets_trigger_no_early_resend) {
 
 // The four-fault mix, one way, ordered at D = 8 with deferred (multi-)acks.
 TYPED_TEST(loss_recovery, early_resends_under_the_fault_mix_are_seldom_spurious) {
-  job_options o;
-  o.depth = 8;
-  o.ordered = true;
+  job_options o = faulty_ordered_options(11);
   o.defer_acks = true;
   o.faults.drop = 0.01;
   o.faults.duplicate = 0.01;
   o.faults.corrupt = 0.01;
   o.faults.reorder = 0.02;
-  o.faults.seed = 11;
-  o.receive_budget = 64;
   local_job<TypeParam> j(o, "mix");
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
   const uint64_t n = 5000;
-  for (uint64_t k = 0; k < n;) {
-    if (j[0].request_4(1, h_count, {k, 0, 0, 0}, false) == status::ok) {
-      ++k;
-    } else {
-      j.time().advance(1000);  // 1 us a round: a lost packet's timeout comes in time
-      j.pump();
-    }
-  }
+  send_counts(j, n, 1000);  // 1 us a round: a lost packet's timeout comes in time
   for (int r = 0; r < 100000 && j[0].request_outstanding(1); ++r) {
     j.time().advance(j[0].current_timeout(1) / 4);
     j.pump();

@@ -104,6 +104,20 @@ TEST(knobs, values_are_in_the_knobs_unit_and_stored_in_the_fields_unit) {
   EXPECT_STREQ(am.nic, "hamlyn");
 }
 
+// The CRC costs the host only where a wire can corrupt packets (issue 26):
+// crc_check on and fault_corrupt 0 computes none; a corrupting wire, or the
+// check asked for under corruption, gets it.
+TEST(knobs, the_crc_is_computed_only_on_a_wire_that_can_corrupt) {
+  hpam_config_t am;
+  hpam_config_init(&am);
+  ASSERT_EQ(am.crc_check, 1);
+  EXPECT_FALSE(capi::to_endpoint_config(am).card.crc);
+  am.fault_drop = 0.1;  // losses alone flip no bit
+  EXPECT_FALSE(capi::to_endpoint_config(am).card.crc);
+  am.fault_corrupt = 0.01;
+  EXPECT_TRUE(capi::to_endpoint_config(am).card.crc);
+}
+
 TEST(knobs, the_c_configuration_reaches_the_cores_fields) {
   hpam_config_t am;
   hpam_config_init(&am);
