@@ -84,7 +84,8 @@ unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface)
 {
     uct_hpam_peer_t *p = &iface->peers[iface->proc];
     const uint32_t start = hpam_order_next_deliver(&iface->order, iface->proc);
-    const uint32_t end = hpam_order_next_send(&iface->order, iface->proc); /* not what handlers send meanwhile */
+    /* Up to `end`: not what handlers send meanwhile. */
+    const uint32_t end = hpam_order_next_send(&iface->order, iface->proc);
     hpam_order_msg_t m;
     while (hpam_order_next_deliver(&iface->order, iface->proc) != end &&
            hpam_order_take_due(&iface->order, iface->proc, &m)) {

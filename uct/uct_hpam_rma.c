@@ -225,8 +225,9 @@ static ucs_status_t put_from_bounce(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, 
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, NULL);
     op->bounce = b;
     return put_started(iface, ep, rkey, offset,
-                       uct_hpam_op_started(iface, op, hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
-                                                          &rkey->ticket, offset, &op->head.handle)));
+                       uct_hpam_op_started(iface, op,
+                                           hpam_dep_put(iface->dep, bounce_ptr(iface, b), length,
+                                                        &rkey->ticket, offset, &op->head.handle)));
 }
 
 ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,

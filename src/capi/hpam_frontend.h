@@ -112,7 +112,10 @@ static inline int hpam_order_arrive(hpam_order_t *o, int peer, uint32_t seq, uin
 }
 
 /* Whether messages of `peer` wait in slots (one may be due). */
-static inline int hpam_order_due(const hpam_order_t *o, int peer) { return o->peers[peer].held != 0; }
+static inline int hpam_order_due(const hpam_order_t *o, int peer)
+{
+  return o->peers[peer].held != 0;
+}
 
 /* The held message whose turn it is, if any: 1 and *msg (its slot is free
  * again: hand it over before the next arrival), else 0. */
