@@ -1,6 +1,6 @@
 # bench/apps: Split-C style applications on src/splitc, each verifying its
-# own result; run small by tests/apps/apps.sh (make check) and at size by
-# bench/run.
+# own result; run small by tests/splitc/<app>.sh (make check; the matrix of
+# transports in tests/splitc/app_matrix.sh) and at size by bench/run.
 APP_CFLAGS = $(AM_CFLAGS) $(OMPI_CPPFLAGS)
 APP_LDADD = src/splitc/libhpam_splitc.la $(MPI_LIBS)
 APP_COMMON_H = bench/apps/app_common.h
@@ -24,6 +24,6 @@ noinst_PROGRAMS += bench/apps/components
 bench_apps_components_SOURCES = bench/apps/components.c $(APP_COMMON_H)
 bench_apps_components_CFLAGS = $(APP_CFLAGS)
 bench_apps_components_LDADD = $(APP_LDADD)
-# bench/run sources bench/apps.sh; report.py imports report_apps.py.
-dist_noinst_SCRIPTS += bench/apps.sh bench/report_apps.py bench/profile_app.sh
+# bench/run sources bench/apps.sh; bench/report/apps.py writes their sections.
+dist_noinst_SCRIPTS += bench/apps.sh bench/profile_app.sh
 EXTRA_DIST += bench/apps_plots.gp
