@@ -1,5 +1,5 @@
 # Plots of the applications section of bench/RESULTS.md; run in the results
-# directory after bench/report.py (which writes apps_time.dat, radix_phases.dat).
+# directory after bench/report/results.py (which writes apps_time.dat, radix_phases.dat).
 set terminal pngcairo size 1000,600 noenhanced
 set grid ytics
 set xtics nomirror rotate by -20

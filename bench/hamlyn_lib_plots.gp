@@ -1,5 +1,5 @@
 # The Hamlyn library's one-way time against size, with the fitted lines;
-# run in bench/results after bench/report_hamlyn_lib.py (which writes the
+# run in bench/results after bench/report/hamlyn_lib.py (which writes the
 # .dat and the fit's coefficients).
 set terminal pngcairo size 900,600 noenhanced
 set grid

@@ -6,7 +6,7 @@
 # fixed timeout alone (btl_hpam_adaptive_timeout 0, btl_hpam_early_resend 0).
 # bench/run's "under loss" step; alone:
 #   bench/loss.sh [--quick] [--build DIR] [--out DIR]
-# then `python3 bench/report_loss.py DIR` prints the RESULTS.md section and
+# then `python3 bench/report/loss.py DIR` prints the RESULTS.md section and
 # `gnuplot -e "dir='DIR'" bench/loss_plots.gp` draws DIR/loss_sweep.png.
 # Writes DIR/loss.csv:
 #   condition,timer,load,mode,ranks,bytes,seconds,per_second,retransmissions,early,spurious,timeouts,deferred

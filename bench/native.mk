@@ -19,8 +19,7 @@ noinst_PROGRAMS += bench/line_pingpong
 bench_line_pingpong_SOURCES = bench/line_pingpong.cpp bench/line_floor.hpp
 bench_line_pingpong_LDADD = src/libhpam_core.la
 
-dist_noinst_SCRIPTS += bench/run bench/report.py bench/compare_runs.py bench/report_hamlyn_lib.py
-EXTRA_DIST += bench/report_goals.py bench/report_common.py bench/report_data.py
+dist_noinst_SCRIPTS += bench/run
 EXTRA_DIST += bench/plots.gp bench/hamlyn_lib_plots.gp
 bench: all
 	$(top_srcdir)/bench/run --build $(abs_top_builddir)

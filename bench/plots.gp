@@ -1,4 +1,4 @@
-# Plots for bench/RESULTS.md; run in bench/results after bench/report.py.
+# Plots for bench/RESULTS.md; run in bench/results after bench/report/results.py.
 set terminal pngcairo size 900,600 noenhanced
 set logscale x 2
 set xtics ("0/1" 1, "8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "1M" 1048576, "4M" 4194304)

@@ -3,27 +3,27 @@
 issue 11 in each results directory, side by side, with the spread (largest
 over smallest, minus one).
 
-    bench/compare_runs.py DIR1 DIR2 [DIR3 ...]      (e.g. two bench/run --out DIR)
+    bench/report/compare_runs.py DIR1 DIR2 [DIR3 ...]      (e.g. two bench/run --out DIR)
 """
 import os
 import statistics
 import sys
 
-sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import HPAM, fmt, table  # noqa: E402
-import report_data  # noqa: E402
-import report_goals  # noqa: E402
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+if __name__ == "__main__":  # run as a file: the report package is in bench/
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from report import data, goals  # noqa: E402
+from report.common import HPAM, fmt, table  # noqa: E402
 
 
 def main(dirs):
-    figs = [report_data.load(d) for d in dirs]
+    figs = [data.load(d) for d in dirs]
     names = [os.path.basename(os.path.normpath(d)) for d in dirs]
-    goals = [report_goals.goals(f) for f in figs]
+    per_dir = [goals.goals(f) for f in figs]
     body = []
-    for i, (name, _, _) in enumerate(goals[0]):
+    for i, (name, _, _) in enumerate(per_dir[0]):
         for t in HPAM:
-            got = [g[i][2](t) for g in goals]
+            got = [g[i][2](t) for g in per_dir]
             q = [g[1] if g else None for g in got]
             if all(x is None for x in q):
                 continue
@@ -42,5 +42,5 @@ def main(dirs):
 
 if __name__ == "__main__":
     if len(sys.argv) < 3:
-        sys.exit("usage: bench/compare_runs.py DIR1 DIR2 [DIR3 ...]")
+        sys.exit("usage: bench/report/compare_runs.py DIR1 DIR2 [DIR3 ...]")
     main(sys.argv[1:])

@@ -13,7 +13,10 @@ import subprocess
 import sys
 import time
 
-from report_common import replace_section
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+if __name__ == "__main__":  # run as a file: the report package is in bench/
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from report.common import replace_section  # noqa: E402
 
 TRANSPORTS = ["vader", "vader-pt2pt", "tcp", "hpam-medusa", "hpam-hamlyn"]
 APPS = ["radix_sort", "sample_sort", "em3d", "matmul", "components"]
@@ -207,7 +210,7 @@ def section(out):
 
 
 if __name__ == "__main__":
-    # report_apps.py OUT RESULTS_MD: replaces the applications and GAM
+    # bench/report/apps.py OUT RESULTS_MD: replaces the applications and GAM
     # sections of RESULTS_MD (between their markers), or appends them,
     # leaving every other section as it is.
     replace_section(sys.argv[2], section(sys.argv[1]), BEGIN, END)

@@ -1,4 +1,4 @@
-"""What bench/report.py and bench/report_goals.py share: reading the CSVs,
+"""What the report package's modules share: reading the CSVs,
 formatting numbers, Markdown tables, and per-run figures with their ratio
 to vader.
 

@@ -2,14 +2,17 @@
 as OSDI'96 section 4 measured them (bench/hamlyn_lib_bench), beside the
 paper's figures. Reads hamlyn_lib.csv and hamlyn_lib_cost.csv from the
 results directory; writes hamlyn_lib_one_way.dat and hamlyn_lib_fit.gp for
-bench/hamlyn_lib_plots.gp. Included by bench/report.py; run alone (bench/run
+bench/hamlyn_lib_plots.gp. Included by bench/report/results.py; run alone (bench/run
 --hamlyn-lib-only) it replaces only its own section of RESULTS.md."""
 import csv
 import os
 import sys
 import time
 
-from report_common import replace_section
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+if __name__ == "__main__":  # run as a file: the report package is in bench/
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from report.common import replace_section  # noqa: E402
 
 BEGIN, END = "<!-- hamlyn library: begin -->", "<!-- hamlyn library: end -->"
 PAPER_RTT_US = 28.2                       # 4.1: tagged remote write, 16 bytes, round trip
@@ -143,7 +146,7 @@ def section(out):
 
 
 if __name__ == "__main__":
-    # report_hamlyn_lib.py OUT RESULTS_MD: replaces this section of
+    # bench/report/hamlyn_lib.py OUT RESULTS_MD: replaces this section of
     # RESULTS_MD (between its markers), or puts it before the applications'
     # section, leaving every other section as it is.
     replace_section(sys.argv[2], section(sys.argv[1]), BEGIN, END, before="<!-- splitc apps: begin -->")

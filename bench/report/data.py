@@ -1,10 +1,10 @@
 """The figures of one bench/run results directory, read from its CSVs:
-load(out) is what bench/report.py writes RESULTS.md from and what
-bench/compare_runs.py sets side by side for several runs."""
+load(out) is what bench/report/results.py writes RESULTS.md from and
+what bench/report/compare_runs.py sets side by side for several runs."""
 import os
 from types import SimpleNamespace
 
-from report_common import BASE, HPAM, Runs, per_run_files, rows, same_floor
+from report.common import BASE, HPAM, Runs, per_run_files, rows, same_floor
 
 T = [BASE, "tcp"] + HPAM  # the MPI transports, in the columns' order
 

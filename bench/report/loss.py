@@ -3,16 +3,21 @@
 loss_sweep.csv (issue 24's goals: what a lost packet costs an MPI program
 over hpam, with the default loss recovery beside HPAM's fixed timeout).
 
-  python3 bench/report_loss.py DIR               prints the section
-  python3 bench/report_loss.py DIR RESULTS.md    replaces it there (or appends it)
+  python3 bench/report/loss.py DIR               prints the section
+  python3 bench/report/loss.py DIR RESULTS.md    replaces it there (or appends it)
 """
 import csv
 import os
 import statistics
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+if __name__ == "__main__":  # run as a file: the report package is in bench/
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from report.common import replace_section  # noqa: E402
+
 HEADING = "## Under loss: recovery in round trips, not milliseconds"
-END = "<!-- end of the under-loss section (bench/report_loss.py) -->"
+END = "<!-- end of the under-loss section (bench/report/loss.py) -->"
 
 
 def load(path):
@@ -130,8 +135,6 @@ def section(out):
 if __name__ == "__main__":
     lines = section(sys.argv[1])
     if len(sys.argv) > 2:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from report_common import replace_section
         replace_section(sys.argv[2], lines, HEADING, END, before="## Issue 23: fine-grained")
     else:
         print("\n".join(lines))

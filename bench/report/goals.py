@@ -1,13 +1,13 @@
 """Sections of bench/RESULTS.md for issue 11 (small messages as fast as
-vader), used by bench/report.py: the cache-line floor and the machine's
+vader), used by bench/report/results.py: the cache-line floor and the machine's
 load during the run, the goals table, MPI RMA latency, collectives with
 hpam's protocol counts per operation, and the instruction profile of an
 8-byte MPI_Send; every figure beside its ratio to vader at the same
-cache-line floor (bench/report_common.py)."""
+cache-line floor (bench/report/common.py)."""
 import os
 import statistics
 
-from report_common import BASE, HPAM, fmt, rows, table
+from report.common import BASE, HPAM, fmt, rows, table
 
 RMA_T = [BASE] + HPAM
 SEND_LIMITS = {"hpam-medusa": 800, "hpam-hamlyn": 1000}
@@ -177,7 +177,7 @@ def _native_goal(native, limit):
 
 
 def goals(fig):
-    """(figure, target, evaluate) for each figure of issue 11 (fig: report_data.load)"""
+    """(figure, target, evaluate) for each figure of issue 11 (fig: data.load)"""
     mpi, mr, rma, coll = fig.mpi, fig.mr, fig.rma, fig.coll
 
     def sized(kind, lo, hi):

@@ -3,8 +3,8 @@
 (written by bench/ucx_perftest.sh): medians across runs, ratios of hpam to
 UCX's own shared-memory transports measured in the same run.
 
-bench/report.py includes this section when the CSV is there; on its own,
-    bench/ucx_report.py RESULTS_DIR RESULTS.md
+bench/report/results.py includes this section when the CSV is there; on its own,
+    bench/report/ucx.py RESULTS_DIR RESULTS.md
 replaces (or appends) just this section of RESULTS.md, leaving the others."""
 import csv
 import os
@@ -12,7 +12,10 @@ import statistics
 import sys
 import time
 
-from report_apps import _machine
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+if __name__ == "__main__":  # run as a file: the report package is in bench/
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from report.apps import _machine  # noqa: E402
 
 BEGIN, END = "<!-- ucx_perftest: begin -->", "<!-- ucx_perftest: end -->"
 TRANSPORTS = ["posix", "sysv", "cma", "hpam-medusa", "hpam-hamlyn"]
@@ -66,7 +69,7 @@ def section(out):
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
     L.append(f"Measured {stamp} on {_machine()} (this section may come from a later run "
              "than the sections above: `bench/ucx_perftest.sh > results/ucx_perftest.csv; "
-             "bench/ucx_report.py bench/results bench/RESULTS.md`).\n")
+             "bench/report/ucx.py bench/results bench/RESULTS.md`).\n")
     L.append("`bench/ucx_perftest.sh` (a step of `bench/run`): UCX's own benchmark between "
              "two processes on this node, through UCT, with `LD_PRELOAD=libuct_hpam.so`; "
              f"median of {runs} run(s) of each cell, all transports in the same run. "
@@ -130,5 +133,5 @@ def splice(results_md, lines):
 if __name__ == "__main__":
     lines = section(sys.argv[1])
     if not lines:
-        sys.exit(f"ucx_report.py: no ucx_perftest.csv in {sys.argv[1]}")
+        sys.exit(f"bench/report/ucx.py: no ucx_perftest.csv in {sys.argv[1]}")
     splice(sys.argv[2], lines)

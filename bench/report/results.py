@@ -2,8 +2,8 @@
 """Turns bench/results/*.csv (written by bench/run) into bench/RESULTS.md and
 the data files bench/plots.gp draws. Figures are medians across runs;
 ratios to vader divide figures measured at the same cache-line floor
-(bench/report_common.py says how and why). The goals of issue 11 come first
-(bench/report_goals.py), then one section per figure, each with its ratio
+(bench/report/common.py says how and why). The goals of issue 11 come first
+(bench/report/goals.py), then one section per figure, each with its ratio
 columns."""
 import os
 import platform
@@ -11,19 +11,20 @@ import subprocess
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no bench/__pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import HPAM, fmt, rows, table  # noqa: E402
-import report_data  # noqa: E402  the figures, from the CSVs
-import report_goals  # noqa: E402  floor, load, goals, RMA, collectives, profile
-import report_apps  # noqa: E402  the Split-C applications and GAM sections
-import report_hamlyn_lib  # noqa: E402  the Hamlyn library's protocols (OSDI'96 section 4)
-import report_loss  # noqa: E402  the under-loss section (bench/loss.sh)
-import ucx_report  # noqa: E402  UCX's ucx_perftest over hpam
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+if __name__ == "__main__":  # run as a file: the report package is in bench/
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from report.common import HPAM, fmt, rows, table  # noqa: E402
+from report import data  # noqa: E402  the figures, from the CSVs
+from report import goals  # noqa: E402  floor, load, goals, RMA, collectives, profile
+from report import apps  # noqa: E402  the Split-C applications and GAM sections
+from report import hamlyn_lib  # noqa: E402  the Hamlyn library's protocols (OSDI'96 section 4)
+from report import loss  # noqa: E402  the under-loss section (bench/loss.sh)
+from report import ucx  # noqa: E402  UCX's ucx_perftest over hpam
 
 out, results_md, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 quick = len(sys.argv) > 4
-T = report_data.T
+T = data.T
 
 
 def sh(cmd):
@@ -62,7 +63,7 @@ def load_logp():
     return logp
 
 
-fig = report_data.load(out)
+fig = data.load(out)
 mpi, mr, native, cost = fig.mpi, fig.mr, fig.native, fig.cost
 logp = load_logp()
 
@@ -71,18 +72,18 @@ L.append(f"Produced by `bench/run{' --quick' if quick else ''}` on "
          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; every figure is a median "
          f"({runs} mpirun run(s) per transport, many short bursts inside each); every ratio to "
          "vader is the median over pairs of runs, hpam's and vader's, made at the same cache-line "
-         "floor (probed before and after each run, bench/report_common.py), or, where no pair "
+         "floor (probed before and after each run, bench/report/common.py), or, where no pair "
          "was, one right after the other.\n")
 L.append("## Machine\n")
 cpu = sh("lscpu | sed -n 's/^Model name: *//p'")
 hyper = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'") or "no hypervisor"
 L.append(f"* CPU: {cpu}, {os.cpu_count()} cores ({hyper})")
 L.append(f"* Kernel: {platform.release()}; Open MPI {sh('ompi_info --version | head -1 | sed s/.*v//')}")
-L += report_goals.floor_lines(fig.floor)
-L.append(report_goals.load_line(fig.floor))
+L += goals.floor_lines(fig.floor)
+L.append(goals.load_line(fig.floor))
 L.append("")
 
-L += report_goals.goals_section(fig)
+L += goals.goals_section(fig)
 
 L.append("## Native active messages (HPAM Figures 7 and 8)\n")
 L += table(["card", "4-word round trip (µs)", "cache-line floor beside it (ns)", "× floor",
@@ -256,27 +257,27 @@ if byloss:
                  fmt(d.get(("bandwidth_MBps", 4096)), 0)] for p, d in byloss.items()])
     L.append("")
 
-L += report_goals.rma_section(out, fig.rma)
-L += report_goals.coll_section(fig.coll)
-L += report_goals.profile_section(out, fig.sends)
+L += goals.rma_section(out, fig.rma)
+L += goals.coll_section(fig.coll)
+L += goals.profile_section(out, fig.sends)
 
 # Hand-written: the log of performance decisions (docs/decisions.md), each
 # with its before/after counts; its title and introduction stay in docs/.
-changes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "decisions.md")
+changes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "decisions.md")
 if os.path.exists(changes):
     with open(changes) as f:
         text = f.read()
     first = text.find("\n## ")
     L.append(text[first + 1:] if text.startswith("# ") and first >= 0 else text)
 
-ucx_lines = ucx_report.section(out)
+ucx_lines = ucx.section(out)
 if ucx_lines:
     L += ucx_lines + [""]
 L.append("Plots: results/mpi_latency.png, results/mpi_bandwidth.png, results/logp_signature.png.\n")
-hamlyn_lines = report_hamlyn_lib.section(out)
+hamlyn_lines = hamlyn_lib.section(out)
 if hamlyn_lines:
     L += hamlyn_lines + [""]
-L += report_loss.section(out)
-L += report_apps.section(out)
+L += loss.section(out)
+L += apps.section(out)
 with open(results_md, "w") as f:
     f.write("\n".join(L))
