@@ -22,7 +22,7 @@ using medusa::encode_entry;
 using medusa::entry_block;
 using medusa::entry_length;
 
-TEST(MedusaEntry, EncodeDecodeRoundTrip) {
+TEST(medusa_entry, encode_decode_round_trip) {
   const uint32_t values[] = {0,     1,     2,       63,        64,        4095,     8192,
                              65535, 65536, 1u << 20, 0x7fffffu, 0x800000u, 0xfffffeu, 0xffffffu};
   const uint32_t sources[] = {0, 1, 2, 255, 256, 65534, 65535};
@@ -43,7 +43,7 @@ TEST(MedusaEntry, EncodeDecodeRoundTrip) {
   EXPECT_EQ(medusa::entry_source(encode_entry(0xffffffffu, 0xffffffffu)), 0u);
 }
 
-TEST(MedusaLayout, RegionsAlignedAndDisjoint) {
+TEST(medusa_layout, regions_aligned_and_disjoint) {
   for (uint32_t tx : {0u, 1u, 3u, 64u, 1000u})
     for (uint32_t rx : {0u, 1u, 5u, 64u, 777u}) {
       const auto l = medusa::compute_layout(8192, tx, rx);
@@ -63,7 +63,7 @@ TEST(MedusaLayout, RegionsAlignedAndDisjoint) {
     }
 }
 
-TEST(MedusaCard, BlocksStartOnTheirFifos) {
+TEST(medusa_card, blocks_start_on_their_fifos) {
   const std::string job = unique_job("start");
   medusa_card c(make_setup(job, 1, 0, 5, 7));
   EXPECT_EQ(c.rx_free_fifo().size(), 7u);
@@ -82,7 +82,7 @@ TEST(MedusaCard, BlocksStartOnTheirFifos) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(c.tx_block(0)) % 64, 0u);
 }
 
-TEST(MedusaCard, RejectsBadSetup) {
+TEST(medusa_card, rejects_bad_setup) {
   const std::string job = unique_job("badsetup");
   EXPECT_THROW(medusa_card(make_setup(job, 2, 2, 1, 1)), std::invalid_argument);
   EXPECT_THROW(medusa_card(make_setup(job, 1, 0, 1, 1, 1000)), std::invalid_argument);
@@ -116,7 +116,7 @@ struct card_pair {
   std::unique_ptr<medusa_card> a, b;
 };
 
-TEST(MedusaCard, TwoCardsExchangeByteExact) {
+TEST(medusa_card, two_cards_exchange_byte_exact) {
   card_pair p("xchg");
   uint32_t ta, tb;
   ASSERT_TRUE(p.a->claim_tx_block(ta));
@@ -151,7 +151,7 @@ TEST(MedusaCard, TwoCardsExchangeByteExact) {
 // An idle engine takes a launched block at once (direct_tx); switched off,
 // every packet goes TX_READY -> engine -> TX_FREE. Either way the same bytes
 // arrive and, between launches, both TX FIFOs are empty.
-TEST(MedusaCard, DirectAndFifoLaunchDeliverTheSame) {
+TEST(medusa_card, direct_and_fifo_launch_deliver_the_same) {
   for (const bool direct : {true, false}) {
     SCOPED_TRACE(direct ? "direct_tx" : "TX FIFOs");
     card_pair p("direct", 4, 8, 1024, {}, nullptr, direct);
@@ -177,7 +177,7 @@ TEST(MedusaCard, DirectAndFifoLaunchDeliverTheSame) {
 
 // An entry already on TX_READY is transmitted first: a launch finding the
 // engine busy goes through the FIFOs behind it, not around it.
-TEST(MedusaCard, LaunchBehindAQueuedEntryKeepsFifoOrder) {
+TEST(medusa_card, launch_behind_a_queued_entry_keeps_fifo_order) {
   card_pair p("queued", 4, 8);
   uint32_t first, second;
   ASSERT_TRUE(p.a->claim_tx_block(first));
@@ -202,7 +202,7 @@ TEST(MedusaCard, LaunchBehindAQueuedEntryKeepsFifoOrder) {
   EXPECT_EQ(p.a->tx_ready_fifo().size(), 0u);
 }
 
-TEST(MedusaCard, LoopbackToMyself) {
+TEST(medusa_card, loopback_to_myself) {
   medusa_card c(make_setup(unique_job("loop"), 3, 2, 2, 4));
   uint32_t t;
   ASSERT_TRUE(c.claim_tx_block(t));
@@ -215,7 +215,7 @@ TEST(MedusaCard, LoopbackToMyself) {
   c.release(r);
 }
 
-TEST(MedusaCard, ManyOutstandingBlocksKeepTheirIdentity) {
+TEST(medusa_card, many_outstanding_blocks_keep_their_identity) {
   card_pair p("many", 8, 64);
   uint32_t blocks[8];
   for (auto& b : blocks) ASSERT_TRUE(p.a->claim_tx_block(b));
@@ -236,7 +236,7 @@ TEST(MedusaCard, ManyOutstandingBlocksKeepTheirIdentity) {
   }
 }
 
-TEST(MedusaCard, PartialClaimThenLaunchKeepsUnclaimedBlocks) {
+TEST(medusa_card, partial_claim_then_launch_keeps_unclaimed_blocks) {
   card_pair p("partial", 6, 8);
   uint32_t mine;
   ASSERT_TRUE(p.a->claim_tx_block(mine));
@@ -253,7 +253,7 @@ TEST(MedusaCard, PartialClaimThenLaunchKeepsUnclaimedBlocks) {
   for (uint32_t x : rest) EXPECT_NE(x, mine);
 }
 
-TEST(MedusaCard, EmptyRxFreeDropsAndCounts) {
+TEST(medusa_card, empty_rx_free_drops_and_counts) {
   card_pair p("overflow", 4, 4);
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
@@ -277,7 +277,7 @@ TEST(MedusaCard, EmptyRxFreeDropsAndCounts) {
   EXPECT_EQ(p.b->overflow_drops(), 6u);
 }
 
-TEST(MedusaCard, CrcDetectsAFlippedBit) {
+TEST(medusa_card, crc_detects_a_flipped_bit) {
   card_pair p("crc");
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
@@ -301,7 +301,7 @@ TEST(MedusaCard, CrcDetectsAFlippedBit) {
   EXPECT_GT(p.b->crc_failures(), 0u);
 }
 
-TEST(MedusaCard, CrcOffStillChecksTheHeader) {
+TEST(medusa_card, crc_off_still_checks_the_header) {
   const std::string job = unique_job("nocrc");
   card_setup s0 = make_setup(job, 2, 0, 2, 4), s1 = make_setup(job, 2, 1, 2, 4);
   s0.crc = s1.crc = false;
@@ -328,7 +328,7 @@ TEST(MedusaCard, CrcOffStillChecksTheHeader) {
   b.release(bad);
 }
 
-TEST(MedusaCard, ForgedRxReadyEntriesAreRejectedAndCounted) {
+TEST(medusa_card, forged_rx_ready_entries_are_rejected_and_counted) {
   card_pair p("forged", 4, 8);
   medusa_card& b = *p.b;
   const uint32_t bs = b.block_size();
@@ -378,7 +378,7 @@ TEST(MedusaCard, ForgedRxReadyEntriesAreRejectedAndCounted) {
   EXPECT_EQ(check_packet(r, 0, 1, bs), 1u);
 }
 
-TEST(MedusaCard, ForgedRxFreeEntryIsNotWrittenThrough) {
+TEST(medusa_card, forged_rx_free_entry_is_not_written_through) {
   card_pair p("forgedfree", 4, 2);
   medusa_card& b = *p.b;
   uint64_t e;
@@ -396,7 +396,7 @@ TEST(MedusaCard, ForgedRxFreeEntryIsNotWrittenThrough) {
   EXPECT_FALSE(b.receive(r));
 }
 
-TEST(MedusaCard, BadLaunchArgumentsAreRejected) {
+TEST(medusa_card, bad_launch_arguments_are_rejected) {
   card_pair p("badlaunch", 2, 4);
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
@@ -418,7 +418,7 @@ TEST(MedusaCard, BadLaunchArgumentsAreRejected) {
   EXPECT_EQ(c.wire_stats().sent, 0u);
 }
 
-TEST(MedusaCard, AttachTimeoutNamesThePeer) {
+TEST(medusa_card, attach_timeout_names_the_peer) {
   card_setup s = make_setup(unique_job("timeout"), 2, 0, 1, 1);
   s.attach_timeout_ms = 30;
   medusa_card c(s);
@@ -432,7 +432,7 @@ TEST(MedusaCard, AttachTimeoutNamesThePeer) {
   EXPECT_THROW(c.attach_peer(5), std::invalid_argument);
 }
 
-TEST(MedusaCard, IncompatiblePeerIsRefused) {
+TEST(medusa_card, incompatible_peer_is_refused) {
   const std::string job = unique_job("incompat");
   medusa_card a(make_setup(job, 2, 0, 1, 1, 1024));
   medusa_card b(make_setup(job, 2, 1, 1, 1, 2048));
@@ -445,7 +445,7 @@ TEST(MedusaCard, IncompatiblePeerIsRefused) {
   }
 }
 
-TEST(MedusaCard, PeerWithAnotherRxReadyCellIsRefused) {
+TEST(medusa_card, peer_with_another_rx_ready_cell_is_refused) {
   const std::string job = unique_job("incell");
   card_setup s0 = make_setup(job, 2, 0, 1, 1), s1 = make_setup(job, 2, 1, 1, 1);
   s1.rx_ready_cell = 256;
@@ -458,7 +458,7 @@ TEST(MedusaCard, PeerWithAnotherRxReadyCellIsRefused) {
   }
 }
 
-TEST(MedusaCard, SegmentNameIsRemovedOnDestruction) {
+TEST(medusa_card, segment_name_is_removed_on_destruction) {
   const std::string job = unique_job("unlink");
   card_setup sb = make_setup(job, 2, 1, 1, 1);
   sb.attach_timeout_ms = 30;
@@ -491,7 +491,7 @@ struct child_guard {
   }
 };
 
-TEST(MedusaCard, FinalizeHandshakeAndLiveness) {
+TEST(medusa_card, finalize_handshake_and_liveness) {
   const std::string job = unique_job("done");
   int go[2];
   ASSERT_EQ(pipe(go), 0);
@@ -559,7 +559,7 @@ int run_echo_child(const std::string& job, uint64_t count) {
   }
 }
 
-TEST(MedusaCard, TwoProcessExchange) {
+TEST(medusa_card, two_process_exchange) {
   const std::string job = unique_job("fork");
   constexpr uint64_t count = 20000;
   constexpr uint64_t window = 32;
@@ -624,7 +624,7 @@ int run_flood_sender(const std::string& job, int proc, uint64_t count, int start
   }
 }
 
-TEST(MedusaCard, TwoSendersOneReceiver) {
+TEST(medusa_card, two_senders_one_receiver) {
   const std::string job = unique_job("flood");
   constexpr uint64_t count = 20000;
   medusa_card r(make_setup(job, 3, 0, 1, 32, 512));
@@ -699,7 +699,7 @@ bool exact(const rx_packet& r, uint32_t len, uint64_t tag) {
 // a packet that fits travels in the cell (its block untouched), a longer
 // one in its block, byte for byte either way; RX_FREE blocks are taken and
 // given back for both.
-TEST(MedusaCard, PacketsInlineOrInTheirBlockAroundTheCellBoundary) {
+TEST(medusa_card, packets_inline_or_in_their_block_around_the_cell_boundary) {
   for (uint32_t cell : {16u, 64u, 128u, 256u}) {
     SCOPED_TRACE("rx_ready_cell " + std::to_string(cell));
     const std::string job = unique_job("inline");
@@ -735,7 +735,7 @@ TEST(MedusaCard, PacketsInlineOrInTheirBlockAroundTheCellBoundary) {
 // bytes stay as they arrived while later ones come and go (cells go back to
 // the senders only in order, each block after its cell), and nothing is
 // lost over many laps.
-TEST(MedusaCard, ReleasesOutOfOrderNeverLetAHeldPacketBeOverwritten) {
+TEST(medusa_card, releases_out_of_order_never_let_a_held_packet_be_overwritten) {
   card_pair p("outoforder", 4, 4);  // 4 blocks, RX_READY of 4 cells
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
@@ -770,7 +770,7 @@ TEST(MedusaCard, ReleasesOutOfOrderNeverLetAHeldPacketBeOverwritten) {
 
 // A release naming a position never popped (stale or made up) gives back
 // nothing: no cell, no block.
-TEST(MedusaCard, ReleaseOfAPositionNeverPoppedIsIgnored) {
+TEST(medusa_card, release_of_a_position_never_popped_is_ignored) {
   card_pair p("stale", 4, 4);
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));

@@ -87,7 +87,7 @@ observed run(faulty_pair& p, uint64_t n) {
 
 constexpr uint64_t packets = 4000;
 
-TEST(MedusaFaults, NoFaultsDeliverEverythingOnce) {
+TEST(medusa_faults, no_faults_deliver_everything_once) {
   faulty_pair p("nofault", fault_config{});
   observed o = run(p, packets);
   const wire_counters& w = p.a->wire_stats();
@@ -98,7 +98,7 @@ TEST(MedusaFaults, NoFaultsDeliverEverythingOnce) {
   EXPECT_EQ(o.inversions(), 0u);
 }
 
-TEST(MedusaFaults, DropOnly) {
+TEST(medusa_faults, drop_only) {
   fault_config f;
   f.drop = 0.25;
   f.seed = 11;
@@ -113,7 +113,7 @@ TEST(MedusaFaults, DropOnly) {
   EXPECT_EQ(o.crc_bad + o.mismatch, 0u);
 }
 
-TEST(MedusaFaults, DuplicateOnly) {
+TEST(medusa_faults, duplicate_only) {
   fault_config f;
   f.duplicate = 0.2;
   f.seed = 12;
@@ -127,7 +127,7 @@ TEST(MedusaFaults, DuplicateOnly) {
   EXPECT_EQ(o.crc_bad + o.mismatch, 0u);
 }
 
-TEST(MedusaFaults, CorruptOnlyIsCaughtByTheCrc) {
+TEST(medusa_faults, corrupt_only_is_caught_by_the_crc) {
   fault_config f;
   f.corrupt = 0.2;
   f.seed = 13;
@@ -142,7 +142,7 @@ TEST(MedusaFaults, CorruptOnlyIsCaughtByTheCrc) {
   EXPECT_EQ(o.mismatch, 0u);
 }
 
-TEST(MedusaFaults, ReorderOnly) {
+TEST(medusa_faults, reorder_only) {
   fault_config f;
   f.reorder = 0.2;
   f.seed = 14;
@@ -157,7 +157,7 @@ TEST(MedusaFaults, ReorderOnly) {
   EXPECT_EQ(o.crc_bad + o.mismatch, 0u);
 }
 
-TEST(MedusaFaults, ReorderedPacketGoesOutAfterTheNextOne) {
+TEST(medusa_faults, reordered_packet_goes_out_after_the_next_one) {
   fault_config f;
   f.reorder = 1.0;
   faulty_pair p("reorder1", f);
@@ -179,7 +179,7 @@ TEST(MedusaFaults, ReorderedPacketGoesOutAfterTheNextOne) {
   EXPECT_EQ(p.a->held_on_wire(), 0u);
 }
 
-TEST(MedusaFaults, DelayHoldsUntilTimeAdvances) {
+TEST(medusa_faults, delay_holds_until_time_advances) {
   sys::manual_time t;
   sys::clock clk(&t);
   fault_config f;
@@ -212,7 +212,7 @@ TEST(MedusaFaults, DelayHoldsUntilTimeAdvances) {
   EXPECT_EQ(p.a->held_on_wire(), 0u);
 }
 
-TEST(MedusaFaults, FullHoldingAreaDeliversAtOnce) {
+TEST(medusa_faults, full_holding_area_delivers_at_once) {
   sys::manual_time t;
   sys::clock clk(&t);
   fault_config f;
@@ -230,7 +230,7 @@ TEST(MedusaFaults, FullHoldingAreaDeliversAtOnce) {
   EXPECT_EQ(o.with_copies(1), n);
 }
 
-TEST(MedusaFaults, DelayWithTheRealClockEventuallyDelivers) {
+TEST(medusa_faults, delay_with_the_real_clock_eventually_delivers) {
   fault_config f;
   f.delay = 1.0;
   f.delay_ns = 200'000;
@@ -245,7 +245,7 @@ TEST(MedusaFaults, DelayWithTheRealClockEventuallyDelivers) {
   EXPECT_EQ(o.with_copies(1), 1u);
 }
 
-TEST(MedusaFaults, AllAtOnceCountersMatchTheReceiver) {
+TEST(medusa_faults, all_at_once_counters_match_the_receiver) {
   fault_config f;
   f.drop = f.duplicate = f.corrupt = f.reorder = f.delay = 0.08;
   f.delay_ns = 0;  // due at once: released on the next service()
@@ -275,7 +275,7 @@ TEST(MedusaFaults, AllAtOnceCountersMatchTheReceiver) {
   EXPECT_EQ(intact + o.crc_bad, o.entries);
 }
 
-TEST(MedusaFaults, SameSeedSameRun) {
+TEST(medusa_faults, same_seed_same_run) {
   fault_config f;
   f.drop = f.duplicate = f.corrupt = f.reorder = 0.1;
   f.seed = 99;
@@ -290,7 +290,7 @@ TEST(MedusaFaults, SameSeedSameRun) {
   EXPECT_NE(o1.order, o3.order);
 }
 
-TEST(MedusaFaults, FaultsAndOverflowTogether) {
+TEST(medusa_faults, faults_and_overflow_together) {
   fault_config f;
   f.duplicate = 0.5;
   f.seed = 17;

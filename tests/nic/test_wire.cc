@@ -33,7 +33,7 @@ std::vector<std::byte> packet_of(uint8_t tag, uint32_t len) {
   return p;
 }
 
-TEST(FaultRng, Thresholds) {
+TEST(fault_rng, thresholds) {
   EXPECT_EQ(fault_rng::threshold_for(0), 0u);
   EXPECT_EQ(fault_rng::threshold_for(-1), 0u);
   EXPECT_EQ(fault_rng::threshold_for(1), uint64_t{1} << 53);
@@ -51,7 +51,7 @@ TEST(FaultRng, Thresholds) {
   EXPECT_LT(half, 5500);
 }
 
-TEST(FaultRng, SeededAndBounded) {
+TEST(fault_rng, seeded_and_bounded) {
   fault_rng a(42), b(42), c(43);
   bool differs = false;
   for (int i = 0; i < 100; ++i) {
@@ -64,7 +64,7 @@ TEST(FaultRng, SeededAndBounded) {
     for (int i = 0; i < 1000; ++i) EXPECT_LT(a.below(n), n);
 }
 
-TEST(Wire, FaultFreeDeliversTheSendersBytesInPlace) {
+TEST(wire, fault_free_delivers_the_senders_bytes_in_place) {
   sys::clock clk;
   wire w(fault_config{}, 0, 256, clk);
   EXPECT_FALSE(w.faulty());
@@ -80,7 +80,7 @@ TEST(Wire, FaultFreeDeliversTheSendersBytesInPlace) {
   EXPECT_EQ(w.counters().sent, 1u);
 }
 
-TEST(Wire, RejectsBadProbabilities) {
+TEST(wire, rejects_bad_probabilities) {
   sys::clock clk;
   fault_config f;
   f.corrupt = -0.1;
@@ -93,7 +93,7 @@ TEST(Wire, RejectsBadProbabilities) {
   EXPECT_THROW(wire(f, 0, 64, clk), std::invalid_argument);
 }
 
-TEST(Wire, CorruptionFlipsOneToThreeBitsOfACopy) {
+TEST(wire, corruption_flips_one_to_three_bits_of_a_copy) {
   sys::clock clk;
   fault_config f;
   f.corrupt = 1.0;
@@ -125,7 +125,7 @@ TEST(Wire, CorruptionFlipsOneToThreeBitsOfACopy) {
   for (uint32_t k = 1; k <= wire::max_corrupt_bits; ++k) EXPECT_GT(flips_seen[k], 0);
 }
 
-TEST(Wire, HeldPacketsAreCopiesAndKeepTheirDestination) {
+TEST(wire, held_packets_are_copies_and_keep_their_destination) {
   sys::manual_time t;
   sys::clock clk(&t);
   fault_config f;
@@ -150,7 +150,7 @@ TEST(Wire, HeldPacketsAreCopiesAndKeepTheirDestination) {
   for (const auto& d : s.got) EXPECT_EQ(d.bytes, original);
 }
 
-TEST(Wire, DuplicatedAndHeldPacketArrivesTwiceLater) {
+TEST(wire, duplicated_and_held_packet_arrives_twice_later) {
   sys::manual_time t;
   sys::clock clk(&t);
   fault_config f;
@@ -169,7 +169,7 @@ TEST(Wire, DuplicatedAndHeldPacketArrivesTwiceLater) {
   EXPECT_EQ(w.held(), 0u);
 }
 
-TEST(Wire, ReorderedPacketFollowsTheNextOne) {
+TEST(wire, reordered_packet_follows_the_next_one) {
   sys::clock clk;
   fault_config f;
   f.reorder = 1.0;
@@ -188,7 +188,7 @@ TEST(Wire, ReorderedPacketFollowsTheNextOne) {
   EXPECT_EQ(w.counters().reordered, 10u);
 }
 
-TEST(Wire, ProcessNumberChangesTheSequence) {
+TEST(wire, process_number_changes_the_sequence) {
   sys::clock clk;
   fault_config f;
   f.drop = 0.5;

@@ -58,7 +58,7 @@ bool push(cell_fifo& f, uint64_t v) {
   return true;
 }
 
-TEST(CellFifo, GeometryAndHeader) {
+TEST(cell_fifo, geometry_and_header) {
   fifo_in_memory m(8, 128);
   EXPECT_EQ(m.fifo.capacity(), 8u);
   EXPECT_EQ(m.fifo.cell_bytes(), 128u);
@@ -72,7 +72,7 @@ TEST(CellFifo, GeometryAndHeader) {
 
 // Fill to full, empty, over many laps, for every cell size: entries and
 // inline bytes come out as they went in, in order.
-TEST(CellFifo, FillEmptyManyLaps) {
+TEST(cell_fifo, fill_empty_many_laps) {
   for (uint32_t cell : {16u, 32u, 64u, 128u, 256u}) {
     SCOPED_TRACE("cell " + std::to_string(cell));
     fifo_in_memory m(4, cell);
@@ -93,7 +93,7 @@ TEST(CellFifo, FillEmptyManyLaps) {
 }
 
 // Nothing is ready before it is published; a claimed cell is not ready.
-TEST(CellFifo, ClaimedIsNotReadyUntilPublished) {
+TEST(cell_fifo, claimed_is_not_ready_until_published) {
   fifo_in_memory m(4, 64);
   uint64_t pos, e;
   std::byte* cell = m.fifo.claim(pos);
@@ -109,7 +109,7 @@ TEST(CellFifo, ClaimedIsNotReadyUntilPublished) {
 // A cell held by the consumer keeps its position's next-lap producer out
 // (full), even when every later cell has been given back; the producer never
 // skips it.
-TEST(CellFifo, ReleaseInAnyOrderNeverSkipsAHeldCell) {
+TEST(cell_fifo, release_in_any_order_never_skips_a_held_cell) {
   fifo_in_memory m(4, 64);
   cell_fifo& f = m.fifo;
   for (uint64_t v = 0; v < 4; ++v) ASSERT_TRUE(push(f, v));
@@ -131,7 +131,7 @@ TEST(CellFifo, ReleaseInAnyOrderNeverSkipsAHeldCell) {
 
 // claim_free takes the next position without looking, for callers whose
 // tokens guarantee room; the FIFO stays in order with claim.
-TEST(CellFifo, ClaimFreeTakesPositionsInOrder) {
+TEST(cell_fifo, claim_free_takes_positions_in_order) {
   fifo_in_memory m(4, 32);
   cell_fifo& f = m.fifo;
   for (uint64_t v = 0; v < 40; ++v) {
@@ -152,7 +152,7 @@ TEST(CellFifo, ClaimFreeTakesPositionsInOrder) {
 // A scribbled enqueue counter (any process mapping the FIFO can write it)
 // makes producers find it full or misplaced, never write outside the cells:
 // the consumer, whose cursor is its own, sees nothing it did not expect.
-TEST(CellFifo, ScribbledCounterOnlyLooksFull) {
+TEST(cell_fifo, scribbled_counter_only_looks_full) {
   for (uint64_t scribble : {uint64_t{3}, uint64_t{1} << 40, ~uint64_t{0}, uint64_t{1000}}) {
     SCOPED_TRACE(scribble);
     fifo_in_memory m(8, 64);
@@ -215,7 +215,7 @@ int consume(std::byte* payload) {
   return 0;
 }
 
-TEST(CellFifo, MultiProcessEveryValueExactlyOnceWithItsBytes) {
+TEST(cell_fifo, multi_process_every_value_exactly_once_with_its_bytes) {
   const std::string name = segment_name("cellstress" + std::to_string(getpid()), "cell", 0);
   shared_segment seg = shared_segment::create(
       name, (sizeof(stress_area) + 63) / 64 * 64 + cell_fifo::bytes_for(stress_capacity, stress_cell));

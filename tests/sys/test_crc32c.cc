@@ -12,7 +12,7 @@
 namespace hpam::sys {
 namespace {
 
-TEST(Crc32c, KnownVectors) {
+TEST(crc32c, known_vectors) {
   const char* check = "123456789";
   EXPECT_EQ(crc32c(check, 9), 0xE3069283u);
   EXPECT_EQ(crc32c_portable(check, 9), 0xE3069283u);
@@ -28,7 +28,7 @@ TEST(Crc32c, KnownVectors) {
   EXPECT_EQ(crc32c(buf.data(), 32), 0x113FDB5Cu);
 }
 
-TEST(Crc32c, ContinuesAcrossPieces) {
+TEST(crc32c, continues_across_pieces) {
   const char* check = "123456789";
   for (size_t cut = 0; cut <= 9; ++cut) {
     EXPECT_EQ(crc32c(check + cut, 9 - cut, crc32c(check, cut)), 0xE3069283u) << cut;
@@ -36,7 +36,7 @@ TEST(Crc32c, ContinuesAcrossPieces) {
   }
 }
 
-TEST(Crc32c, HardwareEqualsPortable) {
+TEST(crc32c, hardware_equals_portable) {
   std::mt19937_64 rng(1234);
   std::vector<uint8_t> buf(300 + 16);
   for (auto& b : buf) b = static_cast<uint8_t>(rng());
@@ -54,7 +54,7 @@ TEST(Crc32c, HardwareEqualsPortable) {
 // Every length through the rounds of three 32-, 128- and 512-byte streams
 // and the tails between them (3 * 512 = 1536 bytes and beyond), then a few
 // large packets.
-TEST(Crc32c, HardwareEqualsPortableThroughEveryRound) {
+TEST(crc32c, hardware_equals_portable_through_every_round) {
   std::mt19937_64 rng(5678);
   std::vector<uint8_t> buf(40000);
   for (auto& b : buf) b = static_cast<uint8_t>(rng());
@@ -68,7 +68,7 @@ TEST(Crc32c, HardwareEqualsPortableThroughEveryRound) {
     ASSERT_EQ(crc32c(buf.data() + 1, len), crc32c_portable(buf.data() + 1, len)) << "len " << len;
 }
 
-TEST(Crc32c, ShortEqualsPortableAtEveryLengthAndAlignment) {
+TEST(crc32c, short_equals_portable_at_every_length_and_alignment) {
   std::vector<uint8_t> buf(160);
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 131 + 17);
   for (size_t len = 0; len <= 150; ++len)
@@ -77,7 +77,7 @@ TEST(Crc32c, ShortEqualsPortableAtEveryLengthAndAlignment) {
           << "len " << len << " align " << align;
 }
 
-TEST(Crc32c, EverySingleBitFlipChangesIt) {
+TEST(crc32c, every_single_bit_flip_changes_it) {
   std::vector<uint8_t> buf(512);
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7);
   const uint32_t good = crc32c(buf.data(), buf.size());
@@ -91,7 +91,7 @@ TEST(Crc32c, EverySingleBitFlipChangesIt) {
 
 // Long buffers take the three-stream path (rounds of 3 x 512 bytes, then a
 // tail): lengths around every round boundary must match the table version.
-TEST(Crc32c, ThreeStreamPathEqualsPortable) {
+TEST(crc32c, three_stream_path_equals_portable) {
   std::mt19937_64 rng(99);
   std::vector<uint8_t> buf(70016);  // room for the longest length at the largest offset
   for (auto& b : buf) b = static_cast<uint8_t>(rng());

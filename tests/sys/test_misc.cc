@@ -16,7 +16,7 @@
 namespace hpam::sys {
 namespace {
 
-TEST(ProtectionKey, NonzeroAndDistinct) {
+TEST(protection_key, nonzero_and_distinct) {
   std::set<protection_key> keys;
   for (int i = 0; i < 1000; ++i) {
     const protection_key k = random_protection_key();
@@ -28,7 +28,7 @@ TEST(ProtectionKey, NonzeroAndDistinct) {
 
 // Keys come a batch per getrandom: a child forked while the parent's batch
 // is half used must not draw the keys the parent draws next.
-TEST(ProtectionKey, ParentAndForkedChildDrawDifferentKeys) {
+TEST(protection_key, parent_and_forked_child_draw_different_keys) {
   (void)random_protection_key();  // the batch is filled and partly used
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
@@ -47,7 +47,7 @@ TEST(ProtectionKey, ParentAndForkedChildDrawDifferentKeys) {
   EXPECT_EQ(keys.size(), 16u);
 }
 
-TEST(Clock, RealClockIsMonotonic) {
+TEST(clock, real_clock_is_monotonic) {
   clock c;
   EXPECT_FALSE(c.is_manual());
   uint64_t prev = c.now_ns(), prev_mono = clock::monotonic_ns();
@@ -60,7 +60,7 @@ TEST(Clock, RealClockIsMonotonic) {
   }
 }
 
-TEST(Clock, RealClockAdvances) {
+TEST(clock, real_clock_advances) {
   clock c;
   const uint64_t t0 = c.now_ns(), m0 = clock::monotonic_ns();
   while (clock::monotonic_ns() - m0 < 2'000'000) {
@@ -68,7 +68,7 @@ TEST(Clock, RealClockAdvances) {
   EXPECT_GT(c.now_ns(), t0);
 }
 
-TEST(Clock, ManualTimeIsWhatTheTestSays) {
+TEST(clock, manual_time_is_what_the_test_says) {
   manual_time t;
   clock a(&t), b(&t);
   EXPECT_TRUE(a.is_manual());
@@ -83,7 +83,7 @@ TEST(Clock, ManualTimeIsWhatTheTestSays) {
   EXPECT_EQ(copy.now_ns(), (uint64_t{1} << 62) + 1);
 }
 
-TEST(Placement, NeverFailsAndSeesAtLeastOneNode) {
+TEST(placement, never_fails_and_sees_at_least_one_node) {
   const size_t len = 1 << 20;
   void* area = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(area, MAP_FAILED);
@@ -103,7 +103,7 @@ TEST(Placement, NeverFailsAndSeesAtLeastOneNode) {
   EXPECT_GE(place_near_this_process(small, sizeof small).numa_nodes, 1);
 }
 
-TEST(Status, EveryValueHasItsOwnName) {
+TEST(status, every_value_has_its_own_name) {
   std::set<std::string> names;
   for (int v = 0; v <= static_cast<int>(hpam::status::not_supported); ++v) {
     const std::string n = hpam::status_name(static_cast<hpam::status>(v));

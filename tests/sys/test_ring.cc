@@ -51,7 +51,7 @@ const math_row math_table[] = {
     {uint64_t{1} << 63, (uint64_t{1} << 63) + 4, 4, 4, 0, true, true, 0},
 };
 
-TEST(RingMath, Table) {
+TEST(ring_math, table) {
   for (const auto& r : math_table) {
     SCOPED_TRACE("head " + std::to_string(r.head) + " tail " + std::to_string(r.tail) + " cap " +
                  std::to_string(r.capacity));
@@ -63,7 +63,7 @@ TEST(RingMath, Table) {
   }
 }
 
-TEST(RingMath, PowerOfTwo) {
+TEST(ring_math, power_of_two) {
   EXPECT_FALSE(rm::is_power_of_two(0));
   EXPECT_TRUE(rm::is_power_of_two(1));
   EXPECT_TRUE(rm::is_power_of_two(uint64_t{1} << 63));
@@ -111,13 +111,13 @@ void fill_empty_laps(uint64_t capacity) {
   EXPECT_GT(next_in, capacity * 100);
 }
 
-TEST(SpscFifo, FillEmptyManyLaps) {
+TEST(spsc_fifo, fill_empty_many_laps) {
   for (uint64_t c : {1u, 2u, 8u, 64u}) fill_empty_laps<spsc_fifo>(c);
 }
 
 // The sequence-per-cell algorithm needs two cells at least (with one, a full
 // cell's sequence looks free to the next lap's producer).
-TEST(MpmcFifo, FillEmptyManyLaps) {
+TEST(mpmc_fifo, fill_empty_many_laps) {
   for (uint64_t c : {2u, 4u, 8u, 64u}) fill_empty_laps<mpmc_fifo>(c);
 }
 
@@ -135,7 +135,7 @@ raw_cell& cell_of(mpmc_fifo& f, uint64_t position) {
   return reinterpret_cast<raw_cell*>(&f + 1)[position % f.capacity()];
 }
 
-TEST(MpmcFifo, GiveBackWaitsForAConsumerStillInItsCell) {
+TEST(mpmc_fifo, give_back_waits_for_a_consumer_still_in_its_cell) {
   constexpr uint64_t capacity = 4;
   fifo_buffer<mpmc_fifo> buf(capacity);
   mpmc_fifo& f = *buf.fifo();
@@ -167,7 +167,7 @@ TEST(MpmcFifo, GiveBackWaitsForAConsumerStillInItsCell) {
 
 // More give-backs than tokens (a forged or repeated entry) while the FIFO
 // cannot take them: the extra one is refused, not queued without bound.
-TEST(MpmcFifo, GiveBackRefusesMoreThanEveryToken) {
+TEST(mpmc_fifo, give_back_refuses_more_than_every_token) {
   fifo_buffer<mpmc_fifo> buf(2);
   mpmc_fifo& f = *buf.fifo();
   token_return back;
@@ -184,7 +184,7 @@ TEST(MpmcFifo, GiveBackRefusesMoreThanEveryToken) {
   EXPECT_EQ(back.waiting(), 1u);
 }
 
-TEST(SpscFifo, InterleavedNeverExceedsCapacity) {
+TEST(spsc_fifo, interleaved_never_exceeds_capacity) {
   fifo_buffer<spsc_fifo> buf(4);
   spsc_fifo& f = *buf.fifo();
   uint64_t in = 0, out = 0, e;
@@ -244,7 +244,7 @@ int consume(std::byte* payload) {
   return 0;
 }
 
-TEST(MpmcFifo, MultiProcessEveryValueExactlyOnce) {
+TEST(mpmc_fifo, multi_process_every_value_exactly_once) {
   const std::string name = segment_name("ringstress" + std::to_string(getpid()), "mpmc", 0);
   const uint64_t capacity = 64;  // small, so producers see it full and wrap many laps
   shared_segment seg = shared_segment::create(

@@ -45,14 +45,14 @@ int reap(pid_t pid) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-TEST(SharedSegment, NameIsPerUserJobPurposeAndRank) {
+TEST(shared_segment, name_is_per_user_job_purpose_and_rank) {
   const std::string n = segment_name("job7", "medusa", 3);
   EXPECT_EQ(n, "/hpam-" + std::to_string(getuid()) + "-job7-medusa-3");
   EXPECT_NE(segment_name("job7", "medusa", 3), segment_name("job7", "medusa", 4));
   EXPECT_NE(segment_name("job7", "medusa", 3), segment_name("job8", "medusa", 3));
 }
 
-TEST(SharedSegment, CreatePublishAttach) {
+TEST(shared_segment, create_publish_attach) {
   const std::string name = segment_name(job_for("basic"), "t", 0);
   shared_segment s = shared_segment::create(name, 10000);
   ASSERT_TRUE(s.valid());
@@ -78,7 +78,7 @@ TEST(SharedSegment, CreatePublishAttach) {
   EXPECT_EQ(moved.payload()[100], std::byte{42});  // mappings outlive the name
 }
 
-TEST(SharedSegment, AttachTimesOutWithAClearError) {
+TEST(shared_segment, attach_times_out_with_a_clear_error) {
   const std::string name = segment_name(job_for("timeout"), "t", 0);
   try {
     (void)shared_segment::attach(name, 20);
@@ -94,7 +94,7 @@ TEST(SharedSegment, AttachTimesOutWithAClearError) {
   s.unlink();
 }
 
-TEST(SharedSegment, AttachWaitsForAPeerThatComesLater) {
+TEST(shared_segment, attach_waits_for_a_peer_that_comes_later) {
   const std::string name = segment_name(job_for("later"), "t", 0);
   const pid_t child = fork_child([&] {
     usleep(50'000);
@@ -114,7 +114,7 @@ TEST(SharedSegment, AttachWaitsForAPeerThatComesLater) {
   EXPECT_EQ(reap(child), 0);
 }
 
-TEST(SharedSegment, SegmentOfAKilledProcessDoesNotBreakANewCreate) {
+TEST(shared_segment, segment_of_a_killed_process_does_not_break_a_new_create) {
   const std::string name = segment_name(job_for("stale"), "t", 0);
   const pid_t child = fork_child([&] {
     shared_segment s = shared_segment::create(name, 4096);
@@ -133,7 +133,7 @@ TEST(SharedSegment, SegmentOfAKilledProcessDoesNotBreakANewCreate) {
   s.unlink();
 }
 
-TEST(SharedSegment, LiveConflictingCreatorIsAnError) {
+TEST(shared_segment, live_conflicting_creator_is_an_error) {
   const std::string name = segment_name(job_for("live"), "t", 0);
   int go[2];
   ASSERT_EQ(pipe(go), 0);
@@ -160,7 +160,7 @@ TEST(SharedSegment, LiveConflictingCreatorIsAnError) {
   EXPECT_FALSE(name_exists(name));
 }
 
-TEST(SharedSegment, RemoveStaleSegmentsRemovesOnlyDeadOnes) {
+TEST(shared_segment, remove_stale_segments_removes_only_dead_ones) {
   const std::string dead = segment_name(job_for("rmdead"), "t", 0);
   const std::string live = segment_name(job_for("rmlive"), "t", 0);
   const pid_t child = fork_child([&] {

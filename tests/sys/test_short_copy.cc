@@ -30,16 +30,16 @@ void expect_memcpy_bytes(Copy copy, size_t max_n) {
     }
 }
 
-TEST(ShortCopy, SameBytesAsMemcpyAndNothingAround) {
+TEST(short_copy, same_bytes_as_memcpy_and_nothing_around) {
   expect_memcpy_bytes([](std::byte* d, const std::byte* s, size_t n) { short_copy(d, s, n); }, 80);
 }
 
-TEST(ShortCopy, UpTo96SameBytesAsMemcpyAndNothingAround) {
+TEST(short_copy, up_to_96_same_bytes_as_memcpy_and_nothing_around) {
   expect_memcpy_bytes([](std::byte* d, const std::byte* s, size_t n) { copy_up_to_96(d, s, n); },
                       96);
 }
 
-TEST(ShortCopy, ZeroBytesFromNullIsNothing) {
+TEST(short_copy, zero_bytes_from_null_is_nothing) {
   std::byte b{0x5A};
   short_copy(&b, nullptr, 0);
   copy_up_to_96(&b, nullptr, 0);

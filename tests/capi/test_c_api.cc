@@ -241,9 +241,9 @@ void collect(hpam_token_t*, void* c, void* data, size_t len, uint64_t arg) {
   got->push_back(v == arg ? v : ~uint64_t{0});
 }
 
-class BackgroundResend : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+class background_resend : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
 
-TEST_P(BackgroundResend, SilentSendersLossArrivesOnlyWithTheThread) {
+TEST_P(background_resend, silent_senders_loss_arrives_only_with_the_thread) {
   const auto [nic, mode] = GetParam();
   const bool on = std::string(mode) == "auto";
   const std::string job = unique_job("capi-silent");
@@ -300,7 +300,7 @@ TEST_P(BackgroundResend, SilentSendersLossArrivesOnlyWithTheThread) {
   for (auto* e : ep) hpam_ep_destroy(e);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cards, BackgroundResend,
+INSTANTIATE_TEST_SUITE_P(cards, background_resend,
                          ::testing::Combine(::testing::Values("medusa", "hamlyn"),
                                             ::testing::Values("auto", "off")));
 
