@@ -10,3 +10,8 @@ dist_noinst_SCRIPTS += tests/layering.sh
 # (tests/soak.sh --minutes N for a long run); uses tests/mpi/mpi_soak.
 TESTS += tests/soak.sh
 dist_noinst_SCRIPTS += tests/soak.sh
+# Formatting (clang-format 14, skipped without it): the C++ sources against
+# the root .clang-format, btl/ and uct/ against their own; the drift left to
+# the files' owners is listed in tests/format_pending and only reported.
+TESTS += tests/format.sh
+EXTRA_DIST += tests/format_pending btl/.clang-format uct/.clang-format
