@@ -11,9 +11,9 @@
 # with its reason) are reported with the number of lines that differ, and do
 # not fail the check: drift recorded there waits for the files' owners
 # (reformatting files others are changing only makes their merges conflict).
-# Any other file that differs fails, with clang-format's own message; so
-# does a pending entry that names nothing. A pending file found clean is
-# named, so that its entry can go.
+# Any other file that differs fails, with clang-format's own message. A
+# pending file found clean, or an entry naming nothing, is named, so that
+# its line can go.
 #
 #   tests/format.sh [TOP]      (make check runs it; skipped without clang-format 14)
 # HPAM_CLANG_FORMAT=PATH picks the binary (default: clang-format-14, or a
@@ -81,7 +81,7 @@ done
 cmp -s "$top/btl/.clang-format" "$top/uct/.clang-format" ||
   { echo "FAIL: btl/.clang-format and uct/.clang-format differ (one style for the C front ends)"; exit 1; }
 for p in "${pending[@]}"; do
-  [ -e "$top/$p" ] || { echo "FAIL: tests/format_pending names $p, which does not exist"; failed=$((failed + 1)); }
+  [ -e "$top/$p" ] || echo "stale: tests/format_pending names $p, which does not exist (remove the line)"
 done
 
 check_files src tests bench -- '*.cpp' '*.hpp' '*.cc'
