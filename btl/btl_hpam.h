@@ -33,6 +33,7 @@
 #include "hpam_deposit.h"
 #include "hpam_frontend.h"
 #include "hpam_knobs.h"
+#include "btl_hpam_param_info.h"
 
 BEGIN_C_DECLS
 
@@ -47,11 +48,6 @@ typedef union mca_btl_hpam_knob_storage_t {
     char *word;  /* HPAM_KNOB_CHOICE */
 } mca_btl_hpam_knob_storage_t;
 #define MCA_BTL_HPAM_MAX_KNOBS 64
-/* The BTL's card block (btl_hpam_block_size) unless the user sets one, and
- * the headers a packet spends of it: Open MPI's sizes start from the rest
- * (btl_hpam_params.c; the native API's default block is 8192). */
-#define MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE 32768
-#define MCA_BTL_HPAM_PACKET_HEADERS 64
 
 /* The parameters: every knob of the table as btl_hpam_<name>, checked by
  * mca_btl_hpam_params_check into the two configurations; four of the BTL's
@@ -60,7 +56,7 @@ typedef struct mca_btl_hpam_params_t {
     mca_btl_hpam_knob_storage_t knob[MCA_BTL_HPAM_MAX_KNOBS]; /* by table index */
     hpam_config_t am;          /* the active-message endpoint's configuration */
     hpam_dep_config_t dep;     /* the deposit layer's */
-    int verbose;               /* 0 quiet .. 100 everything */
+    int verbose;               /* errors only .. everything */
     bool stats;                /* per-peer statistics at finalize */
     int max_frags;             /* send fragments at most (bounds memory under overload) */
     int card_budget_mb;        /* card memory per process the default depth stays within */

@@ -51,7 +51,7 @@ static int hpam_register(void)
     /* The payload of the BTL's default block; hpam_init sets those the
      * user left alone to the payload of the block in use
      * (mca_btl_hpam_params_fit_sizes). */
-    const size_t payload = MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE - MCA_BTL_HPAM_PACKET_HEADERS;
+    const size_t payload = MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE - HPAM_PACKET_HEADER_BYTES;
     m->btl_eager_limit = payload;
     m->btl_rndv_eager_limit = payload;
     m->btl_max_send_size = payload;
@@ -235,7 +235,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
     if (c->params.verbose > 0) {
         opal_output(0, "btl/hpam: local rank %d of %d: nic %s, depth %u, block %u bytes, "
                        "eager limit %zu, max send size %zu", c->my_local_rank, c->nlocal,
-                    c->params.am.nic ? c->params.am.nic : "medusa", (unsigned) c->params.am.depth,
+                    c->params.am.nic, (unsigned) c->params.am.depth,
                     (unsigned) c->params.am.block_size, m->btl_eager_limit, m->btl_max_send_size);
     }
     if (OPAL_SUCCESS != mca_btl_hpam_frags_setup(m->btl_max_send_size)) return abandon_init();

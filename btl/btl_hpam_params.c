@@ -1,6 +1,8 @@
 /*
  * MCA parameters of btl/hpam: every knob of the table in hpam_knobs.h, with
- * its help, default and range from there, plus verbose and stats. A bad value
+ * its help, default and range from there, plus the BTL's own four, each
+ * described once in btl_hpam_param_info.c (which the README's parameter
+ * table is generated from). A bad value
  * is reported with the parameter's full name and its valid range, and the
  * component then ends the whole job through the runtime
  * (btl_hpam_component.c), even when tcp could carry on.
@@ -23,50 +25,11 @@ static int reg(const char *name, const char *help, mca_base_var_type_t type, int
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
-/* Knobs whose default the BTL sets apart from the table's (the native API
- * and the UCX transport keep the table's), with what the help adds.
- * depth: an MPI stream keeps many messages in flight to one peer, and D is
- * the window of them that may be unacknowledged; this is its most, and
- * unless the user sets it, mca_btl_hpam_params_fit_depth lowers it to what
- * fits the card budget. block_size: MPI messages up to a block's payload go
- * eager (one copy in, one out), larger ones rendezvous (a control message
- * each way and a deposit); 32 KiB blocks take 4-16 KiB messages eager,
- * where the rendezvous cost 3.5-5 us more. Measured in
- * docs/decisions.md. */
-static const struct {
-    const char *name;
-    long value;
-    const char *note;
-} btl_defaults[] = {
-    {"depth", 64,
-     "; BTL default: the largest power of two up to 64 (at least 4) whose card blocks, "
-     "2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit btl_hpam_card_budget_mb per process "
-     "(P = ranks on the node; 32 MiB of 32 KiB blocks: 64 up to 4 ranks, 32 up to 8, 16 up to 16, "
-     "8 up to 32)"},
-    {"block_size", MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE,
-     "; BTL default: 32768, so MPI messages up to 32 KiB less the headers go eager"},
-};
-
-static int btl_default_row(size_t i)
-{
-    for (size_t k = 0; k < sizeof btl_defaults / sizeof btl_defaults[0]; ++k) {
-        if (0 == strcmp(hpam_knob_info(i)->name, btl_defaults[k].name)) return (int) k;
-    }
-    return -1;
-}
-
-static hpam_knob_value_t btl_default(size_t i)
-{
-    hpam_knob_value_t d = hpam_knob_default(i);
-    const int row = btl_default_row(i);
-    if (row >= 0) d.i = btl_defaults[row].value;
-    return d;
-}
-
-/* Knob i's default into its storage; returns the MCA type it registers as. */
+/* Knob i's default (the BTL's) into its storage; returns the MCA type it
+ * registers as. */
 static mca_base_var_type_t knob_storage(size_t i, mca_btl_hpam_knob_storage_t *s)
 {
-    const hpam_knob_value_t d = btl_default(i);
+    const hpam_knob_value_t d = mca_btl_hpam_knob_default(i);
     switch (hpam_knob_info(i)->type) {
     case HPAM_KNOB_BOOL: s->flag = 0 != d.i; return MCA_BASE_VAR_TYPE_BOOL;
     case HPAM_KNOB_REAL: s->real = d.r; return MCA_BASE_VAR_TYPE_DOUBLE;
@@ -75,57 +38,69 @@ static mca_base_var_type_t knob_storage(size_t i, mca_btl_hpam_knob_storage_t *s
     }
 }
 
-/* The knob's help with its range and unit, as ompi_info shows it. */
-static void knob_help(const hpam_knob_info_t *k, char *out, size_t len)
+/* Where own parameter j (btl_hpam_param_info.h) lives: an int, or a bool. */
+static void *own_storage(int j)
 {
-    const char *sep = *k->unit ? " " : "";
-    switch (k->type) {
-    case HPAM_KNOB_BOOL: snprintf(out, len, "%s", k->help); break;
-    case HPAM_KNOB_REAL: snprintf(out, len, "%s (%g-%g)", k->help, k->real_min, k->real_max); break;
-    case HPAM_KNOB_CHOICE: snprintf(out, len, "%s (%s)", k->help, k->choices); break;
-    case HPAM_KNOB_POWER2:
-        snprintf(out, len, "%s (power of two, %lld-%lld%s%s)", k->help, (long long) k->min,
-                 (long long) k->max, sep, k->unit);
-        break;
-    default:
-        snprintf(out, len, "%s (%lld-%lld%s%s)", k->help, (long long) k->min, (long long) k->max,
-                 sep, k->unit);
+    switch (j) {
+    case MCA_BTL_HPAM_VERBOSE: return &P->verbose;
+    case MCA_BTL_HPAM_CARD_BUDGET_MB: return &P->card_budget_mb;
+    case MCA_BTL_HPAM_MAX_FRAGS: return &P->max_frags;
+    default: return &P->stats;
     }
 }
 
-/* Every knob of the table as btl_hpam_<name>, then the BTL's own four. */
+/* Own parameter j's default into its storage; returns its MCA type. */
+static mca_base_var_type_t own_default(int j)
+{
+    const mca_btl_hpam_own_param_t *o = &mca_btl_hpam_own_params[j];
+    if (HPAM_KNOB_BOOL == o->info.type) {
+        *(bool *) own_storage(j) = 0 != o->value;
+        return MCA_BASE_VAR_TYPE_BOOL;
+    }
+    *(int *) own_storage(j) = (int) o->value;
+    return MCA_BASE_VAR_TYPE_INT;
+}
+
+/* Every knob of the table as btl_hpam_<name>, then the BTL's own four; the
+ * help of each as btl_hpam_param_info.c writes it (with its range). */
 int mca_btl_hpam_params_register(void)
 {
     const size_t n = hpam_knob_count();
     if (n > MCA_BTL_HPAM_MAX_KNOBS) return OPAL_ERR_NOT_SUPPORTED;
+    char help[1024];
     for (size_t i = 0; i < n; ++i) {
         const hpam_knob_info_t *k = hpam_knob_info(i);
-        char help[768];
-        knob_help(k, help, sizeof help);
-        const int row = btl_default_row(i);
-        if (row >= 0) strncat(help, btl_defaults[row].note, sizeof help - strlen(help) - 1);
+        mca_btl_hpam_param_help(k, (int) i, help, sizeof help);
         const mca_base_var_type_t type = knob_storage(i, &P->knob[i]);
         int rc = reg(k->name, help, type, OPAL_INFO_LVL_1 + k->level - 1, &P->knob[i]);
         if (OPAL_SUCCESS != rc) return rc;
     }
-    P->verbose = 0;
-    P->stats = false;
-    P->max_frags = 512;
-    P->card_budget_mb = 32;
-    int rc = reg("verbose", "Verbosity of btl/hpam (0 = errors only, 100 = everything)",
-                 MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &P->verbose);
-    if (OPAL_SUCCESS != rc) return rc;
-    rc = reg("card_budget_mb", "Card memory per process (MiB) within which the default depth "
-             "stays: D is halved from 64 (not below 4) until the card's 2*(P-1)*(2D+1) blocks fit; "
-             "unused when btl_hpam_depth is set (1-65536)",
-             MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &P->card_budget_mb);
-    if (OPAL_SUCCESS != rc) return rc;
-    rc = reg("max_frags", "Most send fragments (one packet each); when all are in use, Open MPI "
-             "queues further sends and the sender waits in progress (16-1048576)",
-             MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &P->max_frags);
-    if (OPAL_SUCCESS != rc) return rc;
-    return reg("stats", "Print per-peer protocol statistics at finalize", MCA_BASE_VAR_TYPE_BOOL,
-               OPAL_INFO_LVL_4, &P->stats);
+    for (int j = 0; j < MCA_BTL_HPAM_OWN_PARAMS; ++j) {
+        const hpam_knob_info_t *k = &mca_btl_hpam_own_params[j].info;
+        mca_btl_hpam_param_help(k, -1, help, sizeof help);
+        const mca_base_var_type_t type = own_default(j);
+        int rc = reg(k->name, help, type, OPAL_INFO_LVL_1 + k->level - 1, own_storage(j));
+        if (OPAL_SUCCESS != rc) return rc;
+    }
+    return OPAL_SUCCESS;
+}
+
+/* The BTL's own parameters within their ranges; false after naming each
+ * that is not. */
+static bool own_params_valid(void)
+{
+    bool ok = true;
+    for (int j = 0; j < MCA_BTL_HPAM_OWN_PARAMS; ++j) {
+        const hpam_knob_info_t *k = &mca_btl_hpam_own_params[j].info;
+        if (HPAM_KNOB_BOOL == k->type) continue;
+        const int v = *(const int *) own_storage(j);
+        if (v >= k->min && v <= k->max) continue;
+        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %d: valid range is "
+                       "[%lld, %lld]; the job ends", k->name, v, (long long) k->min,
+                    (long long) k->max);
+        ok = false;
+    }
+    return ok;
 }
 
 static hpam_knob_value_t knob_value(size_t i)
@@ -160,21 +135,7 @@ int mca_btl_hpam_params_check(void)
         opal_output(0, "btl/hpam: %s; the job ends", msg);
         bad = true;
     }
-    if (P->verbose < 0 || P->verbose > 100) {
-        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_verbose = %d: valid range is "
-                       "[0, 100]; the job ends", P->verbose);
-        bad = true;
-    }
-    if (P->card_budget_mb < 1 || P->card_budget_mb > 65536) {
-        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_card_budget_mb = %d: valid range "
-                       "is [1, 65536]; the job ends", P->card_budget_mb);
-        bad = true;
-    }
-    if (P->max_frags < 16 || P->max_frags > (1 << 20)) {
-        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_max_frags = %d: valid range is "
-                       "[16, 1048576]; the job ends", P->max_frags);
-        bad = true;
-    }
+    if (!own_params_valid()) bad = true;
     P->am.poll_on_send = 0; /* the BTL polls from component progress only */
     P->am.ordered = 1;      /* in-order delivery per peer needs it (btl_hpam_order.c) */
     return bad ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
@@ -208,11 +169,7 @@ static bool fit_size(const char *name, size_t *value, size_t hi)
 void mca_btl_hpam_params_fit_depth(int nlocal)
 {
     if (user_set("depth")) return;
-    const uint64_t peers = nlocal > 1 ? (uint64_t) (nlocal - 1) : 1;
-    uint32_t d = P->am.depth;
-    const uint64_t budget = (uint64_t) P->card_budget_mb << 20;
-    while (d > 4 && 2 * peers * (2 * (uint64_t) d + 1) * P->am.block_size > budget) d /= 2;
-    P->am.depth = d;
+    P->am.depth = mca_btl_hpam_fit_depth(P->am.depth, nlocal, P->am.block_size, P->card_budget_mb);
 }
 
 /* The sizes follow the card's block unless the user set them: a message

@@ -5,6 +5,8 @@ btl_mca_btl_hpam_la_SOURCES = \
   btl/btl_hpam.h \
   btl/btl_hpam_component.c \
   btl/btl_hpam_params.c \
+  btl/btl_hpam_param_info.h \
+  btl/btl_hpam_param_info.c \
   btl/btl_hpam_module.c \
   btl/btl_hpam_frag.c \
   btl/btl_hpam_send.c \
@@ -28,3 +30,15 @@ all-local: btl/component/mca_btl_hpam.so
 btl/component/mca_btl_hpam.so: btl/mca_btl_hpam.la
 	@mkdir -p btl/component && ln -sf ../.libs/mca_btl_hpam.so $@
 CLEANFILES += btl/component/mca_btl_hpam.so
+
+# The README's table of these parameters, printed from their one description
+# (tests/btl/readme_params.sh compares README.md with it; make
+# update-readme-params rewrites README.md's table).
+noinst_PROGRAMS += btl/btl_hpam_param_table
+btl_btl_hpam_param_table_SOURCES = btl/btl_hpam_param_table.c btl/btl_hpam_param_info.c \
+  btl/btl_hpam_param_info.h
+nodist_EXTRA_btl_btl_hpam_param_table_SOURCES = btl/link_as_cxx.cpp
+btl_btl_hpam_param_table_LDADD = src/libhpam_core.la
+update-readme-params: btl/btl_hpam_param_table
+	HPAM_SRCDIR=$(abs_top_srcdir) HPAM_BUILDDIR=$(abs_top_builddir) bash $(srcdir)/tests/btl/readme_params.sh --update
+.PHONY: update-readme-params

@@ -23,6 +23,11 @@
 #include "hpam_knobs.h"
 
 #define MAX_KNOBS UCT_HPAM_MAX_KNOBS
+/* The transport's own variables' ranges, each written once for the syntax
+ * text and the check: UCX_HPAM_MAX_PROCS in [MIN_PROCS,
+ * UCT_HPAM_REGISTRY_MAX_PROCS], UCX_HPAM_JOB 1 to MAX_JOB_CHARS characters. */
+#define MIN_PROCS 2
+#define MAX_JOB_CHARS 40
 
 /* One knob's value as UCX's parser stores it. */
 typedef union knob_slot {
@@ -80,7 +85,7 @@ static void help_text(char *buf, size_t max, const void *arg) { snprintf(buf, ma
 /* The fields, their names, docs and syntax texts, filled by the constructor:
  * [0] the base table, then JOB, MAX_PROCS, STATS, the knobs, and the end. */
 ucs_config_field_t uct_hpam_md_config_table[4 + MAX_KNOBS + 1];
-static char names[MAX_KNOBS][40], docs[MAX_KNOBS][320], syntax[MAX_KNOBS][120],
+static char names[MAX_KNOBS][40], docs[MAX_KNOBS][640], syntax[MAX_KNOBS][120],
     defaults[MAX_KNOBS][32];
 static char max_procs_syntax[80];
 
@@ -150,7 +155,8 @@ int uct_hpam_md_config_build(void)
         "there is one, else every process of this user on the node.",
         ucs_offsetof(uct_hpam_md_config_t, job), UCS_CONFIG_TYPE_STRING};
     snprintf(max_procs_syntax, sizeof max_procs_syntax,
-             "UCX_HPAM_MAX_PROCS, a whole number in [2, %d]", UCT_HPAM_REGISTRY_MAX_PROCS);
+             "UCX_HPAM_MAX_PROCS, a whole number in [%d, %d]", MIN_PROCS,
+             UCT_HPAM_REGISTRY_MAX_PROCS);
     *f = (ucs_config_field_t){
         "MAX_PROCS", "32",
         "Process indices a job can hand out (each memory domain and interface takes one);\n"
@@ -212,13 +218,14 @@ static hpam_knob_value_t slot_value(const uct_hpam_md_config_t *c, size_t i, uct
 /* The transport's own variables. */
 static ucs_status_t check_own(const uct_hpam_md_config_t *c)
 {
-    if (c->max_procs < 2 || c->max_procs > UCT_HPAM_REGISTRY_MAX_PROCS) {
-        ucs_error("hpam: invalid UCX_HPAM_MAX_PROCS = %" PRId64 ": valid range is [2, %d]",
-                  c->max_procs, UCT_HPAM_REGISTRY_MAX_PROCS);
+    if (c->max_procs < MIN_PROCS || c->max_procs > UCT_HPAM_REGISTRY_MAX_PROCS) {
+        ucs_error("hpam: invalid UCX_HPAM_MAX_PROCS = %" PRId64 ": valid range is [%d, %d]",
+                  c->max_procs, MIN_PROCS, UCT_HPAM_REGISTRY_MAX_PROCS);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (strlen(c->job) == 0 || strlen(c->job) > 40) {
-        ucs_error("hpam: invalid UCX_HPAM_JOB = '%s': 1 to 40 characters, or auto", c->job);
+    if (strlen(c->job) == 0 || strlen(c->job) > MAX_JOB_CHARS) {
+        ucs_error("hpam: invalid UCX_HPAM_JOB = '%s': 1 to %d characters, or auto", c->job,
+                  MAX_JOB_CHARS);
         return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
@@ -243,7 +250,7 @@ ucs_status_t uct_hpam_params_from_config(const uct_md_config_t *config, uct_hpam
         hpam_knob_set(&p->am, &p->dep, i, v);
     }
     if (status != UCS_OK) return status;
-    char tag[48];
+    char tag[MAX_JOB_CHARS + 8];
     job_tag(c->job, tag, sizeof tag);
     snprintf(p->job, sizeof p->job, "ucx-%s", tag);
     p->job_hash = fnv1a(p->job);

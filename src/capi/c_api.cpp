@@ -49,7 +49,7 @@ int hpam_ep_create(const hpam_config_t* cfg, hpam_ep_t** out) {
   *out = nullptr;
   if (std::string err = hpam::capi::check_config(*cfg); !err.empty())
     return fail(HPAM_ERR_INVALID, "hpam: " + err);
-  const std::string nic = cfg->nic ? cfg->nic : "medusa";
+  const std::string nic = cfg->nic ? cfg->nic : hpam::capi::default_nic;
   auto* ep = new (std::nothrow) hpam_ep{};
   if (!ep) return fail(HPAM_ERR_NO_RESOURCE, "hpam_ep_create: out of memory");
   ep->poll_on_send = cfg->poll_on_send != 0;

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "am/config.hpp"
+#include "am/packet.hpp"
 #include "capi/background_resend.hpp"
 #include "am/token.hpp"
 #include "hpam_am.h"
@@ -18,6 +19,7 @@
 static_assert(std::is_same_v<hpam_handler4_fn, hpam::am::handler4_fn>);
 static_assert(std::is_same_v<hpam_handler_bulk_fn, hpam::am::handler_bulk_fn>);
 static_assert(HPAM_MAX_HANDLERS == hpam::am::max_handlers);
+static_assert(HPAM_PACKET_HEADER_BYTES == hpam::am::packet_header_size);
 
 namespace hpam::capi {
 

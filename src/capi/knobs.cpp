@@ -11,6 +11,9 @@
 #include <string>
 #include <type_traits>
 
+#include "am/packet.hpp"
+#include "nic/hamlyn/card_view.hpp"
+#include "nic/medusa/card_memory.hpp"
 #include "nic/wire/wire.hpp"
 
 namespace hpam::capi {
@@ -143,6 +146,9 @@ using core = am::endpoint_config;
 using card = nic::card_setup;
 using faults = nic::fault_config;
 
+// The longest time a time knob takes: an hour.
+constexpr int64_t hour_ms = 3'600'000, hour_us = hour_ms * 1'000;
+
 constexpr hpam_knob_info_t whole(const char* name, const char* field, const char* unit, int level,
                        int64_t min, int64_t max, const char* help) {
   return {name, field, help, unit, HPAM_KNOB_UNSIGNED, level, min, max, 0, 0, nullptr};
@@ -180,34 +186,37 @@ constexpr knob table[] = {
     {choice("nic", "nic", 4, "medusa,hamlyn",
             "NIC model under the active messages: medusa (HPAM FIFOs) or hamlyn "
             "(sender-managed regions)"),
-     1, bind_c_only<field<&am_cfg::nic>>(), nullptr, "medusa"},
-    {whole("depth", "depth", "", 4, 1, 64, "D, request-reply instances per peer (Medusa: 4)"),
+     1, bind_c_only<field<&am_cfg::nic>>(), nullptr, default_nic},
+    {whole("depth", "depth", "", 4, 1, am::max_depth, "D, request-reply instances per peer (Medusa: 4)"),
      1, bind<field<&am_cfg::depth>, field<&core::depth>>(), nullptr},
     {power2("block_size", "block_size", 4, 256, 65536, "Card block size = largest packet"), 1,
      bind<field<&am_cfg::block_size>, field<&core::card, &card::block_size>>(), nullptr},
     {whole("rx_blocks", "rx_blocks", "", 6, 0, 1 << 20,
            "Inbound card blocks; 0 = 2*(P-1)*(D+1): the worst case 2*(P-1)*D and two per peer for answers that outrun the release of a block (fewer for experiments)"),
      1, bind<field<&am_cfg::rx_blocks>, field<&core::rx_blocks>>(), nullptr},
-    {whole("give_up_ms", "give_up_ns", "ms", 4, 1, 3'600'000,
+    {whole("give_up_ms", "give_up_ns", "ms", 4, 1, hour_ms,
            "A peer silent this long is declared unreachable if its process exited or is "
            "stopped, or it polls without answering (one that computes is waited for)"),
      1'000'000, bind<field<&am_cfg::give_up_ns>, field<&core::give_up_ns>>(), nullptr},
-    {whole("timeout_us", "timeout_ns", "us", 5, 1, 3'600'000'000,
-           "First retransmission timeout, doubling on each retransmission; with adaptive_timeout "
-           "the ceiling of the adaptive one (and its value until a round trip is measured)"),
+    {whole("timeout_us", "timeout_ns", "us", 5, 1, hour_us,
+           "First retransmission timeout (at most give_up_ms), doubling on each retransmission up "
+           "to backoff_limit times; with adaptive_timeout the ceiling of the adaptive one (and its "
+           "value until a round trip is measured). A peer that has not polled since the send is "
+           "waited for, not resent to (counted resends_deferred)"),
      1'000, bind<field<&am_cfg::timeout_ns>, field<&core::timeout_ns>>(), timeout_within_give_up},
     {flag("adaptive_timeout", "adaptive_timeout", 5,
           "When the wire can lose packets, each peer's retransmission timeout follows its "
           "measured round trip (RFC 6298: smoothed RTT + 4 deviations), between timeout_min_us "
           "and timeout_us; off: timeout_us, fixed"),
      1, bind<field<&am_cfg::adaptive_timeout>, field<&core::adaptive_timeout>>(), nullptr},
-    {whole("timeout_min_us", "timeout_min_ns", "us", 6, 1, 3'600'000'000,
+    {whole("timeout_min_us", "timeout_min_ns", "us", 6, 1, hour_us,
            "The adaptive timeout's floor (above timeout_us it is timeout_us): a peer descheduled "
            "for a while is not flooded with resends"),
      1'000, bind<field<&am_cfg::timeout_min_ns>, field<&core::timeout_min_ns>>(), nullptr},
     {flag("early_resend", "early_resend", 5,
           "When the wire can lose packets, an ordered request (the BTL's) is resent at once, "
-          "before its timeout, when a request sent 3 after it has been answered"),
+          "before its timeout, when a request sent 3 after it has been answered; a resend answered "
+          "from the first copy is counted spurious_resends"),
      1, bind<field<&am_cfg::early_resend>, field<&core::early_resend>>(), nullptr},
     {whole("backoff_limit", "backoff_limit", "", 6, 0, 30,
            "Most doublings of the retransmission timeout"),
@@ -215,7 +224,8 @@ constexpr knob table[] = {
     {choice("background_resend", "background_resend", 5, "auto,on,off",
             "A thread resends lost packets while their sender makes no call (computes, or spins "
             "on shared memory); auto: only when the wire can lose or hold back packets (a drop, "
-            "corrupt, reorder or delay fault, or rx_blocks below its default)"),
+            "corrupt, reorder or delay fault, or rx_blocks below its default); its resends are "
+            "counted background_resends"),
      1, bind_c_only<field<&am_cfg::background_resend>>(), nullptr, "auto"},
     {whole("checks_per_poll", "checks_per_poll", "", 6, 1, 65536,
            "K, request descriptors checked for timeout per poll"),
@@ -246,11 +256,12 @@ constexpr knob table[] = {
           "Medusa: an idle card engine sends a launched block at once instead of taking it "
           "through TX_READY and TX_FREE"),
      1, bind<field<&am_cfg::direct_tx>, field<&core::card, &card::direct_tx>>(), nullptr},
-    {power2("rx_ready_cell", "rx_ready_cell", 6, 16, 4096,
+    {power2("rx_ready_cell", "rx_ready_cell", 6, nic::medusa::min_rx_ready_cell,
+            nic::medusa::max_rx_ready_cell,
             "Medusa: bytes per RX_READY cell; a packet of up to this less 16 bytes travels in the "
             "cell beside its entry instead of in its block (16: every packet in its block)"),
      1, bind<field<&am_cfg::rx_ready_cell>, field<&core::card, &card::rx_ready_cell>>(), nullptr},
-    {whole("notify_inline", "notify_inline", "bytes", 6, 0, 96,
+    {whole("notify_inline", "notify_inline", "bytes", 6, 0, nic::hamlyn::notification_inline_bytes,
            "Hamlyn: a packet of up to this many bytes travels in its notification entry instead "
            "of its block (inline delivery; 0: every packet in its block)"),
      1, bind<field<&am_cfg::notify_inline>, field<&core::card, &card::notify_inline>>(), nullptr},
@@ -284,7 +295,7 @@ constexpr knob table[] = {
            "Seed of the wire's fault generator (mixed with the process index)"),
      1, bind<field<&am_cfg::fault_seed>, field<&core::card, &card::faults, &faults::seed>>(),
      nullptr},
-    {whole("attach_timeout_ms", "attach_timeout_ms", "ms", 8, 1, 3'600'000,
+    {whole("attach_timeout_ms", "attach_timeout_ms", "ms", 8, 1, hour_ms,
            "How long to wait for a peer's card to appear"),
      1,
      bind_both<field<&am_cfg::attach_timeout_ms>, field<&core::card, &card::attach_timeout_ms>,
@@ -303,7 +314,7 @@ constexpr knob table[] = {
           "Deposit by cross-memory attach when the kernel allows it (off: packets the owner "
           "deposits when it polls)"),
      1, bind<field<&dep_cfg::cross_memory>, field<&deposit::setup::cross_memory>>(), nullptr},
-    {whole("batch_limit", "batch_limit", "bytes", 6, 0, 256,
+    {whole("batch_limit", "batch_limit", "bytes", 6, 0, nic::hamlyn::default_direct_io_limit,
            "Puts and gets up to this size by cross-memory attach wait and go together, one "
            "system call per destination, at the next progress or flush (0: each at once)"),
      1, bind<field<&dep_cfg::batch_limit>, field<&deposit::setup::batch_limit>>(), nullptr},

@@ -13,6 +13,11 @@
 
 namespace hpam::capi {
 
+// The card under the active messages when the configuration names none: the
+// default of knob nic (the core takes the card type as a template parameter,
+// so the C API chooses it).
+inline constexpr const char* default_nic = "medusa";
+
 // hpam_config_t → the protocol's configuration (knobs, then identity fields).
 am::endpoint_config to_endpoint_config(const hpam_config_t& c);
 // hpam_dep_config_t → the deposit layer's setup.

@@ -96,7 +96,7 @@ struct setup {
                                         // osc/rdma takes one per window, two on a node's first rank)
   uint32_t max_operations = 1024;       // operations in flight with a handle
   uint32_t max_connections = 64;        // hybrid deposit connections (destination end)
-  uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer
+  uint64_t attach_timeout_ms = nic::default_attach_timeout_ms;  // how long attach_peer waits
   uint32_t batch_limit = 256;           // puts and gets up to this size into another process's
                                         // private memory by cross-memory attach wait and go
                                         // together (one system call per destination) at the next

@@ -44,6 +44,10 @@ typedef struct hpam_token hpam_token_t; /* names the message a handler runs for 
  * in every process; packets carry the index, never a code address. */
 #define HPAM_MAX_HANDLERS 256
 
+/* The bytes of a card block a packet spends on its headers (the card's and
+ * the protocol's): hpam_max_bulk is the block size less these. */
+#define HPAM_PACKET_HEADER_BYTES 64
+
 typedef void (*hpam_handler4_fn)(hpam_token_t* token, void* ctx, uint64_t a0, uint64_t a1,
                                  uint64_t a2, uint64_t a3);
 /* Bulk handler: data/len name the transferred bytes (at the target address

@@ -52,6 +52,11 @@
 
 namespace hpam::nic {
 
+// How long attaching a peer's card waits for it to appear, by default: the
+// one default of every card (card_setup, hamlyn::card_config) and of the
+// deposit layer (deposit::setup).
+constexpr uint64_t default_attach_timeout_ms = 60'000;
+
 // The card's header at the start of every packet (the FDDI header + trailer
 // of the real Medusa, reduced to what the emulation needs).
 struct wire_header {
@@ -140,12 +145,14 @@ struct card_setup {
   bool direct_tx = true;             // Medusa: an idle engine sends a launched block at once,
                                      // without the TX_READY/TX_FREE round trip
   uint32_t rx_ready_cell = 128;      // Medusa: bytes per RX_READY cell; a packet of up to
-                                     // rx_ready_cell - 16 bytes travels in it (16: none does)
+                                     // rx_ready_cell - 16 bytes travels in it (16: none does);
+                                     // 128: entry + 112 bytes, an 8-byte MPI message
   uint32_t notify_inline = 96;       // Hamlyn: a packet of up to this many bytes travels in its
                                      // notification entry instead of its block (inline
                                      // delivery; at most 96; 0: every packet in its block)
   fault_config faults;               // the wire's fault model for packets this card sends
-  uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for a peer's card
+  uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for a
+                                                         // peer's card
   uint64_t job_key = 0;              // published in my card's setup region for the job's other
                                      // processes to read (0: none; only a generated key is)
   const sys::clock* clock = nullptr; // time source for delay faults; null = real clock

@@ -46,7 +46,7 @@ TEST(medusa_entry, encode_decode_round_trip) {
 TEST(medusa_layout, regions_aligned_and_disjoint) {
   for (uint32_t tx : {0u, 1u, 3u, 64u, 1000u})
     for (uint32_t rx : {0u, 1u, 5u, 64u, 777u}) {
-      const auto l = medusa::compute_layout(8192, tx, rx);
+      const auto l = medusa::compute_layout(8192, tx, rx, nic::card_setup{}.rx_ready_cell);
       EXPECT_GE(l.tx_fifo_capacity, tx);
       EXPECT_GE(l.rx_fifo_capacity, rx);
       EXPECT_TRUE(sys::ring_math::is_power_of_two(l.tx_fifo_capacity));

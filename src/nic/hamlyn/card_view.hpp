@@ -15,12 +15,17 @@
 #include <string>
 #include <type_traits>
 
+#include "nic/card.hpp"
 #include "nic/hamlyn/layout.hpp"
 #include "sys/cell_fifo.hpp"
 #include "sys/ring.hpp"
 #include "sys/shared_segment.hpp"
 
 namespace hpam::nic::hamlyn {
+
+// Messages up to this size are copied inline by default; the deposit
+// layer's batch_limit (knob batch_limit) stays within it.
+constexpr uint32_t default_direct_io_limit = 256;
 
 struct card_config {
   std::string job;                   // job id, same in every process
@@ -35,13 +40,15 @@ struct card_config {
   uint32_t rx_packets = 64;          // inbound packet buffers for the fallback path (power of two)
   uint64_t area_bytes = 16u << 20;   // message-area memory in the card segment
   uint32_t work_queue_entries = 64;  // send terminus work queue (power of two)
-  uint32_t direct_io_limit = 256;    // messages up to this size are copied inline
+  uint32_t direct_io_limit = default_direct_io_limit;  // messages up to this size are copied
+                                                       // inline
   uint32_t engine_budget = 0;        // packets the card sends per kick; 0 = all it can
   uint32_t batch_limit = 0;          // messages up to this size (<= direct_io_limit) to memory reached
                                      // by cross-memory attach wait in the work queue and are deposited
                                      // together at the next kick, full queue or flush; 0: each at once
   bool cross_memory = true;          // use/accept process_vm_writev/readv; false forces packets
-  uint64_t attach_timeout_ms = 60'000;  // how long attach_peer waits for the peer's card
+  uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for the
+                                                         // peer's card
   uint64_t job_key = 0;                 // published in the card header for the job (0: none)
 };
 

@@ -41,7 +41,6 @@ constexpr uint32_t max_block_size = 1u << 20;
 // every packet in its block, as on the real card).
 constexpr uint32_t min_rx_ready_cell = sys::cell_fifo::min_cell_bytes;
 constexpr uint32_t max_rx_ready_cell = sys::cell_fifo::max_cell_bytes;
-constexpr uint32_t default_rx_ready_cell = 128;  // entry + 112 bytes: an 8-byte MPI message
 // Blocks per card, both kinds together (bounds the segment size).
 constexpr uint64_t max_blocks = 1u << 20;
 static_assert(max_blocks <= (1u << 24) && max_block_size < (1u << 24));  // fit the entry fields
@@ -140,7 +139,7 @@ constexpr uint64_t fifo_capacity_for(uint64_t blocks) noexcept {
 }
 
 constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks, uint32_t rx_blocks,
-                                     uint32_t rx_ready_cell = default_rx_ready_cell) noexcept {
+                                     uint32_t rx_ready_cell) noexcept {
   card_layout l{};
   l.tx_fifo_capacity = fifo_capacity_for(tx_blocks);
   l.rx_fifo_capacity = fifo_capacity_for(rx_blocks);
@@ -158,10 +157,11 @@ constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks, ui
   return l;
 }
 
-static_assert(compute_layout(8192, 4, 4).vram_offset % 4096 == 0);
-static_assert(compute_layout(8192, 3, 5).rx_fifo_capacity == 8);
-static_assert(compute_layout(8192, 0, 0).tx_fifo_capacity == 2);
-static_assert(compute_layout(8192, 1, 1).rx_fifo_capacity == 2);
-static_assert(compute_layout(64, 1, 1).size == compute_layout(64, 1, 1).vram_offset + 128);
+static_assert(compute_layout(8192, 4, 4, max_rx_ready_cell).vram_offset % 4096 == 0);
+static_assert(compute_layout(8192, 3, 5, min_rx_ready_cell).rx_fifo_capacity == 8);
+static_assert(compute_layout(8192, 0, 0, min_rx_ready_cell).tx_fifo_capacity == 2);
+static_assert(compute_layout(8192, 1, 1, min_rx_ready_cell).rx_fifo_capacity == 2);
+static_assert(compute_layout(64, 1, 1, min_rx_ready_cell).size ==
+              compute_layout(64, 1, 1, min_rx_ready_cell).vram_offset + 128);
 
 }  // namespace hpam::nic::medusa
