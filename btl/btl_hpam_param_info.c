@@ -34,8 +34,15 @@ static bool is_knob(size_t i, const char *name)
     return 0 == strcmp(hpam_knob_info(i)->name, name);
 }
 
-/* depth: the most the protocol takes, fitted to the card budget
- * (mca_btl_hpam_fit_depth); block_size: MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE. */
+/* The two knobs whose default the BTL sets apart from the table's (the
+ * native API and the UCX transport keep the table's). depth: an MPI stream
+ * keeps many messages in flight to one peer, and D is the window of them
+ * that may be unacknowledged; the BTL's is the most the protocol takes, and
+ * unless the user sets it, mca_btl_hpam_params_fit_depth lowers it to what
+ * fits the card budget. block_size: MPI messages up to a block's payload go
+ * eager (one copy in, one out), larger ones rendezvous (a control message
+ * each way and a deposit); 32 KiB blocks take 4-16 KiB messages eager,
+ * where the rendezvous cost 3.5-5 us more. Measured in docs/decisions.md. */
 hpam_knob_value_t mca_btl_hpam_knob_default(size_t i)
 {
     hpam_knob_value_t d = hpam_knob_default(i);
