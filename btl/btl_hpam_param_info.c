@@ -9,9 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define OWN(id, nm, hlp, unt, typ, lvl, lo, hi, dflt)                                           \
-    [id] = {.info = {.name = nm, .field = nm, .help = hlp, .unit = unt, .type = typ,            \
-                     .level = lvl, .min = lo, .max = hi},                                       \
+#define OWN(id, nm, hlp, unt, typ, lvl, lo, hi, dflt)                                              \
+    [id] = {.info = {.name = nm,                                                                   \
+                     .field = nm,                                                                  \
+                     .help = hlp,                                                                  \
+                     .unit = unt,                                                                  \
+                     .type = typ,                                                                  \
+                     .level = lvl,                                                                 \
+                     .min = lo,                                                                    \
+                     .max = hi},                                                                   \
             .value = dflt}
 
 const mca_btl_hpam_own_param_t mca_btl_hpam_own_params[MCA_BTL_HPAM_OWN_PARAMS] = {
@@ -53,11 +59,11 @@ hpam_knob_value_t mca_btl_hpam_knob_default(size_t i)
 
 uint32_t mca_btl_hpam_fit_depth(uint32_t start, int nlocal, uint32_t block_size, long budget_mb)
 {
-    const uint64_t peers = nlocal > 1 ? (uint64_t) (nlocal - 1) : 1;
-    const uint64_t floor = (uint64_t) hpam_knob_default((size_t) hpam_knob_find("depth")).i;
-    const uint64_t budget = (uint64_t) budget_mb << 20;
+    const uint64_t peers = nlocal > 1 ? (uint64_t)(nlocal - 1) : 1;
+    const uint64_t floor = (uint64_t)hpam_knob_default((size_t)hpam_knob_find("depth")).i;
+    const uint64_t budget = (uint64_t)budget_mb << 20;
     uint32_t d = start;
-    while (d > floor && 2 * peers * (2 * (uint64_t) d + 1) * block_size > budget) d /= 2;
+    while (d > floor && 2 * peers * (2 * (uint64_t)d + 1) * block_size > budget) d /= 2;
     return d;
 }
 
@@ -65,15 +71,16 @@ uint32_t mca_btl_hpam_fit_depth(uint32_t start, int nlocal, uint32_t block_size,
  * and budget: "64 up to 4 ranks, 32 up to 8, ...". */
 static void depth_examples(char *out, size_t len)
 {
-    const uint32_t start = (uint32_t) mca_btl_hpam_knob_default((size_t) hpam_knob_find("depth")).i;
+    const uint32_t start = (uint32_t)mca_btl_hpam_knob_default((size_t)hpam_knob_find("depth")).i;
     const long budget = mca_btl_hpam_own_params[MCA_BTL_HPAM_CARD_BUDGET_MB].value;
     size_t n = 0;
     uint32_t d = mca_btl_hpam_fit_depth(start, 2, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
     for (int p = 3; p <= 65536 && n < len; ++p) {
-        const uint32_t next = mca_btl_hpam_fit_depth(start, p, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
+        const uint32_t next =
+            mca_btl_hpam_fit_depth(start, p, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
         if (next == d) continue;
-        n += (size_t) snprintf(out + n, len - n, "%s%u up to %d%s", n ? ", " : "", d, p - 1,
-                               n ? "" : " ranks");
+        n += (size_t)snprintf(out + n, len - n, "%s%u up to %d%s", n ? ", " : "", d, p - 1,
+                              n ? "" : " ranks");
         d = next;
     }
     if (n < len) snprintf(out + n, len - n, ", %u beyond", d);
@@ -90,7 +97,7 @@ static void btl_default_note(size_t i, char *out, size_t len)
                  "; BTL default: the largest power of two up to %lld (at least %lld) whose card "
                  "blocks, 2*(P-1)*(2D+1) of btl_hpam_block_size bytes, fit btl_hpam_card_budget_mb "
                  "per process (P = ranks on the node; %ld MiB of %d-byte blocks: %s)",
-                 (long long) mca_btl_hpam_knob_default(i).i, (long long) hpam_knob_default(i).i,
+                 (long long)mca_btl_hpam_knob_default(i).i, (long long)hpam_knob_default(i).i,
                  mca_btl_hpam_own_params[MCA_BTL_HPAM_CARD_BUDGET_MB].value,
                  MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, examples);
     } else if (is_knob(i, "block_size")) {
@@ -109,15 +116,18 @@ void mca_btl_hpam_param_help(const hpam_knob_info_t *k, int knob, char *out, siz
     int n;
     switch (k->type) {
     case HPAM_KNOB_BOOL: n = snprintf(out, len, "%s", k->help); break;
-    case HPAM_KNOB_REAL: n = snprintf(out, len, "%s (%g-%g)", k->help, k->real_min, k->real_max); break;
+    case HPAM_KNOB_REAL:
+        n = snprintf(out, len, "%s (%g-%g)", k->help, k->real_min, k->real_max);
+        break;
     case HPAM_KNOB_CHOICE: n = snprintf(out, len, "%s (%s)", k->help, k->choices); break;
     case HPAM_KNOB_POWER2:
-        n = snprintf(out, len, "%s (power of two, %lld-%lld%s%s)", k->help, (long long) k->min,
-                     (long long) k->max, sep, k->unit);
+        n = snprintf(out, len, "%s (power of two, %lld-%lld%s%s)", k->help, (long long)k->min,
+                     (long long)k->max, sep, k->unit);
         break;
     default:
-        n = snprintf(out, len, "%s (%lld-%lld%s%s)", k->help, (long long) k->min,
-                     (long long) k->max, sep, k->unit);
+        n = snprintf(out, len, "%s (%lld-%lld%s%s)", k->help, (long long)k->min, (long long)k->max,
+                     sep, k->unit);
     }
-    if (knob >= 0 && n >= 0 && (size_t) n < len) btl_default_note((size_t) knob, out + n, len - (size_t) n);
+    if (knob >= 0 && n >= 0 && (size_t)n < len)
+        btl_default_note((size_t)knob, out + n, len - (size_t)n);
 }

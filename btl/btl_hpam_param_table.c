@@ -18,7 +18,7 @@ static void print_value(hpam_knob_type_t t, hpam_knob_value_t v)
     case HPAM_KNOB_BOOL: fputs(v.i ? "true" : "false", stdout); break;
     case HPAM_KNOB_REAL: printf("%g", v.r); break;
     case HPAM_KNOB_CHOICE: fputs(v.s, stdout); break;
-    default: printf("%lld", (long long) v.i);
+    default: printf("%lld", (long long)v.i);
     }
 }
 
@@ -39,7 +39,7 @@ static void print_row(const hpam_knob_info_t *k, int knob, hpam_knob_value_t dfl
     printf("| `btl_hpam_%s` | ", k->name);
     print_value(k->type, dflt);
     if (knob >= 0) {
-        const hpam_knob_value_t core = hpam_knob_default((size_t) knob);
+        const hpam_knob_value_t core = hpam_knob_default((size_t)knob);
         const bool whole = k->type == HPAM_KNOB_UNSIGNED || k->type == HPAM_KNOB_POWER2;
         if (whole && core.i != dflt.i) {
             fputs(" (native API, UCX: ", stdout);
@@ -57,7 +57,7 @@ int main(void)
     puts("| parameter | default | meaning (as `ompi_info --param btl hpam --level 9` shows it) |");
     puts("|---|---|---|");
     for (size_t i = 0; i < hpam_knob_count(); ++i) {
-        print_row(hpam_knob_info(i), (int) i, mca_btl_hpam_knob_default(i), "");
+        print_row(hpam_knob_info(i), (int)i, mca_btl_hpam_knob_default(i), "");
     }
     for (int j = 0; j < MCA_BTL_HPAM_OWN_PARAMS; ++j) {
         const mca_btl_hpam_own_param_t *o = &mca_btl_hpam_own_params[j];
