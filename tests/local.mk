@@ -15,3 +15,5 @@ dist_noinst_SCRIPTS += tests/soak.sh
 # the files' owners is listed in tests/format_pending and only reported.
 TESTS += tests/format.sh
 EXTRA_DIST += tests/format_pending btl/.clang-format uct/.clang-format
+# README's layout block names every top-level directory and every src/ one.
+TESTS += tests/readme_layout.sh

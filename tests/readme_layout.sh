@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# README's layout block (the ``` block after "The layout follows the
+# layers") names every top-level directory of the source tree and every
+# directory of src/, and each src/ line it has names a directory that
+# exists. Generated directories (build-aux/, autom4te.cache/, build trees
+# _build*/) and hidden ones are not asked for.
+#
+#   tests/readme_layout.sh [TOP]      (make check runs it)
+set -u
+top=${1:-${HPAM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}}
+block=$(awk '/The layout follows/ {seen = 1} seen && /^```/ {n++; next} n == 1' "$top/README.md")
+[ -n "$block" ] || { echo "FAIL: no layout block after \"The layout follows\" in README.md"; exit 1; }
+names=$(awk '{print $1}' <<<"$block")
+
+failed=0
+for d in "$top"/*/; do
+  d=$(basename "$d")
+  case $d in _build*|build-aux|autom4te.cache) continue ;; esac
+  grep -q "^$d/" <<<"$names" || { echo "FAIL: README's layout block omits $d/"; failed=1; }
+done
+for d in "$top"/src/*/; do
+  d=src/$(basename "$d")
+  grep -qx "$d/\?" <<<"$names" || { echo "FAIL: README's layout block omits $d"; failed=1; }
+done
+for d in $(grep '^src/' <<<"$names"); do
+  [ -d "$top/$d" ] || { echo "FAIL: README's layout block names $d, which does not exist"; failed=1; }
+done
+[ $failed -eq 0 ] && echo "PASS: README's layout block names every directory ($(wc -l <<<"$names") lines)"
+exit $failed
