@@ -20,12 +20,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--runs N] [--no-burner]" >&2; exit 2 ;;
   esac
 done
-burner_pid=
-if [ -n "$burner" ]; then
-  timeout 7200 bash -c 'while :; do :; done' &
-  burner_pid=$!
-fi
-trap '[ -n "$burner_pid" ] && kill "$burner_pid" 2>/dev/null; true' EXIT
+[ -n "$burner" ] && start_burner 7200
 start=$SECONDS
 for ((round = 1; round <= runs; round++)); do
   before=$failures

@@ -301,6 +301,10 @@ class endpoint {
   };
   void close_answer_batch(int src);
   inline uint64_t launch_of(uint32_t instance, uint32_t sequence) const;
+  // Launches from `from` to `to`, going forward modulo launch_span_.
+  uint64_t launches_between(uint64_t from, uint64_t to) const {
+    return (to + launch_span_ - from) % launch_span_;
+  }
 
   // Messages to oneself (endpoint_self.hpp).
   status self_request(msg_kind kind, unsigned handler, const uint64_t (&w)[4], const void* data,

@@ -68,8 +68,8 @@ void endpoint<Card>::on_answer_when_lossy(int src, request_desc& d, uint32_t ins
     return;
   }
   // Every answered request is at or after the oldest unanswered one.
-  auto ahead = [this, &t](uint64_t l) { return (l + launch_span_ - t.oldest) % launch_span_; };
-  if (!answer_batch_.answered || ahead(launch) > ahead(answer_batch_.farthest))
+  if (!answer_batch_.answered ||
+      launches_between(t.oldest, launch) > launches_between(t.oldest, answer_batch_.farthest))
     answer_batch_.farthest = launch;
   answer_batch_.answered = true;
 }
@@ -100,7 +100,6 @@ void endpoint<Card>::resend_early(int src, uint64_t launch) {
   peer_timer& t = timers_[src];
   const uint32_t next = instance_hint_[src];  // the instance the next request takes
   const uint64_t sent = launch_of(next, next_sequence(requests_.at(src, next).sequence));
-  auto distance = [this](uint64_t from, uint64_t to) { return (to + launch_span_ - from) % launch_span_; };
   auto busy_at = [this, src](uint64_t l) -> request_desc* {  // the request launched as l, if unanswered
     const uint32_t i = static_cast<uint32_t>(l % depth_);
     request_desc& o = requests_.at(src, i);
@@ -108,11 +107,11 @@ void endpoint<Card>::resend_early(int src, uint64_t launch) {
   };
   while (t.oldest != sent && (t.oldest == launch || !busy_at(t.oldest)))
     t.oldest = (t.oldest + 1) % launch_span_;
-  const uint64_t in_flight = distance(t.oldest, sent);
-  if (distance(t.oldest, t.highest) >= in_flight) t.highest = t.oldest;  // passed: none above
-  if (distance(t.oldest, launch) < in_flight && distance(t.oldest, launch) > distance(t.oldest, t.highest))
+  const uint64_t in_flight = launches_between(t.oldest, sent);
+  if (launches_between(t.oldest, t.highest) >= in_flight) t.highest = t.oldest;  // passed: none above
+  if (launches_between(t.oldest, launch) < in_flight && launches_between(t.oldest, launch) > launches_between(t.oldest, t.highest))
     t.highest = launch;
-  const uint64_t span = distance(t.oldest, t.highest);
+  const uint64_t span = launches_between(t.oldest, t.highest);
   if (span < early_resend_after) {
     t.recovering = false;
     return;

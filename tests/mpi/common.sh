@@ -64,6 +64,22 @@ matrix() {
   done
 }
 
+# start_burner [SECONDS]: one process spinning beside the tests (a busy CI
+# machine) for at most SECONDS (default 300); stop_burner ends it, and is
+# the EXIT trap once started.
+burner_pid=
+start_burner() {
+  timeout "${1:-300}" bash -c 'while :; do :; done' &
+  burner_pid=$!
+  trap stop_burner EXIT
+}
+stop_burner() {
+  [ -n "$burner_pid" ] && kill "$burner_pid" 2>/dev/null
+  [ -n "$burner_pid" ] && wait "$burner_pid" 2>/dev/null
+  burner_pid=
+  return 0
+}
+
 finish() {
   echo "$failures failure(s)"
   [ "$failures" -eq 0 ]

@@ -11,18 +11,6 @@
 . "$(dirname "$0")/common.sh"
 runs=${HPAM_SILENT_RUNS:-2}
 drop="--mca btl_hpam_fault_drop 0.02 --mca btl_hpam_stats 1"
-burner_pid=
-start_burner() {
-  timeout 300 bash -c 'while :; do :; done' &
-  burner_pid=$!
-}
-stop_burner() {
-  [ -n "$burner_pid" ] && kill "$burner_pid" 2>/dev/null
-  wait "$burner_pid" 2>/dev/null
-  burner_pid=
-}
-trap stop_burner EXIT
-
 background_resends=0
 for load in quiet burner; do
   [ "$load" = burner ] && start_burner
