@@ -2,8 +2,9 @@
 # README's layout block (the ``` block after "The layout follows the
 # layers") names every top-level directory of the source tree and every
 # directory of src/, and each src/ line it has names a directory that
-# exists. Generated directories (build-aux/, autom4te.cache/, build trees
-# _build*/) and hidden ones are not asked for.
+# exists. Generated directories (build-aux/, autom4te.cache/, and any build
+# tree: a directory holding config.status, whatever its name) and hidden
+# ones are not asked for.
 #
 #   tests/readme_layout.sh [TOP]      (make check runs it)
 set -u
@@ -15,7 +16,8 @@ names=$(awk '{print $1}' <<<"$block")
 failed=0
 for d in "$top"/*/; do
   d=$(basename "$d")
-  case $d in _build*|build-aux|autom4te.cache) continue ;; esac
+  case $d in build-aux|autom4te.cache) continue ;; esac
+  [ -f "$top/$d/config.status" ] && continue
   grep -q "^$d/" <<<"$names" || { echo "FAIL: README's layout block omits $d/"; failed=1; }
 done
 for d in "$top"/src/*/; do
