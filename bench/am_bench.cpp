@@ -40,7 +40,7 @@ struct options {
 constexpr int max_bursts = 1024;  // pairs of short bursts: round trips, then cache-line round trips
 constexpr int burst_iters = 1000;
 
-struct result_area {  // written by the measuring process, read by the parent
+struct result_area {            // written by the measuring process, read by the parent
   hpam_bench::line_pair lines;  // the cache-line ping-pong between the two processes
   int bursts;
   double burst_ns[max_bursts];  // ns per 4-word round trip in burst b
@@ -61,8 +61,12 @@ volatile uint64_t stores_seen = 0;
 void on_ping(hpam_token_t* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
   (void)hpam_reply_4(t, h_pong, a0, a1, a2, a3);
 }
-void on_pong(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { pongs = pongs + 1; }
-void on_sink(hpam_token_t*, void*, void*, size_t, uint64_t) { stores_seen = stores_seen + 1; }
+void on_pong(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
+  pongs = pongs + 1;
+}
+void on_sink(hpam_token_t*, void*, void*, size_t, uint64_t) {
+  stores_seen = stores_seen + 1;
+}
 volatile bool line_turn = false;  // process 1: serve a burst of cache-line round trips next
 void on_line(hpam_token_t* t, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
   line_turn = true;
@@ -92,7 +96,9 @@ int ping_pong(hpam_ep_t* ep, int n) {
 
 // Process 0 measures; process 1 serves until told to stop (handler 0 of 4 words).
 volatile bool stop_serving = false;
-void on_stop(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { stop_serving = true; }
+void on_stop(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
+  stop_serving = true;
+}
 
 int serve(hpam_ep_t* ep, result_area* r) {
   uint64_t line_count = 0;
@@ -129,8 +135,10 @@ int run(const options& o, int me, result_area* r, char* sink) {
   hpam_config_t cfg = o.cfg;
   cfg.my_proc = me;
   hpam_ep_t* ep;
-  if (hpam_ep_create(&cfg, &ep) != HPAM_OK || hpam_connect_all(ep) != HPAM_OK) return fail(r, "setup");
-  if (hpam_set_segment(ep, sink, sink_bytes) != HPAM_OK) return fail(r, "segment");  // stores land here
+  if (hpam_ep_create(&cfg, &ep) != HPAM_OK || hpam_connect_all(ep) != HPAM_OK)
+    return fail(r, "setup");
+  if (hpam_set_segment(ep, sink, sink_bytes) != HPAM_OK)
+    return fail(r, "segment");  // stores land here
   hpam_register_handler4(ep, h_ping, on_ping, nullptr);
   hpam_register_handler4(ep, h_pong, on_pong, nullptr);
   hpam_register_handler_bulk(ep, h_sink, on_sink, nullptr);
@@ -142,15 +150,17 @@ int run(const options& o, int me, result_area* r, char* sink) {
   const size_t max = hpam_max_bulk(ep);
   std::vector<char> src(max, 'x');
   r->nsizes = 0;
-  for (size_t s = 16; s <= max && r->nsizes < 32; s = s * 2 > max && s != max ? max : s * 2) {
+  for (size_t s = 16; s <= max && r->nsizes<32; s = s * 2> max && s != max ? max : s * 2) {
     r->sizes[r->nsizes] = s;
-    // bytes per repetition: 16 MiB (quick 1 MiB); 64 MiB made this step take minutes on a loaded machine
+    // bytes per repetition: 16 MiB (quick 1 MiB); 64 MiB made this step take minutes on a loaded
+    // machine
     const size_t total = o.quick ? (1u << 20) : (16u << 20);
     const size_t count = std::max<size_t>(200, total / s);
     for (int rep = 0; rep < o.reps; ++rep) {
       const uint64_t t0 = clk.now_ns();
       for (size_t i = 0; i < count; ++i)
-        if (hpam_store(ep, 1, h_sink, src.data(), s, reinterpret_cast<uint64_t>(sink), 0) != HPAM_OK)
+        if (hpam_store(ep, 1, h_sink, src.data(), s, reinterpret_cast<uint64_t>(sink), 0) !=
+            HPAM_OK)
           return fail(r, "store");
       // all answered: one more request-reply round trip behind them on every instance
       pongs = 0;
@@ -182,21 +192,38 @@ options parse(int argc, char** argv) {
   o.cfg.poll_on_send = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") { o.quick = true; o.reps = 5; o.bursts = 100; }
-    else if (a == "--bursts") o.bursts = std::max(1, std::min(max_bursts, static_cast<int>(arg_value(i, argc, argv))));
-    else if (a == "--csv") o.csv = true;
-    else if (a == "--reps") o.reps = std::max(1, std::min(64, static_cast<int>(arg_value(i, argc, argv))));
-    else if (a == "--depth") o.cfg.depth = static_cast<uint32_t>(arg_value(i, argc, argv));
-    else if (a == "--block") o.cfg.block_size = static_cast<uint32_t>(arg_value(i, argc, argv));
-    else if (a == "--nic" && i + 1 < argc) o.cfg.nic = argv[++i];
-    else if (a == "--drop") o.cfg.fault_drop = arg_value(i, argc, argv);
-    else if (a == "--duplicate") o.cfg.fault_duplicate = arg_value(i, argc, argv);
-    else if (a == "--corrupt") o.cfg.fault_corrupt = arg_value(i, argc, argv);
-    else if (a == "--reorder") o.cfg.fault_reorder = arg_value(i, argc, argv);
-    else if (a == "--delay") o.cfg.fault_delay = arg_value(i, argc, argv);
-    else if (a == "--no-crc") o.cfg.crc_check = 0;
-    else if (a == "--no-key-check") o.cfg.key_check = 0;
-    else if (a == "--timeout-us") o.cfg.timeout_ns = static_cast<uint64_t>(arg_value(i, argc, argv) * 1000);
+    if (a == "--quick") {
+      o.quick = true;
+      o.reps = 5;
+      o.bursts = 100;
+    } else if (a == "--bursts")
+      o.bursts = std::max(1, std::min(max_bursts, static_cast<int>(arg_value(i, argc, argv))));
+    else if (a == "--csv")
+      o.csv = true;
+    else if (a == "--reps")
+      o.reps = std::max(1, std::min(64, static_cast<int>(arg_value(i, argc, argv))));
+    else if (a == "--depth")
+      o.cfg.depth = static_cast<uint32_t>(arg_value(i, argc, argv));
+    else if (a == "--block")
+      o.cfg.block_size = static_cast<uint32_t>(arg_value(i, argc, argv));
+    else if (a == "--nic" && i + 1 < argc)
+      o.cfg.nic = argv[++i];
+    else if (a == "--drop")
+      o.cfg.fault_drop = arg_value(i, argc, argv);
+    else if (a == "--duplicate")
+      o.cfg.fault_duplicate = arg_value(i, argc, argv);
+    else if (a == "--corrupt")
+      o.cfg.fault_corrupt = arg_value(i, argc, argv);
+    else if (a == "--reorder")
+      o.cfg.fault_reorder = arg_value(i, argc, argv);
+    else if (a == "--delay")
+      o.cfg.fault_delay = arg_value(i, argc, argv);
+    else if (a == "--no-crc")
+      o.cfg.crc_check = 0;
+    else if (a == "--no-key-check")
+      o.cfg.key_check = 0;
+    else if (a == "--timeout-us")
+      o.cfg.timeout_ns = static_cast<uint64_t>(arg_value(i, argc, argv) * 1000);
     else {
       std::fprintf(stderr, "am_bench: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -207,15 +234,19 @@ options parse(int argc, char** argv) {
 
 void report(const options& o, const result_area& r) {
   using hpam_bench::quantile;
-  const std::vector<double> rtt(r.burst_ns, r.burst_ns + r.bursts), line(r.line_ns, r.line_ns + r.bursts);
+  const std::vector<double> rtt(r.burst_ns, r.burst_ns + r.bursts),
+      line(r.line_ns, r.line_ns + r.bursts);
   std::vector<double> over(rtt.size());
   for (size_t b = 0; b < rtt.size(); ++b) over[b] = rtt[b] / line[b];
-  const double rinf = median(std::vector<double>(r.bw_mbs[r.nsizes - 1], r.bw_mbs[r.nsizes - 1] + o.reps));
+  const double rinf =
+      median(std::vector<double>(r.bw_mbs[r.nsizes - 1], r.bw_mbs[r.nsizes - 1] + o.reps));
   if (o.csv) {
-    std::printf("metric,size,value\nrtt_ns,32,%.1f\nrtt_best_ns,32,%.1f\n", quantile(rtt, 0.5), quantile(rtt, 0));
+    std::printf("metric,size,value\nrtt_ns,32,%.1f\nrtt_best_ns,32,%.1f\n", quantile(rtt, 0.5),
+                quantile(rtt, 0));
     std::printf("rtt_p10_ns,32,%.1f\nrtt_p90_ns,32,%.1f\n", quantile(rtt, 0.1), quantile(rtt, 0.9));
     std::printf("floor_ns,32,%.1f\nover_floor,32,%.3f\n", quantile(line, 0.5), quantile(over, 0.5));
-    std::printf("over_floor_p10,32,%.3f\nover_floor_p90,32,%.3f\n", quantile(over, 0.1), quantile(over, 0.9));
+    std::printf("over_floor_p10,32,%.3f\nover_floor_p90,32,%.3f\n", quantile(over, 0.1),
+                quantile(over, 0.9));
     for (int s = 0; s < r.nsizes; ++s)
       std::printf("bandwidth_MBps,%zu,%.1f\n", r.sizes[s],
                   median(std::vector<double>(r.bw_mbs[s], r.bw_mbs[s] + o.reps)));
@@ -224,10 +255,13 @@ void report(const options& o, const result_area& r) {
   std::printf("nic %s, D=%u, block %u B, CRC %s, key check %s, median of %d runs\n", o.cfg.nic,
               o.cfg.depth, o.cfg.block_size, o.cfg.crc_check ? "on" : "off",
               o.cfg.key_check ? "on" : "off", o.reps);
-  std::printf("4-word request/reply round trip: %.0f ns (median of %d bursts of %d; best %.0f ns)\n",
-              quantile(rtt, 0.5), r.bursts, burst_iters, quantile(rtt, 0));
-  std::printf("cache-line round trip between the bursts: %.0f ns; round trip over it: %.2f (10%%-90%%: %.2f-%.2f)\n",
-              quantile(line, 0.5), quantile(over, 0.5), quantile(over, 0.1), quantile(over, 0.9));
+  std::printf(
+      "4-word request/reply round trip: %.0f ns (median of %d bursts of %d; best %.0f ns)\n",
+      quantile(rtt, 0.5), r.bursts, burst_iters, quantile(rtt, 0));
+  std::printf(
+      "cache-line round trip between the bursts: %.0f ns; round trip over it: %.2f (10%%-90%%: "
+      "%.2f-%.2f)\n",
+      quantile(line, 0.5), quantile(over, 0.5), quantile(over, 0.1), quantile(over, 0.9));
   std::printf("%10s %12s\n", "bytes", "MB/s");
   double nhalf = 0;
   for (int s = 0; s < r.nsizes; ++s) {
@@ -237,16 +271,19 @@ void report(const options& o, const result_area& r) {
   }
   std::printf("R_inf %.1f MB/s, N_half <= %.0f B\n", rinf, nhalf);
   const hpam_counters_t& k = r.counters;
-  std::printf("faults injected: dropped %llu, duplicated %llu, corrupted %llu, reordered %llu, delayed %llu\n",
-              (unsigned long long)k.wire_dropped, (unsigned long long)k.wire_duplicated,
-              (unsigned long long)k.wire_corrupted, (unsigned long long)k.wire_reordered,
-              (unsigned long long)k.wire_delayed);
-  std::printf("protocol: requests %llu, timeouts %llu, retransmissions %llu, stalls %llu, "
-              "stale replies %llu, CRC failures %llu, overflow drops %llu\n",
-              (unsigned long long)k.requests_sent, (unsigned long long)k.timeouts,
-              (unsigned long long)k.retransmissions, (unsigned long long)k.stalls,
-              (unsigned long long)k.stale_replies, (unsigned long long)k.crc_failures,
-              (unsigned long long)k.overflow_drops);
+  std::printf(
+      "faults injected: dropped %llu, duplicated %llu, corrupted %llu, reordered %llu, delayed "
+      "%llu\n",
+      (unsigned long long)k.wire_dropped, (unsigned long long)k.wire_duplicated,
+      (unsigned long long)k.wire_corrupted, (unsigned long long)k.wire_reordered,
+      (unsigned long long)k.wire_delayed);
+  std::printf(
+      "protocol: requests %llu, timeouts %llu, retransmissions %llu, stalls %llu, "
+      "stale replies %llu, CRC failures %llu, overflow drops %llu\n",
+      (unsigned long long)k.requests_sent, (unsigned long long)k.timeouts,
+      (unsigned long long)k.retransmissions, (unsigned long long)k.stalls,
+      (unsigned long long)k.stale_replies, (unsigned long long)k.crc_failures,
+      (unsigned long long)k.overflow_drops);
 }
 
 }  // namespace

@@ -40,7 +40,9 @@ void on_ping(hpam_token* t, void*, uint64_t a0, uint64_t a1, uint64_t a2, uint64
   const uint64_t w[4] = {a0, a1, a2, a3};
   (void)static_cast<hpam::am::endpoint<Card>*>(t->endpoint)->reply_4(*t, h_pong, w);
 }
-void on_pong(hpam_token*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { ++pongs; }
+void on_pong(hpam_token*, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
+  ++pongs;
+}
 
 template <class Card>
 int run(const hpam::am::endpoint_config& base, long iters) {
@@ -154,21 +156,25 @@ int main(int argc, char** argv) {
   bool raw = false, hamlyn = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--iters" && i + 1 < argc) iters = std::atol(argv[++i]);
-    else if (a == "--no-crc") c.card.crc = false;
-    else if (a == "--raw") raw = true;
-    else if (a == "--no-key-check") c.key_check = false;
+    if (a == "--iters" && i + 1 < argc)
+      iters = std::atol(argv[++i]);
+    else if (a == "--no-crc")
+      c.card.crc = false;
+    else if (a == "--raw")
+      raw = true;
+    else if (a == "--no-key-check")
+      c.key_check = false;
     else if (a == "--no-inline") {
       c.card.rx_ready_cell = 16;
       c.card.notify_inline = 0;
-    }
-    else if (a == "--depth" && i + 1 < argc) c.depth = static_cast<uint32_t>(std::atoi(argv[++i]));
-    else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "medusa") ++i;
+    } else if (a == "--depth" && i + 1 < argc)
+      c.depth = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "medusa")
+      ++i;
     else if (a == "--nic" && i + 1 < argc && std::string(argv[i + 1]) == "hamlyn") {
       hamlyn = true;
       ++i;
-    }
-    else {
+    } else {
       std::fprintf(stderr, "am_cost: unknown option %s\n", a.c_str());
       return 2;
     }

@@ -33,8 +33,12 @@ volatile bool stop = false;
 void on_ping(hpam_token_t* t, void*, uint64_t a0, uint64_t, uint64_t, uint64_t) {
   (void)hpam_reply_4(t, h_pong, a0, 0, 0, 0);
 }
-void on_pong(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { pongs = pongs + 1; }
-void on_stop(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { stop = true; }
+void on_pong(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
+  pongs = pongs + 1;
+}
+void on_stop(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
+  stop = true;
+}
 
 struct results {
   double rtt, os, g, deltas[64], intervals[64];
@@ -80,7 +84,7 @@ int measure(hpam_ep_t* ep, results* r, bool quick) {
   }
   r->rtt = median(v);
   v.clear();
-  const int burst = 32;  // < D: never stalls
+  const int burst = 32;                        // < D: never stalls
   for (int rep = 0; rep < reps * 20; ++rep) {  // o_s
     pongs = 0;
     const uint64_t t0 = c.now_ns();
@@ -133,16 +137,18 @@ int main(int argc, char** argv) {
   const char* nic = "medusa";
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--nic") && i + 1 < argc) nic = argv[++i];
+    if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--nic") && i + 1 < argc)
+      nic = argv[++i];
     else {
       std::fprintf(stderr, "am_logp: unknown option %s\n", argv[i]);
       return 2;
     }
   }
   const std::string job = "logp-" + std::to_string(getpid());
-  auto* r = static_cast<results*>(mmap(nullptr, sizeof(results), PROT_READ | PROT_WRITE,
-                                       MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  auto* r = static_cast<results*>(
+      mmap(nullptr, sizeof(results), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   pid_t kids[2];
   for (int p = 0; p < 2; ++p)
     if ((kids[p] = fork()) == 0) {
@@ -168,6 +174,7 @@ int main(int argc, char** argv) {
   std::printf("param,value_ns\nrtt,%.1f\nos,%.1f\nor,%.1f\ng,%.1f\nL,%.1f\n", r->rtt, r->os, orecv,
               r->g, latency);
   std::printf("signature,delay_ns,interval_ns\n");
-  for (int i = 0; i < r->npoints; ++i) std::printf("signature,%.0f,%.1f\n", r->deltas[i], r->intervals[i]);
+  for (int i = 0; i < r->npoints; ++i)
+    std::printf("signature,%.0f,%.1f\n", r->deltas[i], r->intervals[i]);
   return 0;
 }

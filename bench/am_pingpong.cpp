@@ -39,8 +39,12 @@ constexpr size_t sink_bytes = 1 << 17;
 void on_bounce(hpam_token_t* t, void*, void* data, size_t len, uint64_t arg) {
   (void)hpam_reply_store(t, h_back, data, len, reinterpret_cast<uint64_t>(sink_base), arg);
 }
-void on_back(hpam_token_t*, void*, void*, size_t, uint64_t) { backs = backs + 1; }
-void on_stop(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) { stop_serving = true; }
+void on_back(hpam_token_t*, void*, void*, size_t, uint64_t) {
+  backs = backs + 1;
+}
+void on_stop(hpam_token_t*, void*, uint64_t, uint64_t, uint64_t, uint64_t) {
+  stop_serving = true;
+}
 
 int fail(result_area* r, const char* what) {
   r->error = 1;
@@ -59,7 +63,8 @@ double round_trips(hpam_ep_t* ep, const char* src, size_t s, int n, char* remote
   backs = 0;
   const uint64_t t0 = clk.now_ns();
   for (int i = 0; i < n; ++i) {
-    if (hpam_store(ep, 1, h_bounce, src, s, reinterpret_cast<uint64_t>(remote), 0) != HPAM_OK) return -1;
+    if (hpam_store(ep, 1, h_bounce, src, s, reinterpret_cast<uint64_t>(remote), 0) != HPAM_OK)
+      return -1;
     while (backs <= static_cast<uint64_t>(i))
       if (hpam_poll(ep) < 0) return -1;
   }
@@ -69,7 +74,8 @@ double round_trips(hpam_ep_t* ep, const char* src, size_t s, int n, char* remote
 int run(hpam_config_t cfg, int me, bool quick, int reps, result_area* r) {
   cfg.my_proc = me;
   hpam_ep_t* ep;
-  if (hpam_ep_create(&cfg, &ep) != HPAM_OK || hpam_connect_all(ep) != HPAM_OK) return fail(r, "setup");
+  if (hpam_ep_create(&cfg, &ep) != HPAM_OK || hpam_connect_all(ep) != HPAM_OK)
+    return fail(r, "setup");
   // Both directions store into the sink: it is each process's segment.
   if (hpam_set_segment(ep, sink_base, sink_bytes) != HPAM_OK) return fail(r, "segment");
   hpam_register_handler_bulk(ep, h_bounce, on_bounce, nullptr);
@@ -111,9 +117,13 @@ int main(int argc, char** argv) {
   int reps = 7;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") { quick = true; reps = 3; }
-    else if (a == "--nic" && i + 1 < argc) cfg.nic = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::min(64, std::atoi(argv[++i])));
+    if (a == "--quick") {
+      quick = true;
+      reps = 3;
+    } else if (a == "--nic" && i + 1 < argc)
+      cfg.nic = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::min(64, std::atoi(argv[++i])));
     else {
       std::fprintf(stderr, "usage: am_pingpong [--quick] [--nic medusa|hamlyn] [--reps R]\n");
       return 2;

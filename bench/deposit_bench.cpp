@@ -11,9 +11,9 @@
 // Two processes (fork). Prints CSV on stdout.
 //
 //   bench/deposit_bench [--quick] [--path card|cross|fallback] [--packet N]
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,12 +44,15 @@ struct options {
 };
 
 double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // Spins, then yields the core: the machine may have fewer free cores than
 // spinning processes, and the peer must run for anything to arrive.
-uint32_t spin_limit = 2000;  // spins before yielding (raised when the two processes are pinned apart)
+uint32_t spin_limit =
+    2000;  // spins before yielding (raised when the two processes are pinned apart)
 
 void relax(uint32_t& spins) {
   if (++spins > spin_limit) sched_yield();
@@ -153,7 +156,8 @@ int iterations(uint64_t size, bool quick) {
 
 int stream_count(uint64_t size, bool quick) {
   const uint64_t budget = quick ? (32u << 20) : (256u << 20);
-  return static_cast<int>(std::max<uint64_t>(16, std::min<uint64_t>(budget / size, notify_capacity - 64)));
+  return static_cast<int>(
+      std::max<uint64_t>(16, std::min<uint64_t>(budget / size, notify_capacity - 64)));
 }
 
 // One benchmark run (both processes execute it, with their role).
@@ -190,8 +194,8 @@ void run(side& s, int me, const options& o, const std::string& path, uint32_t pa
       send_wait(s, data.data(), 1);
     }
     if (print)
-      std::printf("%s,%u,%llu,%.3f,%.1f\n", path.c_str(), packet, static_cast<unsigned long long>(size),
-                  latency, bw);
+      std::printf("%s,%u,%llu,%.3f,%.1f\n", path.c_str(), packet,
+                  static_cast<unsigned long long>(size), latency, bw);
     std::fflush(stdout);
   }
 }
@@ -207,7 +211,8 @@ options parse(int argc, char** argv) {
     } else if (a == "--packet" && i + 1 < argc) {
       o.packets = {static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10))};
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--path card|cross|fallback] [--packet N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--path card|cross|fallback] [--packet N]\n",
+                   argv[0]);
       std::exit(2);
     }
   }
@@ -218,13 +223,15 @@ options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
-  std::printf("# process_vm_writev: yama ptrace_scope = %d; %ld CPUs online; latency = best of 5 batches\n",
-              yama_ptrace_scope(), sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf(
+      "# process_vm_writev: yama ptrace_scope = %d; %ld CPUs online; latency = best of 5 batches\n",
+      yama_ptrace_scope(), sysconf(_SC_NPROCESSORS_ONLN));
   std::printf("path,packet_bytes,message_bytes,one_way_latency_us,bandwidth_MBps\n");
   std::fflush(stdout);
   for (const std::string& path : o.paths)
     for (uint32_t packet : o.packets) {
-      const std::string job = "dbench-" + std::to_string(getpid()) + "-" + path + std::to_string(packet);
+      const std::string job =
+          "dbench-" + std::to_string(getpid()) + "-" + path + std::to_string(packet);
       int up[2], down[2];
       if (pipe(up) != 0 || pipe(down) != 0) return 1;
       const pid_t child = fork();
@@ -244,7 +251,8 @@ int main(int argc, char** argv) {
       make_side(s, job, 0, path, packet);
       s.c->attach_all();
       if (path == "cross" && !s.c->cross_memory_to(1)) {
-        std::printf("# cross: process_vm_writev is not allowed here; the card falls back to packets\n");
+        std::printf(
+            "# cross: process_vm_writev is not allowed here; the card falls back to packets\n");
       }
       if (write(down[1], &s.mine, sizeof s.mine) != sizeof s.mine) return 1;
       if (read(up[0], &s.peer, sizeof s.peer) != sizeof s.peer) return 1;

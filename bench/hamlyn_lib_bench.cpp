@@ -99,7 +99,9 @@ struct side {
   struct seeds {
     seed tags, dgrams, in, in_plain;
   };
-  seeds mine() const { return {tags.make_seed(), dgrams.make_seed(), in.make_seed(), in_plain.make_seed()}; }
+  seeds mine() const {
+    return {tags.make_seed(), dgrams.make_seed(), in.make_seed(), in_plain.make_seed()};
+  }
   void connect(const seeds& s) {
     check(to_tags.open(m, s.tags), "tagged-write seed refused");
     check(to_dgrams.open(m, s.dgrams), "datagram seed refused");
@@ -136,16 +138,28 @@ enum class exchange { tagged, datagram, stream };
 void one_round(side& s, exchange e, uint32_t bytes, bool first) {
   auto go = [&] {
     switch (e) {
-      case exchange::tagged: check(s.to_tags.send(s.buf.data(), bytes, 0, 1), "tagged send"); break;
-      case exchange::datagram: check(s.to_dgrams.send(0, s.buf.data(), bytes), "datagram send"); break;
-      case exchange::stream: s.stream_send(s.out, bytes); break;
+      case exchange::tagged:
+        check(s.to_tags.send(s.buf.data(), bytes, 0, 1), "tagged send");
+        break;
+      case exchange::datagram:
+        check(s.to_dgrams.send(0, s.buf.data(), bytes), "datagram send");
+        break;
+      case exchange::stream:
+        s.stream_send(s.out, bytes);
+        break;
     }
   };
   auto wait = [&] {
     switch (e) {
-      case exchange::tagged: s.tag_wait(); break;
-      case exchange::datagram: s.dgram_wait(); break;
-      case exchange::stream: s.stream_wait(s.in, bytes); break;
+      case exchange::tagged:
+        s.tag_wait();
+        break;
+      case exchange::datagram:
+        s.dgram_wait();
+        break;
+      case exchange::stream:
+        s.stream_wait(s.in, bytes);
+        break;
     }
   };
   if (first) {
@@ -171,7 +185,9 @@ struct plan {
 // as likely to be preempted as one of small ones): fewer round trips above
 // 4 KiB, at least 8.
 int reps_for(const plan& p, uint32_t bytes) {
-  return bytes <= 4096 ? p.reps : std::max(8, static_cast<int>(static_cast<uint64_t>(p.reps) * 4096 / bytes));
+  return bytes <= 4096
+             ? p.reps
+             : std::max(8, static_cast<int>(static_cast<uint64_t>(p.reps) * 4096 / bytes));
 }
 
 // One burst of `reps` round trips; ns per round trip (process 0).
@@ -191,7 +207,8 @@ double stream_rate(side& s, bool first, bool coalesce, const plan& p, const sys:
     return 0;
   }
   const uint64_t t0 = clk.now_ns();
-  for (uint64_t sent = 0; sent < p.stream_bytes; sent += 64) check(out.send(s.buf.data(), 64), "stream send");
+  for (uint64_t sent = 0; sent < p.stream_bytes; sent += 64)
+    check(out.send(s.buf.data(), 64), "stream send");
   check(out.flush(), "stream flush");
   s.tag_wait();
   return static_cast<double>(clk.now_ns() - t0);
@@ -207,8 +224,10 @@ void run(side& s, bool first, const plan& p) {
   std::vector<double> rtt, floors;
   for (int b = 0; b < p.bursts; ++b) {
     rtt.push_back(burst(s, first, exchange::tagged, 16, p.reps, clk));
-    if (first) floors.push_back(hpam_bench::line_burst(floor_lines, line_next, 200, clk));
-    else hpam_bench::line_serve(floor_lines, line_next, 200);
+    if (first)
+      floors.push_back(hpam_bench::line_burst(floor_lines, line_next, 200, clk));
+    else
+      hpam_bench::line_serve(floor_lines, line_next, 200);
   }
   if (first) {
     std::printf("kind,protocol,bytes,value\n");
@@ -223,8 +242,8 @@ void run(side& s, bool first, const plan& p) {
           per[k].push_back(burst(s, first, e, p.sizes[k], reps_for(p, p.sizes[k]), clk));
     for (size_t k = 0; first && k < p.sizes.size(); ++k)
       if (!per[k].empty())
-        std::printf("one_way_us,%s,%u,%.3f\n", e == exchange::datagram ? "datagram" : "stream", p.sizes[k],
-                    hpam_bench::quantile(per[k], 0.5) / 2000.0);
+        std::printf("one_way_us,%s,%u,%.3f\n", e == exchange::datagram ? "datagram" : "stream",
+                    p.sizes[k], hpam_bench::quantile(per[k], 0.5) / 2000.0);
   }
   for (bool coalesce : {true, false}) {
     std::vector<double> t;
@@ -232,8 +251,10 @@ void run(side& s, bool first, const plan& p) {
     if (!first) continue;
     const double ns = hpam_bench::quantile(t, 0.5);
     const char* name = coalesce ? "coalesce_on" : "coalesce_off";
-    std::printf("stream_MBps,%s,64,%.1f\n", name, static_cast<double>(p.stream_bytes) * 1000.0 / ns);
-    std::printf("stream_Mmsgs,%s,64,%.3f\n", name, static_cast<double>(p.stream_bytes / 64) * 1000.0 / ns);
+    std::printf("stream_MBps,%s,64,%.1f\n", name,
+                static_cast<double>(p.stream_bytes) * 1000.0 / ns);
+    std::printf("stream_Mmsgs,%s,64,%.3f\n", name,
+                static_cast<double>(p.stream_bytes / 64) * 1000.0 / ns);
   }
   std::fflush(stdout);
 }
@@ -257,8 +278,10 @@ struct cost_world {
 
 extern "C" [[gnu::noinline]] int hamlyn_bench_send(cost_world& w, int protocol, uint64_t i) {
   switch (protocol) {
-    case 0: return static_cast<int>(w.to_tags.send(w.msg, 16, 0, i));
-    case 1: return static_cast<int>(w.to_dgrams.send(0, w.msg, 16));
+    case 0:
+      return static_cast<int>(w.to_tags.send(w.msg, 16, 0, i));
+    case 1:
+      return static_cast<int>(w.to_dgrams.send(0, w.msg, 16));
     case 2: {
       const status st = w.out.send(w.msg, 16);
       return static_cast<int>(is_ok(st) ? w.out.flush() : st);
@@ -330,12 +353,18 @@ int main(int argc, char** argv) {
   uint64_t iters = 10000;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--cost" && i + 1 < argc) cost_name = argv[++i];
-    else if (a == "--iters" && i + 1 < argc) iters = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--sizes" && i + 1 < argc) sizes = argv[++i];
+    if (a == "--quick")
+      quick = true;
+    else if (a == "--cost" && i + 1 < argc)
+      cost_name = argv[++i];
+    else if (a == "--iters" && i + 1 < argc)
+      iters = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--sizes" && i + 1 < argc)
+      sizes = argv[++i];
     else {
-      std::fprintf(stderr, "usage: hamlyn_lib_bench [--quick] [--sizes a,b,...] | --cost PROTOCOL [--iters N]\n");
+      std::fprintf(
+          stderr,
+          "usage: hamlyn_lib_bench [--quick] [--sizes a,b,...] | --cost PROTOCOL [--iters N]\n");
       return 2;
     }
   }
@@ -348,14 +377,16 @@ int main(int argc, char** argv) {
     p.sizes.clear();
     for (const char* c = sizes.c_str(); *c;) {
       char* end;
-      p.sizes.push_back(static_cast<uint32_t>(std::min<unsigned long>(std::strtoul(c, &end, 10), max_bytes)));
+      p.sizes.push_back(
+          static_cast<uint32_t>(std::min<unsigned long>(std::strtoul(c, &end, 10), max_bytes)));
       c = *end == ',' ? end + 1 : end;
       if (end == c && *c) die("--sizes: numbers separated by commas");
     }
   }
   p.stream_bytes = quick ? (4u << 20) : (32u << 20);
-  floor_lines = static_cast<hpam_bench::line_pair*>(
-      mmap(nullptr, sizeof(hpam_bench::line_pair), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  floor_lines = static_cast<hpam_bench::line_pair*>(mmap(nullptr, sizeof(hpam_bench::line_pair),
+                                                         PROT_READ | PROT_WRITE,
+                                                         MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   if (floor_lines == MAP_FAILED) die("mmap");
   new (floor_lines) hpam_bench::line_pair{};
   const std::string job = "hlbench-" + std::to_string(getpid());
@@ -367,7 +398,8 @@ int main(int argc, char** argv) {
     side s(job, 1);
     const side::seeds mine = s.mine();
     side::seeds theirs;
-    if (write(up[1], &mine, sizeof mine) != sizeof mine || read(down[0], &theirs, sizeof theirs) != sizeof theirs)
+    if (write(up[1], &mine, sizeof mine) != sizeof mine ||
+        read(down[0], &theirs, sizeof theirs) != sizeof theirs)
       die("seed exchange");
     s.connect(theirs);
     run(s, false, p);
@@ -377,7 +409,8 @@ int main(int argc, char** argv) {
   side s(job, 0);
   const side::seeds mine = s.mine();
   side::seeds theirs;
-  if (read(up[0], &theirs, sizeof theirs) != sizeof theirs || write(down[1], &mine, sizeof mine) != sizeof mine)
+  if (read(up[0], &theirs, sizeof theirs) != sizeof theirs ||
+      write(down[1], &mine, sizeof mine) != sizeof mine)
     die("seed exchange");
   s.connect(theirs);
   run(s, true, p);

@@ -64,7 +64,8 @@ inline int pin_to_cpu(int which) {
 
 // The measuring side: `iters` round trips, counter values next+1 ...;
 // returns ns per round trip.
-inline double line_burst(line_pair* p, uint64_t& next, uint64_t iters, const hpam::sys::clock& clk) {
+inline double line_burst(line_pair* p, uint64_t& next, uint64_t iters,
+                         const hpam::sys::clock& clk) {
   const uint64_t t0 = clk.now_ns();
   for (uint64_t i = 0; i < iters; ++i) {
     ++next;

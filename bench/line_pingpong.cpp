@@ -42,15 +42,19 @@ int main(int argc, char** argv) {
   int bursts = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") bursts = 200;
-    else if (a == "--probe") bursts = 50;
-    else if (a == "--bursts" && i + 1 < argc) bursts = std::max(1, std::min(max_bursts, std::atoi(argv[++i])));
+    if (a == "--quick")
+      bursts = 200;
+    else if (a == "--probe")
+      bursts = 50;
+    else if (a == "--bursts" && i + 1 < argc)
+      bursts = std::max(1, std::min(max_bursts, std::atoi(argv[++i])));
     else {
       std::fprintf(stderr, "usage: line_pingpong [--quick | --probe] [--bursts N]\n");
       return 2;
     }
   }
-  void* m = mmap(nullptr, sizeof(shared_area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* m =
+      mmap(nullptr, sizeof(shared_area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return 1;
   auto* a = new (m) shared_area{};
   const uint64_t total = burst_iters * static_cast<uint64_t>(bursts + 1);  // + one burst of warm-up
@@ -68,7 +72,8 @@ int main(int argc, char** argv) {
   hpam::sys::clock clk;
   uint64_t next = 0;
   (void)hpam_bench::line_burst(&a->lines, next, burst_iters, clk);  // warm-up: the child starts
-  for (int b = 0; b < bursts; ++b) a->burst_ns[b] = hpam_bench::line_burst(&a->lines, next, burst_iters, clk);
+  for (int b = 0; b < bursts; ++b)
+    a->burst_ns[b] = hpam_bench::line_burst(&a->lines, next, burst_iters, clk);
   int st;
   waitpid(kid, &st, 0);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;

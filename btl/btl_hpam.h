@@ -54,22 +54,22 @@ typedef union mca_btl_hpam_knob_storage_t {
  * own. */
 typedef struct mca_btl_hpam_params_t {
     mca_btl_hpam_knob_storage_t knob[MCA_BTL_HPAM_MAX_KNOBS]; /* by table index */
-    hpam_config_t am;          /* the active-message endpoint's configuration */
-    hpam_dep_config_t dep;     /* the deposit layer's */
-    int verbose;               /* errors only .. everything */
-    bool stats;                /* per-peer statistics at finalize */
-    int max_frags;             /* send fragments at most (bounds memory under overload) */
-    int card_budget_mb;        /* card memory per process the default depth stays within */
+    hpam_config_t am;      /* the active-message endpoint's configuration */
+    hpam_dep_config_t dep; /* the deposit layer's */
+    int verbose;           /* errors only .. everything */
+    bool stats;            /* per-peer statistics at finalize */
+    int max_frags;         /* send fragments at most (bounds memory under overload) */
+    int card_budget_mb;    /* card memory per process the default depth stays within */
 } mca_btl_hpam_params_t;
 
 /* A peer on this node, by its local rank (its card's process index). */
 struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
-    struct opal_proc_t *proc;  /* the Open MPI process */
-    int peer;                  /* local rank = process index on the AM layer */
+    struct opal_proc_t *proc;     /* the Open MPI process */
+    int peer;                     /* local rank = process index on the AM layer */
     hpam_pending_queue_t pending; /* frags waiting to be sent, in order */
-    uint64_t refused_at;       /* the component's polls when a send to the peer was last
-                                * refused (busy): until the next poll it would be again */
+    uint64_t refused_at;          /* the component's polls when a send to the peer was last
+                                   * refused (busy): until the next poll it would be again */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
@@ -79,9 +79,9 @@ typedef struct mca_btl_hpam_frag_t {
     mca_btl_base_descriptor_t base;
     mca_btl_base_segment_t segments[2];
     struct mca_btl_base_endpoint_t *endpoint;
-    mca_btl_base_tag_t tag;    /* set when queued by send */
-    hpam_pending_item_t pending_item; /* in its endpoint's pending queue */
-    unsigned char *data;       /* the payload area right behind this struct */
+    mca_btl_base_tag_t tag;                /* set when queued by send */
+    hpam_pending_item_t pending_item;      /* in its endpoint's pending queue */
+    unsigned char *data;                   /* the payload area right behind this struct */
     struct mca_btl_hpam_frag_t *next_free; /* free stack link */
 } mca_btl_hpam_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_hpam_frag_t);
@@ -96,46 +96,46 @@ struct mca_btl_base_registration_handle_t {
 /* A put, get or atomic in flight on the deposit layer. */
 #define MCA_BTL_HPAM_MAX_RDMA_OPS 1024
 typedef struct mca_btl_hpam_rdma_op_t {
-    hpam_rdma_op_t head;                        /* deposit handle; owner: the endpoint */
-    mca_btl_base_rdma_completion_fn_t cbfunc;   /* Open MPI's completion */
+    hpam_rdma_op_t head;                      /* deposit handle; owner: the endpoint */
+    mca_btl_base_rdma_completion_fn_t cbfunc; /* Open MPI's completion */
     void *cbcontext, *cbdata;
-    void *local_address;                        /* for the callback; fetched value goes here */
+    void *local_address; /* for the callback; fetched value goes here */
     mca_btl_base_registration_handle_t *local_handle;
-    uint64_t fetched;                           /* old value of a fetching atomic */
-    int fetch_width;                            /* 0: no fetched value, else 4 or 8 */
+    uint64_t fetched; /* old value of a fetching atomic */
+    int fetch_width;  /* 0: no fetched value, else 4 or 8 */
 } mca_btl_hpam_rdma_op_t;
 
 typedef struct mca_btl_hpam_module_t {
     mca_btl_base_module_t super;
-    mca_btl_base_module_error_cb_fn_t error_cb;  /* ob1's, for a lost peer */
+    mca_btl_base_module_error_cb_fn_t error_cb; /* ob1's, for a lost peer */
 } mca_btl_hpam_module_t;
 
 typedef struct mca_btl_hpam_component_t {
     mca_btl_base_component_3_0_0_t super;
     mca_btl_hpam_params_t params;
-    hpam_ep_t *ep;                      /* this process's endpoint, made at init */
-    int nlocal;                         /* processes of the job on this node */
+    hpam_ep_t *ep; /* this process's endpoint, made at init */
+    int nlocal;    /* processes of the job on this node */
     int my_local_rank;
-    struct mca_btl_base_endpoint_t **peers;  /* by local rank, NULL until add_procs */
-    mca_btl_hpam_frag_t *free_frags;    /* stack of free send fragments */
-    void **frag_chunks;                 /* malloc'd chunks of fragments, freed at close */
+    struct mca_btl_base_endpoint_t **peers; /* by local rank, NULL until add_procs */
+    mca_btl_hpam_frag_t *free_frags;        /* stack of free send fragments */
+    void **frag_chunks;                     /* malloc'd chunks of fragments, freed at close */
     int nchunks;
-    int nfrags;                         /* fragments made, at most params.max_frags */
-    size_t frag_stride;                 /* bytes per fragment: struct + max_send_size */
-    unsigned char *pack_buffer;         /* sendi packs non-contiguous data here */
-    uint64_t frag_exhausted;            /* allocs refused: every fragment in use */
-    uint64_t sendi_refused;             /* sendi calls refused for now (OUT_OF_RESOURCE) */
-    uint64_t polls;                     /* hpam_poll calls made by progress (from 1) */
-    hpam_pending_t pending;             /* endpoints whose pending queue is not empty;
-                                         * .pushed: sends that waited on their queue */
-    opal_recursive_mutex_t lock;        /* MPI_THREAD_MULTIPLE only */
-    bool lost_peer_reported;            /* the give-up error went out once */
-    hpam_dep_t *dep;                    /* sender-based deposit: put, get, atomics */
-    hpam_rdma_ops_t rdma_ops;           /* puts, gets and atomics in flight */
-    int registrations;                  /* live register_mem handles */
-    hpam_order_t order;                 /* in-order delivery per peer (btl_hpam_order.c);
-                                         * held_total and rejected are MPI_T counters */
-    char job[96];                       /* job id shared by the node's processes */
+    int nfrags;                  /* fragments made, at most params.max_frags */
+    size_t frag_stride;          /* bytes per fragment: struct + max_send_size */
+    unsigned char *pack_buffer;  /* sendi packs non-contiguous data here */
+    uint64_t frag_exhausted;     /* allocs refused: every fragment in use */
+    uint64_t sendi_refused;      /* sendi calls refused for now (OUT_OF_RESOURCE) */
+    uint64_t polls;              /* hpam_poll calls made by progress (from 1) */
+    hpam_pending_t pending;      /* endpoints whose pending queue is not empty;
+                                  * .pushed: sends that waited on their queue */
+    opal_recursive_mutex_t lock; /* MPI_THREAD_MULTIPLE only */
+    bool lost_peer_reported;     /* the give-up error went out once */
+    hpam_dep_t *dep;             /* sender-based deposit: put, get, atomics */
+    hpam_rdma_ops_t rdma_ops;    /* puts, gets and atomics in flight */
+    int registrations;           /* live register_mem handles */
+    hpam_order_t order;          /* in-order delivery per peer (btl_hpam_order.c);
+                                  * held_total and rejected are MPI_T counters */
+    char job[96];                /* job id shared by the node's processes */
 } mca_btl_hpam_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_hpam_component_t mca_btl_hpam_component;
@@ -198,8 +198,9 @@ void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t 
 /* The argument word of the next message to `peer`: sequence number and tag. */
 static inline uint64_t mca_btl_hpam_order_arg(int peer, mca_btl_base_tag_t tag)
 {
-    return ((uint64_t) hpam_order_next_send(&mca_btl_hpam_component.order, peer)
-            << MCA_BTL_HPAM_TAG_BITS) | tag;
+    return ((uint64_t)hpam_order_next_send(&mca_btl_hpam_component.order, peer)
+            << MCA_BTL_HPAM_TAG_BITS) |
+           tag;
 }
 /* That message was launched: the next one takes the next number. */
 static inline void mca_btl_hpam_order_sent(int peer)
@@ -214,8 +215,9 @@ int mca_btl_hpam_rdma_progress(void);
 void mca_btl_hpam_rdma_fini(void);
 extern const uint32_t mca_btl_hpam_atomic_flags;
 struct mca_btl_base_registration_handle_t *
-mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                          void *base, size_t size, uint32_t flags);
+mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl,
+                          struct mca_btl_base_endpoint_t *endpoint, void *base, size_t size,
+                          uint32_t flags);
 int mca_btl_hpam_deregister_mem(struct mca_btl_base_module_t *btl,
                                 struct mca_btl_base_registration_handle_t *handle);
 int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -230,23 +232,27 @@ int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata);
-int mca_btl_hpam_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                           uint64_t remote_address,
+int mca_btl_hpam_atomic_op(struct mca_btl_base_module_t *btl,
+                           struct mca_btl_base_endpoint_t *endpoint, uint64_t remote_address,
                            struct mca_btl_base_registration_handle_t *remote_handle,
                            mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                            mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
-int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                            void *local_address, uint64_t remote_address,
+int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl,
+                            struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                            uint64_t remote_address,
                             struct mca_btl_base_registration_handle_t *local_handle,
                             struct mca_btl_base_registration_handle_t *remote_handle,
                             mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
-                            mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
-int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                              void *local_address, uint64_t remote_address,
+                            mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                            void *cbdata);
+int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl,
+                              struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                              uint64_t remote_address,
                               struct mca_btl_base_registration_handle_t *local_handle,
                               struct mca_btl_base_registration_handle_t *remote_handle,
                               uint64_t compare, uint64_t value, int flags, int order,
-                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                              void *cbdata);
 int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
 
 /* btl_hpam_mpit.c */
@@ -254,13 +260,13 @@ int mca_btl_hpam_mpit_register(void);
 void mca_btl_hpam_print_stats(void);
 
 /* Serialise the layer under MPI_THREAD_MULTIPLE; a no-op otherwise. */
-#define MCA_BTL_HPAM_LOCK()                                                  \
-    do {                                                                     \
-        if (opal_using_threads()) opal_mutex_lock(&mca_btl_hpam_component.lock); \
+#define MCA_BTL_HPAM_LOCK()                                                                        \
+    do {                                                                                           \
+        if (opal_using_threads()) opal_mutex_lock(&mca_btl_hpam_component.lock);                   \
     } while (0)
-#define MCA_BTL_HPAM_UNLOCK()                                                  \
-    do {                                                                       \
-        if (opal_using_threads()) opal_mutex_unlock(&mca_btl_hpam_component.lock); \
+#define MCA_BTL_HPAM_UNLOCK()                                                                      \
+    do {                                                                                           \
+        if (opal_using_threads()) opal_mutex_unlock(&mca_btl_hpam_component.lock);                 \
     } while (0)
 
 END_C_DECLS

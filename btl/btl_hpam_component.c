@@ -28,17 +28,19 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
 static int hpam_progress(void);
 
 mca_btl_hpam_component_t mca_btl_hpam_component = {
-    .super = {
-        .btl_version = {
-            MCA_BTL_DEFAULT_VERSION("hpam"),
-            .mca_open_component = hpam_open,
-            .mca_close_component = hpam_close,
-            .mca_register_component_params = hpam_register,
+    .super =
+        {
+            .btl_version =
+                {
+                    MCA_BTL_DEFAULT_VERSION("hpam"),
+                    .mca_open_component = hpam_open,
+                    .mca_close_component = hpam_close,
+                    .mca_register_component_params = hpam_register,
+                },
+            .btl_data = {.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT},
+            .btl_init = hpam_init,
+            .btl_progress = hpam_progress,
         },
-        .btl_data = {.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT},
-        .btl_init = hpam_init,
-        .btl_progress = hpam_progress,
-    },
 };
 
 static int hpam_register(void)
@@ -64,7 +66,7 @@ static int hpam_register(void)
                    MCA_BTL_FLAGS_ATOMIC_FOPS | MCA_BTL_FLAGS_RDMA_FLUSH;
     m->btl_atomic_flags = mca_btl_hpam_atomic_flags;
     m->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
-    m->btl_get_limit = m->btl_put_limit = (size_t) 1 << 30;
+    m->btl_get_limit = m->btl_put_limit = (size_t)1 << 30;
     m->btl_get_alignment = m->btl_put_alignment = 0;
     /* Local memory never needs registering: deposits read and write any address. */
     m->btl_get_local_registration_threshold = SIZE_MAX;
@@ -130,7 +132,7 @@ static void __attribute__((noreturn)) end_job_for_bad_parameters(void)
     static const char why[] = "btl/hpam: invalid MCA parameters (see above); "
                               "`ompi_info --param btl hpam --level 9` lists them";
     opal_output(0, "%s", why);
-    if (NULL != opal_pmix.abort) (void) opal_pmix.abort(1, why, NULL);
+    if (NULL != opal_pmix.abort) (void)opal_pmix.abort(1, why, NULL);
     _exit(1); /* the runtime did not end us: still never run on */
 }
 
@@ -139,9 +141,9 @@ static void make_job_id(char *out, size_t len)
 {
     uint32_t h = 2166136261u; /* FNV-1a of the job's session directory */
     for (const char *s = opal_process_info.job_session_dir; s && *s; ++s) {
-        h = (h ^ (uint8_t) *s) * 16777619u;
+        h = (h ^ (uint8_t)*s) * 16777619u;
     }
-    snprintf(out, len, "ompi%x-%08x", (unsigned) OPAL_PROC_MY_NAME.jobid, h);
+    snprintf(out, len, "ompi%x-%08x", (unsigned)OPAL_PROC_MY_NAME.jobid, h);
 }
 
 /* The job's protection key (HPAM 5.3): random, drawn by one process of the
@@ -163,13 +165,13 @@ static uint64_t make_or_receive_job_key(void)
     for (char *at = peers, *end; *at; at = *end ? end + 1 : end) {
         const unsigned long v = strtoul(at, &end, 10);
         if (end == at) break;
-        if (v < maker.vpid) maker.vpid = (opal_vpid_t) v;
+        if (v < maker.vpid) maker.vpid = (opal_vpid_t)v;
     }
     free(peers);
     uint64_t key = 0, *ptr = &key;
     if (maker.vpid == OPAL_PROC_MY_NAME.vpid) {
         while (0 == key) {
-            if ((ssize_t) sizeof key != getrandom(&key, sizeof key, 0) && EINTR != errno) return 0;
+            if ((ssize_t)sizeof key != getrandom(&key, sizeof key, 0) && EINTR != errno) return 0;
         }
         OPAL_MODEX_SEND_VALUE(rc, OPAL_PMIX_LOCAL, HPAM_KEY_NAME, &key, OPAL_UINT64);
         return OPAL_SUCCESS == rc ? key : 0;
@@ -188,7 +190,7 @@ static mca_btl_base_module_t **abandon_init(void)
 {
     mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
     if (NULL != c->dep) mca_btl_hpam_rdma_fini();
-    if (NULL != c->ep) (void) hpam_ep_destroy(c->ep);
+    if (NULL != c->ep) (void)hpam_ep_destroy(c->ep);
     c->ep = NULL;
     mca_btl_hpam_order_fini();
     free(c->peers);
@@ -224,22 +226,24 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
                     hpam_last_error());
         return NULL;
     }
-    if (OPAL_SUCCESS != mca_btl_hpam_order_init(c->nlocal, (int) c->params.am.depth, hpam_max_bulk(c->ep))) {
+    if (OPAL_SUCCESS !=
+        mca_btl_hpam_order_init(c->nlocal, (int)c->params.am.depth, hpam_max_bulk(c->ep))) {
         return abandon_init();
     }
-    (void) hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);
+    (void)hpam_register_handler_bulk(c->ep, MCA_BTL_HPAM_HANDLER, mca_btl_hpam_on_message, NULL);
     if (OPAL_SUCCESS != mca_btl_hpam_rdma_init()) return abandon_init();
 
     const size_t max_bulk = hpam_max_bulk(c->ep);
     if (OPAL_SUCCESS != mca_btl_hpam_params_fit_sizes(m, max_bulk)) end_job_for_bad_parameters();
     if (c->params.verbose > 0) {
-        opal_output(0, "btl/hpam: local rank %d of %d: nic %s, depth %u, block %u bytes, "
-                       "eager limit %zu, max send size %zu", c->my_local_rank, c->nlocal,
-                    c->params.am.nic, (unsigned) c->params.am.depth,
-                    (unsigned) c->params.am.block_size, m->btl_eager_limit, m->btl_max_send_size);
+        opal_output(0,
+                    "btl/hpam: local rank %d of %d: nic %s, depth %u, block %u bytes, "
+                    "eager limit %zu, max send size %zu",
+                    c->my_local_rank, c->nlocal, c->params.am.nic, (unsigned)c->params.am.depth,
+                    (unsigned)c->params.am.block_size, m->btl_eager_limit, m->btl_max_send_size);
     }
     if (OPAL_SUCCESS != mca_btl_hpam_frags_setup(m->btl_max_send_size)) return abandon_init();
-    c->peers = calloc((size_t) c->nlocal, sizeof(*c->peers));
+    c->peers = calloc((size_t)c->nlocal, sizeof(*c->peers));
     mca_btl_base_module_t **modules = malloc(sizeof(*modules));
     if (NULL == c->peers || NULL == modules) {
         free(modules);

@@ -20,7 +20,7 @@ enum { frags_per_chunk = 64 };
 
 static void frag_construct(mca_btl_hpam_frag_t *frag)
 {
-    frag->data = (unsigned char *) (frag + 1);
+    frag->data = (unsigned char *)(frag + 1);
     frag->next_free = NULL;
     frag->base.des_segments = frag->segments;
     frag->base.des_segment_count = 1;
@@ -36,14 +36,14 @@ static bool grow(void)
     const int room = C->params.max_frags - C->nfrags;
     const int n = room < frags_per_chunk ? room : frags_per_chunk;
     if (n <= 0) return false;
-    void **chunks = realloc(C->frag_chunks, sizeof(void *) * (size_t) (C->nchunks + 1));
+    void **chunks = realloc(C->frag_chunks, sizeof(void *) * (size_t)(C->nchunks + 1));
     if (NULL == chunks) return false;
     C->frag_chunks = chunks;
     unsigned char *mem = NULL;
-    if (0 != posix_memalign((void **) &mem, 64, C->frag_stride * (size_t) n)) return false;
+    if (0 != posix_memalign((void **)&mem, 64, C->frag_stride * (size_t)n)) return false;
     C->frag_chunks[C->nchunks++] = mem;
     for (int i = 0; i < n; ++i) {
-        mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) (mem + C->frag_stride * (size_t) i);
+        mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *)(mem + C->frag_stride * (size_t)i);
         OBJ_CONSTRUCT(frag, mca_btl_hpam_frag_t);
         frag->next_free = C->free_frags;
         C->free_frags = frag;
@@ -54,7 +54,7 @@ static bool grow(void)
 
 int mca_btl_hpam_frags_setup(size_t max_send_size)
 {
-    C->frag_stride = (sizeof(mca_btl_hpam_frag_t) + max_send_size + 63) & ~(size_t) 63;
+    C->frag_stride = (sizeof(mca_btl_hpam_frag_t) + max_send_size + 63) & ~(size_t)63;
     C->pack_buffer = malloc(max_send_size);
     return NULL != C->pack_buffer && grow() ? OPAL_SUCCESS : OPAL_ERR_OUT_OF_RESOURCE;
 }
@@ -97,7 +97,7 @@ mca_btl_base_descriptor_t *mca_btl_hpam_alloc(struct mca_btl_base_module_t *btl,
 
 int mca_btl_hpam_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
-    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
+    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *)des;
     MCA_BTL_HPAM_LOCK();
     frag->next_free = C->free_frags;
     C->free_frags = frag;
@@ -114,9 +114,10 @@ mca_btl_base_descriptor_t *mca_btl_hpam_prepare_src(struct mca_btl_base_module_t
 {
     if (reserve > btl->btl_max_send_size) return NULL;
     if (*size > btl->btl_max_send_size - reserve) *size = btl->btl_max_send_size - reserve;
-    mca_btl_base_descriptor_t *des = mca_btl_hpam_alloc(btl, endpoint, order, reserve + *size, flags);
+    mca_btl_base_descriptor_t *des =
+        mca_btl_hpam_alloc(btl, endpoint, order, reserve + *size, flags);
     if (OPAL_UNLIKELY(NULL == des)) return NULL;
-    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
+    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *)des;
     if (*size > 0) {
         struct iovec iov = {.iov_base = frag->data + reserve, .iov_len = *size};
         uint32_t iov_count = 1;

@@ -26,7 +26,7 @@ static int local_rank_of(opal_proc_t *proc)
     uint16_t lrank = 0, *ptr = &lrank;
     int rc;
     OPAL_MODEX_RECV_VALUE(rc, OPAL_PMIX_LOCAL_RANK, &proc->proc_name, &ptr, OPAL_UINT16);
-    return OPAL_SUCCESS == rc ? (int) lrank : -1;
+    return OPAL_SUCCESS == rc ? (int)lrank : -1;
 }
 
 static mca_btl_base_endpoint_t *connect_peer(opal_proc_t *proc, int lrank)
@@ -36,7 +36,8 @@ static mca_btl_base_endpoint_t *connect_peer(opal_proc_t *proc, int lrank)
     int rc = hpam_connect(c->ep, lrank);
     if (HPAM_OK != rc) {
         opal_output(0, "btl/hpam: cannot reach local rank %d (%s) on %s: %s", lrank,
-                    OPAL_NAME_PRINT(proc->proc_name), opal_process_info.nodename, hpam_last_error());
+                    OPAL_NAME_PRINT(proc->proc_name), opal_process_info.nodename,
+                    hpam_last_error());
         return NULL;
     }
     if (OPAL_SUCCESS != mca_btl_hpam_rdma_connect(lrank)) return NULL;
@@ -64,7 +65,7 @@ static int hpam_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
         mca_btl_base_endpoint_t *ep = connect_peer(proc, lrank);
         if (NULL == ep) continue;
         peers[i] = ep;
-        if (NULL != reachable) opal_bitmap_set_bit(reachable, (int) i);
+        if (NULL != reachable) opal_bitmap_set_bit(reachable, (int)i);
     }
     MCA_BTL_HPAM_UNLOCK();
     return OPAL_SUCCESS;
@@ -82,8 +83,8 @@ static int hpam_finalize(struct mca_btl_base_module_t *btl)
     if (NULL == c->ep) return OPAL_SUCCESS;
     MCA_BTL_HPAM_LOCK();
     while (NULL != c->pending.first) {
-        (void) mca_btl_hpam_poll();
-        (void) mca_btl_hpam_drain_pending();
+        (void)mca_btl_hpam_poll();
+        (void)mca_btl_hpam_drain_pending();
         if (c->lost_peer_reported) break;
     }
     if (c->params.stats) mca_btl_hpam_print_stats();
@@ -117,26 +118,27 @@ static void hpam_dump(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 }
 
 mca_btl_hpam_module_t mca_btl_hpam_module = {
-    .super = {
-        .btl_component = &mca_btl_hpam_component.super,
-        .btl_add_procs = hpam_add_procs,
-        .btl_del_procs = hpam_del_procs,
-        .btl_finalize = hpam_finalize,
-        .btl_alloc = mca_btl_hpam_alloc,
-        .btl_free = mca_btl_hpam_free,
-        .btl_prepare_src = mca_btl_hpam_prepare_src,
-        .btl_send = mca_btl_hpam_send,
-        .btl_sendi = mca_btl_hpam_sendi,
-        .btl_put = mca_btl_hpam_put,
-        .btl_get = mca_btl_hpam_get,
-        .btl_atomic_op = mca_btl_hpam_atomic_op,
-        .btl_atomic_fop = mca_btl_hpam_atomic_fop,
-        .btl_atomic_cswap = mca_btl_hpam_atomic_cswap,
-        .btl_register_mem = mca_btl_hpam_register_mem,
-        .btl_deregister_mem = mca_btl_hpam_deregister_mem,
-        .btl_flush = mca_btl_hpam_flush,
-        .btl_dump = hpam_dump,
-        .btl_register_error = hpam_register_error,
-    },
+    .super =
+        {
+            .btl_component = &mca_btl_hpam_component.super,
+            .btl_add_procs = hpam_add_procs,
+            .btl_del_procs = hpam_del_procs,
+            .btl_finalize = hpam_finalize,
+            .btl_alloc = mca_btl_hpam_alloc,
+            .btl_free = mca_btl_hpam_free,
+            .btl_prepare_src = mca_btl_hpam_prepare_src,
+            .btl_send = mca_btl_hpam_send,
+            .btl_sendi = mca_btl_hpam_sendi,
+            .btl_put = mca_btl_hpam_put,
+            .btl_get = mca_btl_hpam_get,
+            .btl_atomic_op = mca_btl_hpam_atomic_op,
+            .btl_atomic_fop = mca_btl_hpam_atomic_fop,
+            .btl_atomic_cswap = mca_btl_hpam_atomic_cswap,
+            .btl_register_mem = mca_btl_hpam_register_mem,
+            .btl_deregister_mem = mca_btl_hpam_deregister_mem,
+            .btl_flush = mca_btl_hpam_flush,
+            .btl_dump = hpam_dump,
+            .btl_register_error = hpam_register_error,
+        },
     .error_cb = NULL,
 };

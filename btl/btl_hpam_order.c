@@ -47,14 +47,14 @@ static inline void deliver(uint8_t tag, void *data, size_t len)
     if (OPAL_UNLIKELY(NULL == reg->cbfunc)) return;
     delivered_segment.seg_addr.pval = data;
     delivered_segment.seg_len = len;
-    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t) tag, &delivered, reg->cbdata);
+    reg->cbfunc(&mca_btl_hpam_module.super, (mca_btl_base_tag_t)tag, &delivered, reg->cbdata);
 }
 
 /* The messages that came early and whose turn has now come. */
 static void __attribute__((noinline)) deliver_held(int src)
 {
     hpam_order_msg_t m;
-    while (hpam_order_take_due(ORDER, src, &m)) deliver((uint8_t) m.word, m.data, m.len);
+    while (hpam_order_take_due(ORDER, src, &m)) deliver((uint8_t)m.word, m.data, m.len);
 }
 
 static void __attribute__((cold)) rejected(int src, uint32_t seq)
@@ -70,14 +70,14 @@ static void __attribute__((cold)) rejected(int src, uint32_t seq)
 void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg)
 {
     const int src = hpam_token_source(token);
-    const uint8_t tag = (uint8_t) arg;
-    const uint32_t seq = (uint32_t) (arg >> MCA_BTL_HPAM_TAG_BITS);
+    const uint8_t tag = (uint8_t)arg;
+    const uint32_t seq = (uint32_t)(arg >> MCA_BTL_HPAM_TAG_BITS);
     const int verdict = hpam_order_arrive(ORDER, src, seq, tag, data, len);
     if (OPAL_LIKELY(HPAM_ORDER_DELIVER == verdict)) {
         deliver(tag, data, len);
         if (OPAL_UNLIKELY(hpam_order_due(ORDER, src))) deliver_held(src);
     } else if (OPAL_UNLIKELY(HPAM_ORDER_REJECTED == verdict) && src >= 0 &&
-               src < (int) ORDER->npeers) {
+               src < (int)ORDER->npeers) {
         rejected(src, seq);
     }
 }

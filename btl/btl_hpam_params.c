@@ -19,9 +19,9 @@
 static int reg(const char *name, const char *help, mca_base_var_type_t type, int level,
                void *storage)
 {
-    int rc = mca_base_component_var_register(&mca_btl_hpam_component.super.btl_version, name, help,
-                                             type, NULL, 0, 0, level,
-                                             MCA_BASE_VAR_SCOPE_READONLY, storage);
+    int rc =
+        mca_base_component_var_register(&mca_btl_hpam_component.super.btl_version, name, help, type,
+                                        NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
@@ -33,8 +33,8 @@ static mca_base_var_type_t knob_storage(size_t i, mca_btl_hpam_knob_storage_t *s
     switch (hpam_knob_info(i)->type) {
     case HPAM_KNOB_BOOL: s->flag = 0 != d.i; return MCA_BASE_VAR_TYPE_BOOL;
     case HPAM_KNOB_REAL: s->real = d.r; return MCA_BASE_VAR_TYPE_DOUBLE;
-    case HPAM_KNOB_CHOICE: s->word = (char *) d.s; return MCA_BASE_VAR_TYPE_STRING;
-    default: s->whole = (long) d.i; return MCA_BASE_VAR_TYPE_LONG;
+    case HPAM_KNOB_CHOICE: s->word = (char *)d.s; return MCA_BASE_VAR_TYPE_STRING;
+    default: s->whole = (long)d.i; return MCA_BASE_VAR_TYPE_LONG;
     }
 }
 
@@ -54,10 +54,10 @@ static mca_base_var_type_t own_default(int j)
 {
     const mca_btl_hpam_own_param_t *o = &mca_btl_hpam_own_params[j];
     if (HPAM_KNOB_BOOL == o->info.type) {
-        *(bool *) own_storage(j) = 0 != o->value;
+        *(bool *)own_storage(j) = 0 != o->value;
         return MCA_BASE_VAR_TYPE_BOOL;
     }
-    *(int *) own_storage(j) = (int) o->value;
+    *(int *)own_storage(j) = (int)o->value;
     return MCA_BASE_VAR_TYPE_INT;
 }
 
@@ -70,7 +70,7 @@ int mca_btl_hpam_params_register(void)
     char help[1024];
     for (size_t i = 0; i < n; ++i) {
         const hpam_knob_info_t *k = hpam_knob_info(i);
-        mca_btl_hpam_param_help(k, (int) i, help, sizeof help);
+        mca_btl_hpam_param_help(k, (int)i, help, sizeof help);
         const mca_base_var_type_t type = knob_storage(i, &P->knob[i]);
         int rc = reg(k->name, help, type, OPAL_INFO_LVL_1 + k->level - 1, &P->knob[i]);
         if (OPAL_SUCCESS != rc) return rc;
@@ -93,11 +93,12 @@ static bool own_params_valid(void)
     for (int j = 0; j < MCA_BTL_HPAM_OWN_PARAMS; ++j) {
         const hpam_knob_info_t *k = &mca_btl_hpam_own_params[j].info;
         if (HPAM_KNOB_BOOL == k->type) continue;
-        const int v = *(const int *) own_storage(j);
+        const int v = *(const int *)own_storage(j);
         if (v >= k->min && v <= k->max) continue;
-        opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %d: valid range is "
-                       "[%lld, %lld]; the job ends", k->name, v, (long long) k->min,
-                    (long long) k->max);
+        opal_output(0,
+                    "btl/hpam: invalid MCA parameter btl_hpam_%s = %d: valid range is "
+                    "[%lld, %lld]; the job ends",
+                    k->name, v, (long long)k->min, (long long)k->max);
         ok = false;
     }
     return ok;
@@ -128,7 +129,8 @@ int mca_btl_hpam_params_check(void)
     for (size_t i = 0; i < hpam_knob_count(); ++i) {
         const hpam_knob_value_t v = knob_value(i);
         char msg[256];
-        if (HPAM_OK == hpam_knob_check(i, v, &P->am, &P->dep, HPAM_KNOB_STYLE_MCA, msg, sizeof msg)) {
+        if (HPAM_OK ==
+            hpam_knob_check(i, v, &P->am, &P->dep, HPAM_KNOB_STYLE_MCA, msg, sizeof msg)) {
             hpam_knob_set(&P->am, &P->dep, i, v);
             continue;
         }
@@ -159,9 +161,10 @@ static bool fit_size(const char *name, size_t *value, size_t hi)
         *value = hi;
         return false;
     }
-    opal_output(0, "btl/hpam: invalid MCA parameter btl_hpam_%s = %zu: valid range is [1, %zu] "
-                   "(the packet payload of btl_hpam_block_size = %d%s); the job ends",
-                name, *value, hi, (int) P->am.block_size,
+    opal_output(0,
+                "btl/hpam: invalid MCA parameter btl_hpam_%s = %zu: valid range is [1, %zu] "
+                "(the packet payload of btl_hpam_block_size = %d%s); the job ends",
+                name, *value, hi, (int)P->am.block_size,
                 0 == strcmp(name, "max_send_size") ? "" : ", at most btl_hpam_max_send_size");
     return true;
 }

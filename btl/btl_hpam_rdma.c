@@ -56,7 +56,8 @@ static void op_finish(hpam_rdma_op_t *head, int state, void *ctx);
  * must not hang finalize), then closes the deposit card. */
 void mca_btl_hpam_rdma_fini(void)
 {
-    const unsigned left = hpam_rdma_ops_settle(&C->rdma_ops, C->params.am.give_up_ns, op_finish, NULL);
+    const unsigned left =
+        hpam_rdma_ops_settle(&C->rdma_ops, C->params.am.give_up_ns, op_finish, NULL);
     if (left > 0) {
         opal_output(0, "btl/hpam: finalize: %u put/get/atomic operation(s) never completed", left);
     }
@@ -72,10 +73,11 @@ static void registration_refused(void *base, size_t size, int rc)
     static unsigned long refusals;
     if (0 != refusals++ % 1000) return;
     if (HPAM_ERR_NO_RESOURCE == rc) {
-        opal_output(0, "btl/hpam: cannot register %zu bytes at %p for RMA: all %u registration "
-                       "slots are in use (each MPI window takes one, two on a node's first "
-                       "rank); raise btl_hpam_max_registrations or free windows (%lu refused so far)",
-                    size, base, (unsigned) C->params.dep.max_registrations, refusals);
+        opal_output(0,
+                    "btl/hpam: cannot register %zu bytes at %p for RMA: all %u registration "
+                    "slots are in use (each MPI window takes one, two on a node's first "
+                    "rank); raise btl_hpam_max_registrations or free windows (%lu refused so far)",
+                    size, base, (unsigned)C->params.dep.max_registrations, refusals);
     } else {
         opal_output(0, "btl/hpam: cannot register %zu bytes at %p for RMA: %s (%lu refused so far)",
                     size, base, hpam_strerror(rc), refusals);
@@ -83,8 +85,9 @@ static void registration_refused(void *base, size_t size, int rc)
 }
 
 struct mca_btl_base_registration_handle_t *
-mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                          void *base, size_t size, uint32_t flags)
+mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl,
+                          struct mca_btl_base_endpoint_t *endpoint, void *base, size_t size,
+                          uint32_t flags)
 {
     mca_btl_base_registration_handle_t *h = malloc(sizeof(*h));
     if (NULL == h) return NULL;
@@ -96,7 +99,7 @@ mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base
         free(h);
         return NULL;
     }
-    h->base = (uint64_t) (uintptr_t) base;
+    h->base = (uint64_t)(uintptr_t)base;
     MCA_BTL_HPAM_LOCK();
     C->registrations++;
     MCA_BTL_HPAM_UNLOCK();
@@ -119,7 +122,8 @@ static mca_btl_hpam_rdma_op_t *op_new(struct mca_btl_base_endpoint_t *endpoint, 
                                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                                       void *cbdata)
 {
-    mca_btl_hpam_rdma_op_t *op = (mca_btl_hpam_rdma_op_t *) hpam_rdma_op_take(&C->rdma_ops, endpoint);
+    mca_btl_hpam_rdma_op_t *op =
+        (mca_btl_hpam_rdma_op_t *)hpam_rdma_op_take(&C->rdma_ops, endpoint);
     if (NULL == op) return NULL;
     op->cbfunc = cbfunc;
     op->cbcontext = cbcontext;
@@ -136,9 +140,10 @@ static mca_btl_hpam_rdma_op_t *op_new(struct mca_btl_base_endpoint_t *endpoint, 
  * operation), then Open MPI's completion. */
 static void op_finish(hpam_rdma_op_t *head, int state, void *ctx)
 {
-    mca_btl_hpam_rdma_op_t done = *(mca_btl_hpam_rdma_op_t *) head;
+    mca_btl_hpam_rdma_op_t done = *(mca_btl_hpam_rdma_op_t *)head;
     const int status = state > 0 ? OPAL_SUCCESS : mca_btl_hpam_to_opal_error(state);
-    if (OPAL_SUCCESS == status && done.fetch_width) memcpy(done.local_address, &done.fetched, done.fetch_width);
+    if (OPAL_SUCCESS == status && done.fetch_width)
+        memcpy(done.local_address, &done.fetched, done.fetch_width);
     hpam_rdma_op_give(&C->rdma_ops, head);
     if (NULL != done.cbfunc) {
         done.cbfunc(&mca_btl_hpam_module.super, done.head.owner, done.local_address,
@@ -168,7 +173,7 @@ int mca_btl_hpam_rdma_progress(void)
         return 0;
     }
     hpam_dep_progress(C->dep);
-    return (int) hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
+    return (int)hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
 }
 
 /* osc/rdma hands a NULL remote handle for this process's own memory (we
@@ -178,7 +183,7 @@ static uint64_t local_atomic(enum hpam_dep_atomic_op op, int width, uint64_t add
                              uint64_t operand, uint64_t compare)
 {
     if (4 == width) {
-        uint32_t *p = (uint32_t *) (uintptr_t) address, v = (uint32_t) operand, c = (uint32_t) compare;
+        uint32_t *p = (uint32_t *)(uintptr_t)address, v = (uint32_t)operand, c = (uint32_t)compare;
         switch (op) {
         case HPAM_DEP_ADD: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
         case HPAM_DEP_AND: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
@@ -190,7 +195,7 @@ static uint64_t local_atomic(enum hpam_dep_atomic_op op, int width, uint64_t add
             return c;
         }
     }
-    uint64_t *p = (uint64_t *) (uintptr_t) address, c = compare;
+    uint64_t *p = (uint64_t *)(uintptr_t)address, c = compare;
     switch (op) {
     case HPAM_DEP_ADD: return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
     case HPAM_DEP_AND: return __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST);
@@ -228,19 +233,21 @@ static int transfer(bool is_put, struct mca_btl_base_endpoint_t *endpoint, void 
                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     if (NULL == remote_handle) {
-        void *remote = (void *) (uintptr_t) remote_address;
+        void *remote = (void *)(uintptr_t)remote_address;
         memcpy(is_put ? remote : local_address, is_put ? local_address : remote, size);
         return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
     }
     MCA_BTL_HPAM_LOCK();
-    mca_btl_hpam_rdma_op_t *op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    mca_btl_hpam_rdma_op_t *op =
+        op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
     if (NULL != op) {
         const uint64_t offset = offset_of(remote_handle, remote_address);
-        rc = op_started(op, is_put ? hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
-                                                  offset, &op->head.handle)
-                                   : hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
-                                                  offset, &op->head.handle));
+        rc =
+            op_started(op, is_put ? hpam_dep_put(C->dep, local_address, size,
+                                                 &remote_handle->ticket, offset, &op->head.handle)
+                                  : hpam_dep_get(C->dep, local_address, size,
+                                                 &remote_handle->ticket, offset, &op->head.handle));
     }
     MCA_BTL_HPAM_UNLOCK();
     return rc;
@@ -253,8 +260,8 @@ int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata)
 {
-    return transfer(true, endpoint, local_address, remote_address, local_handle, remote_handle, size,
-                    cbfunc, cbcontext, cbdata);
+    return transfer(true, endpoint, local_address, remote_address, local_handle, remote_handle,
+                    size, cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -264,8 +271,8 @@ int mca_btl_hpam_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata)
 {
-    return transfer(false, endpoint, local_address, remote_address, local_handle, remote_handle, size,
-                    cbfunc, cbcontext, cbdata);
+    return transfer(false, endpoint, local_address, remote_address, local_handle, remote_handle,
+                    size, cbfunc, cbcontext, cbdata);
 }
 
 static bool map_op(mca_btl_base_atomic_op_t op, enum hpam_dep_atomic_op *out)
@@ -295,7 +302,8 @@ static int atomic_common(struct mca_btl_base_endpoint_t *endpoint, void *local_a
         return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
     }
     MCA_BTL_HPAM_LOCK();
-    mca_btl_hpam_rdma_op_t *o = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    mca_btl_hpam_rdma_op_t *o =
+        op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
     if (NULL != o) {
         o->fetch_width = fetch ? width : 0;
@@ -307,20 +315,21 @@ static int atomic_common(struct mca_btl_base_endpoint_t *endpoint, void *local_a
     return rc;
 }
 
-int mca_btl_hpam_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                           uint64_t remote_address,
+int mca_btl_hpam_atomic_op(struct mca_btl_base_module_t *btl,
+                           struct mca_btl_base_endpoint_t *endpoint, uint64_t remote_address,
                            struct mca_btl_base_registration_handle_t *remote_handle,
                            mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                            mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     enum hpam_dep_atomic_op dop;
     if (!map_op(op, &dop)) return OPAL_ERR_NOT_SUPPORTED;
-    return atomic_common(endpoint, NULL, remote_address, NULL, remote_handle, dop, operand, 0, flags,
-                         false, cbfunc, cbcontext, cbdata);
+    return atomic_common(endpoint, NULL, remote_address, NULL, remote_handle, dop, operand, 0,
+                         flags, false, cbfunc, cbcontext, cbdata);
 }
 
-int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                            void *local_address, uint64_t remote_address,
+int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl,
+                            struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                            uint64_t remote_address,
                             struct mca_btl_base_registration_handle_t *local_handle,
                             struct mca_btl_base_registration_handle_t *remote_handle,
                             mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
@@ -332,12 +341,14 @@ int mca_btl_hpam_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_ba
                          operand, 0, flags, true, cbfunc, cbcontext, cbdata);
 }
 
-int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                              void *local_address, uint64_t remote_address,
+int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl,
+                              struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                              uint64_t remote_address,
                               struct mca_btl_base_registration_handle_t *local_handle,
                               struct mca_btl_base_registration_handle_t *remote_handle,
                               uint64_t compare, uint64_t value, int flags, int order,
-                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                              void *cbdata)
 {
     return atomic_common(endpoint, local_address, remote_address, local_handle, remote_handle,
                          HPAM_DEP_CSWAP, value, compare, flags, true, cbfunc, cbcontext, cbdata);

@@ -38,8 +38,8 @@ static inline int launch(int peer, const void *head, size_t head_len, const void
 
 static inline int try_send(mca_btl_hpam_frag_t *frag)
 {
-    return launch(frag->endpoint->peer, frag->segments[0].seg_addr.pval,
-                  frag->segments[0].seg_len, NULL, 0, frag->tag);
+    return launch(frag->endpoint->peer, frag->segments[0].seg_addr.pval, frag->segments[0].seg_len,
+                  NULL, 0, frag->tag);
 }
 
 static void complete(mca_btl_hpam_frag_t *frag, int status)
@@ -83,7 +83,7 @@ static inline int refusal_noted(mca_btl_base_endpoint_t *endpoint, int rc)
 int mca_btl_hpam_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                       struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
 {
-    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *) des;
+    mca_btl_hpam_frag_t *frag = (mca_btl_hpam_frag_t *)des;
     frag->endpoint = endpoint;
     frag->tag = tag;
     MCA_BTL_HPAM_LOCK();
@@ -121,7 +121,8 @@ static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_conver
     size_t position = convertor->bConverted, max_data = payload_size;
     struct iovec packed = {.iov_base = mca_btl_hpam_component.pack_buffer, .iov_len = payload_size};
     uint32_t count = 1;
-    if (opal_convertor_pack(convertor, &packed, &count, &max_data) < 0 || max_data != payload_size) {
+    if (opal_convertor_pack(convertor, &packed, &count, &max_data) < 0 ||
+        max_data != payload_size) {
         opal_convertor_set_position(convertor, &position);
         return HPAM_ERR_INVALID;
     }
@@ -163,7 +164,7 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 static int send_queued(hpam_pending_item_t *item, void *ctx)
 {
     mca_btl_hpam_frag_t *frag =
-        (mca_btl_hpam_frag_t *) ((char *) item - offsetof(mca_btl_hpam_frag_t, pending_item));
+        (mca_btl_hpam_frag_t *)((char *)item - offsetof(mca_btl_hpam_frag_t, pending_item));
     const int rc = try_send(frag);
     if (must_wait(rc)) return HPAM_PENDING_WAIT;
     if (HPAM_ERR_UNREACHABLE == rc) mca_btl_hpam_report_lost_peer();
@@ -175,5 +176,5 @@ static int send_queued(hpam_pending_item_t *item, void *ctx)
  * instances are busy again. Returns how many went out. */
 int mca_btl_hpam_drain_pending(void)
 {
-    return (int) hpam_pending_drain(&mca_btl_hpam_component.pending, send_queued, NULL);
+    return (int)hpam_pending_drain(&mca_btl_hpam_component.pending, send_queued, NULL);
 }

@@ -46,10 +46,10 @@
 
 /* Handler indices on the active-message layer (the same in every process). */
 enum {
-    UCT_HPAM_HANDLER_AM = 1,          /* bulk request: one UCX active message   */
-    UCT_HPAM_HANDLER_AM_REPLY = 2,    /* its reply: sequence and delivery cursor */
-    UCT_HPAM_HANDLER_HELLO = 3,       /* request: attach my deposit card        */
-    UCT_HPAM_HANDLER_HELLO_REPLY = 4  /* its reply: attached or not             */
+    UCT_HPAM_HANDLER_AM = 1,         /* bulk request: one UCX active message   */
+    UCT_HPAM_HANDLER_AM_REPLY = 2,   /* its reply: sequence and delivery cursor */
+    UCT_HPAM_HANDLER_HELLO = 3,      /* request: attach my deposit card        */
+    UCT_HPAM_HANDLER_HELLO_REPLY = 4 /* its reply: attached or not             */
 };
 
 /* Operations with a deposit handle in flight on one interface, and bounce
@@ -69,9 +69,9 @@ enum {
 #define UCT_HPAM_AM_MAX_IOV 8
 /* Performance estimates UCP weighs transports by (iface_query), measured
  * with ucx_perftest over hpam (bench/RESULTS.md, "UCX transport"). */
-#define UCT_HPAM_LATENCY 0.3e-6                  /* seconds, one way (am_lat, 8 B) */
+#define UCT_HPAM_LATENCY 0.3e-6                 /* seconds, one way (am_lat, 8 B) */
 #define UCT_HPAM_BANDWIDTH (4400.0 * UCS_MBYTE) /* bytes per second (get zcopy, 64 KiB) */
-#define UCT_HPAM_OVERHEAD 170e-9                 /* seconds per message (am_bw, 8 B) */
+#define UCT_HPAM_OVERHEAD 170e-9                /* seconds per message (am_bw, 8 B) */
 
 /* The transport's own table holds only UCX's base interface fields; the
  * hpam knobs are the memory domain's (one set of values per domain). */
@@ -85,12 +85,12 @@ typedef struct uct_hpam_iface_config {
 
 /* Every knob, validated (uct_hpam_md_config.c). */
 typedef struct uct_hpam_params {
-    hpam_config_t am;          /* the active-message card and protocol */
-    hpam_dep_config_t dep;     /* the deposit cards                    */
-    uct_hpam_job_shape_t shape;/* what every process of the job shares */
-    char job[64];              /* the core's job id: "ucx-" + UCX_HPAM_JOB's tag */
-    uint64_t job_hash;         /* FNV-1a of job: in addresses and rkeys */
-    int stats;                 /* print counters when an interface closes */
+    hpam_config_t am;                   /* the active-message card and protocol */
+    hpam_dep_config_t dep;              /* the deposit cards                    */
+    uct_hpam_job_shape_t shape;         /* what every process of the job shares */
+    char job[64];                       /* the core's job id: "ucx-" + UCX_HPAM_JOB's tag */
+    uint64_t job_hash;                  /* FNV-1a of job: in addresses and rkeys */
+    int stats;                          /* print counters when an interface closes */
     char words[UCT_HPAM_MAX_KNOBS][32]; /* values of word knobs (am.nic points here) */
 } uct_hpam_params_t;
 
@@ -100,113 +100,118 @@ typedef struct uct_hpam_md {
     /* The deposit card that holds this domain's registrations (made on first
      * need). Several interfaces may serve it: `lock` (try-lock in progress). */
     hpam_dep_t *dep;
-    int dep_proc;              /* its process index in the job, -1 before */
-    int lock;                  /* 0 free, 1 held (atomic) */
+    int dep_proc; /* its process index in the job, -1 before */
+    int lock;     /* 0 free, 1 held (atomic) */
     unsigned registrations;
 } uct_hpam_md_t;
 
 /* The UCX interface address: which card, in which job. */
 typedef struct uct_hpam_iface_addr {
-    uint64_t job_hash;  /* same job = same registry, key and card shape */
-    uint32_t proc;      /* the interface's active-message card (and initiator deposit card) */
-    uint32_t md_proc;   /* its memory domain's deposit card (rkeys name it) */
+    uint64_t job_hash; /* same job = same registry, key and card shape */
+    uint32_t proc;     /* the interface's active-message card (and initiator deposit card) */
+    uint32_t md_proc;  /* its memory domain's deposit card (rkeys name it) */
 } UCS_S_PACKED uct_hpam_iface_addr_t;
 
 /* What an interface knows of one process of the job (the numbers of the
  * ordered streams both ways are in iface->order). */
 typedef struct uct_hpam_peer {
     /* Sender side: the answers to my active messages to it. */
-    uint32_t unacked;        /* lowest sequence number not yet answered */
-    uint32_t delivered;      /* its delivery cursor, as its last reply said */
-    uint64_t acked_mask;     /* answered out of order: bit (seq - unacked) */
+    uint32_t unacked;    /* lowest sequence number not yet answered */
+    uint32_t delivered;  /* its delivery cursor, as its last reply said */
+    uint64_t acked_mask; /* answered out of order: bit (seq - unacked) */
     /* Connection state. */
-    uint8_t connected;       /* its active-message card is attached */
-    uint8_t dep_attached;    /* its memory domain's deposit card is attached to mine */
-    uint8_t hello;           /* enum uct_hpam_hello */
-    uint8_t lost;            /* given up on: every operation to it fails */
-    uint8_t reported;        /* its loss was reported to UCX */
-    uint32_t md_proc;        /* its memory domain's deposit card */
+    uint8_t connected;    /* its active-message card is attached */
+    uint8_t dep_attached; /* its memory domain's deposit card is attached to mine */
+    uint8_t hello;        /* enum uct_hpam_hello */
+    uint8_t lost;         /* given up on: every operation to it fails */
+    uint8_t reported;     /* its loss was reported to UCX */
+    uint32_t md_proc;     /* its memory domain's deposit card */
 } uct_hpam_peer_t;
 
-enum uct_hpam_hello { UCT_HPAM_HELLO_NONE, UCT_HPAM_HELLO_WANTED, UCT_HPAM_HELLO_SENT,
-                      UCT_HPAM_HELLO_DONE, UCT_HPAM_HELLO_FAILED };
+enum uct_hpam_hello {
+    UCT_HPAM_HELLO_NONE,
+    UCT_HPAM_HELLO_WANTED,
+    UCT_HPAM_HELLO_SENT,
+    UCT_HPAM_HELLO_DONE,
+    UCT_HPAM_HELLO_FAILED
+};
 
 /* An operation on the deposit layer with a handle (uct_hpam_rma.c). */
 typedef struct uct_hpam_op {
-    hpam_rdma_op_t head;            /* deposit handle; owner: the endpoint (NULL once gone) */
-    uct_completion_t *comp;         /* called when done (may be NULL) */
-    uint64_t fetched;               /* old value of a fetching atomic */
-    void *result;                   /* where the fetched value goes */
-    uct_unpack_callback_t unpack;   /* get_bcopy: hands the bounce buffer out */
+    hpam_rdma_op_t head;          /* deposit handle; owner: the endpoint (NULL once gone) */
+    uct_completion_t *comp;       /* called when done (may be NULL) */
+    uint64_t fetched;             /* old value of a fetching atomic */
+    void *result;                 /* where the fetched value goes */
+    uct_unpack_callback_t unpack; /* get_bcopy: hands the bounce buffer out */
     void *unpack_arg;
-    uint32_t length;                /* get_bcopy bytes */
-    int16_t bounce;                 /* bounce buffer held, or -1 */
-    uint8_t width;                  /* 4 or 8 for a fetching atomic, else 0 */
+    uint32_t length; /* get_bcopy bytes */
+    int16_t bounce;  /* bounce buffer held, or -1 */
+    uint8_t width;   /* 4 or 8 for a fetching atomic, else 0 */
 } uct_hpam_op_t;
 
 /* A flush waiting for operations issued before it. */
 typedef struct uct_hpam_flush_waiter {
-    struct uct_hpam_ep *ep;         /* NULL: the whole interface */
+    struct uct_hpam_ep *ep; /* NULL: the whole interface */
     uct_completion_t *comp;
-    uint64_t ops_before;            /* operations issued before the flush */
-    uint32_t seq_before;            /* ep: its peer's next_seq at the flush */
+    uint64_t ops_before; /* operations issued before the flush */
+    uint32_t seq_before; /* ep: its peer's next_seq at the flush */
 } uct_hpam_flush_waiter_t;
 
 typedef struct uct_hpam_iface {
     uct_base_iface_t super;
     uct_hpam_md_t *md;
-    hpam_ep_t *am;                  /* HPAM endpoint over the active-message card */
-    hpam_dep_t *dep;                /* initiator deposit card (put, get, atomics) */
-    int proc;                       /* my index in the job */
-    int nprocs;                     /* UCX_HPAM_MAX_PROCS */
-    uint32_t window;                /* messages in flight per peer = D */
-    size_t max_bulk;                /* largest active message */
-    uct_hpam_peer_t *peers;         /* [nprocs] */
-    hpam_order_t order;             /* the active-message streams to and from each peer */
-    unsigned hello_wanted;          /* peers with hello == WANTED */
-    unsigned lost_unreported;       /* peers lost, not yet reported to UCX */
-    int closing;                    /* arrivals are answered, not handed to UCX */
-    uint8_t *am_scratch;            /* am_bcopy packs here (one packet's payload) */
-    ucs_list_link_t eps;            /* every endpoint */
-    hpam_pending_t pending;         /* endpoints with queued requests */
-    int fenced;                     /* iface fence: wait for everything before it */
-    uint64_t fence_ops;             /* operations issued before the fence */
-    hpam_rdma_ops_t ops;            /* deposit operations in flight (uct_hpam_op_t) */
-    unsigned unmarked_eps;          /* endpoints with ep->unmarked set */
-    uint64_t mark_sink;             /* where marks' bytes land */
-    uint8_t *bounce;                /* [UCT_HPAM_BOUNCE_BUFS][UCT_HPAM_BOUNCE_SIZE] */
+    hpam_ep_t *am;            /* HPAM endpoint over the active-message card */
+    hpam_dep_t *dep;          /* initiator deposit card (put, get, atomics) */
+    int proc;                 /* my index in the job */
+    int nprocs;               /* UCX_HPAM_MAX_PROCS */
+    uint32_t window;          /* messages in flight per peer = D */
+    size_t max_bulk;          /* largest active message */
+    uct_hpam_peer_t *peers;   /* [nprocs] */
+    hpam_order_t order;       /* the active-message streams to and from each peer */
+    unsigned hello_wanted;    /* peers with hello == WANTED */
+    unsigned lost_unreported; /* peers lost, not yet reported to UCX */
+    int closing;              /* arrivals are answered, not handed to UCX */
+    uint8_t *am_scratch;      /* am_bcopy packs here (one packet's payload) */
+    ucs_list_link_t eps;      /* every endpoint */
+    hpam_pending_t pending;   /* endpoints with queued requests */
+    int fenced;               /* iface fence: wait for everything before it */
+    uint64_t fence_ops;       /* operations issued before the fence */
+    hpam_rdma_ops_t ops;      /* deposit operations in flight (uct_hpam_op_t) */
+    unsigned unmarked_eps;    /* endpoints with ep->unmarked set */
+    uint64_t mark_sink;       /* where marks' bytes land */
+    uint8_t *bounce;          /* [UCT_HPAM_BOUNCE_BUFS][UCT_HPAM_BOUNCE_SIZE] */
     int16_t bounce_free[UCT_HPAM_BOUNCE_BUFS], bounce_nfree;
     uct_hpam_flush_waiter_t waiters[UCT_HPAM_MAX_FLUSH_WAITERS];
     unsigned nwaiters;
     /* Help between the interfaces of one process (uct_hpam_iface.c): a user
      * waiting on one interface (osc ucx's worker) must not starve another's
      * retransmissions (pml ucx's). */
-    ucs_list_link_t process_link;   /* in the process's list of interfaces */
-    int am_busy;                    /* atomic: the owner or a helper is inside `am` */
-    unsigned am_depth;              /* the owner's nesting of uct_hpam_am_enter */
-    uint64_t progress_calls;        /* atomic: calls of this interface's progress */
-    uint64_t progress_seen;         /* progress_calls when a helper last looked */
+    ucs_list_link_t process_link; /* in the process's list of interfaces */
+    int am_busy;                  /* atomic: the owner or a helper is inside `am` */
+    unsigned am_depth;            /* the owner's nesting of uct_hpam_am_enter */
+    uint64_t progress_calls;      /* atomic: calls of this interface's progress */
+    uint64_t progress_seen;       /* progress_calls when a helper last looked */
     /* Counters (printed with UCX_HPAM_STATS=y). */
-    uint64_t helped;                /* timeout walks done by another interface's progress */
-    uint64_t am_rejected;           /* arrived with a bad id, sequence or flags */
-    uint64_t am_stashed;            /* arrived early and were held for order */
-    uint64_t no_resource;           /* sends answered with UCS_ERR_NO_RESOURCE */
+    uint64_t helped;      /* timeout walks done by another interface's progress */
+    uint64_t am_rejected; /* arrived with a bad id, sequence or flags */
+    uint64_t am_stashed;  /* arrived early and were held for order */
+    uint64_t no_resource; /* sends answered with UCS_ERR_NO_RESOURCE */
 } uct_hpam_iface_t;
 
 typedef struct uct_hpam_ep {
     uct_base_ep_t super;
-    int peer;                       /* its process index */
-    uint32_t remote_md;             /* its memory domain's deposit card */
-    hpam_pending_queue_t pending;   /* uct_pending_req_t, in order (item in req->priv) */
-    ucs_list_link_t list;           /* in iface->eps */
-    int fenced;                     /* wait for everything before the fence */
-    uint32_t fence_seq;             /* its peer's next sequence number at the fence */
-    int failed;                     /* its peer was lost */
+    int peer;                     /* its process index */
+    uint32_t remote_md;           /* its memory domain's deposit card */
+    hpam_pending_queue_t pending; /* uct_pending_req_t, in order (item in req->priv) */
+    ucs_list_link_t list;         /* in iface->eps */
+    int fenced;                   /* wait for everything before the fence */
+    uint32_t fence_seq;           /* its peer's next sequence number at the fence */
+    int failed;                   /* its peer was lost */
     /* Puts that went as packets are "sent" once in the owner's inbound FIFO,
      * deposited only when the owner polls: a flush or fence then asks for one
      * byte of the same registration (the mark), answered after them. */
-    int unmarked;                   /* a put went by packets since the last mark */
-    hpam_ticket_t mark_ticket;      /* where the last such put went */
+    int unmarked;              /* a put went by packets since the last mark */
+    hpam_ticket_t mark_ticket; /* where the last such put went */
     uint64_t mark_offset;
 } uct_hpam_ep_t;
 
@@ -290,8 +295,7 @@ void uct_hpam_ep_fail_all(uct_hpam_iface_t *iface, int peer);
 ucs_status_t uct_hpam_am_init(uct_hpam_iface_t *iface);
 ucs_status_t uct_hpam_ep_am_short(uct_ep_h ep, uint8_t id, uint64_t header, const void *payload,
                                   unsigned length);
-ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h ep, uint8_t id, const uct_iov_t *iov,
-                                      size_t iovcnt);
+ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h ep, uint8_t id, const uct_iov_t *iov, size_t iovcnt);
 ssize_t uct_hpam_ep_am_bcopy(uct_ep_h ep, uint8_t id, uct_pack_callback_t pack_cb, void *arg,
                              unsigned flags);
 void uct_hpam_send_hellos(uct_hpam_iface_t *iface);

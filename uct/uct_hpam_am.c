@@ -27,7 +27,10 @@
 #include "uct_hpam.h"
 
 /* The argument word of a message: UCX's id, flags (zero), sequence number. */
-static inline uint64_t am_arg(uint8_t id, uint32_t seq) { return (uint64_t)id | ((uint64_t)seq << 32); }
+static inline uint64_t am_arg(uint8_t id, uint32_t seq)
+{
+    return (uint64_t)id | ((uint64_t)seq << 32);
+}
 static inline uint8_t arg_id(uint64_t arg) { return (uint8_t)arg; }
 static inline uint32_t arg_flags(uint64_t arg) { return (uint32_t)(arg >> 8) & 0xffffffu; }
 static inline uint32_t arg_seq(uint64_t arg) { return (uint32_t)(arg >> 32); }
@@ -294,8 +297,8 @@ static void on_hello_reply(hpam_token_t *token, void *ctx, uint64_t rc, uint64_t
     }
     p->hello = UCT_HPAM_HELLO_FAILED;
     ucs_error("hpam: process %d of job %s could not attach the deposit card of process %d: %s; "
-              "put, get and atomics to it fail", src, iface->md->params.job, iface->proc,
-              hpam_strerror((int)(int64_t)rc));
+              "put, get and atomics to it fail",
+              src, iface->md->params.job, iface->proc, hpam_strerror((int)(int64_t)rc));
 }
 
 ucs_status_t uct_hpam_am_init(uct_hpam_iface_t *iface)
@@ -303,7 +306,8 @@ ucs_status_t uct_hpam_am_init(uct_hpam_iface_t *iface)
     iface->am_scratch = ucs_malloc(iface->max_bulk, "hpam am bcopy");
     if (iface->am_scratch == NULL) return UCS_ERR_NO_MEMORY;
     if (HPAM_OK != hpam_register_handler_bulk(iface->am, UCT_HPAM_HANDLER_AM, on_am, iface) ||
-        HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_AM_REPLY, on_am_reply, iface) ||
+        HPAM_OK !=
+            hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_AM_REPLY, on_am_reply, iface) ||
         HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_HELLO, on_hello, iface) ||
         HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_HELLO_REPLY, on_hello_reply,
                                           iface)) {

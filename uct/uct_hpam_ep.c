@@ -19,8 +19,8 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_ep_t, const uct_ep_params_t *params)
     memcpy(&a, params->iface_addr, sizeof a); /* one copy: check it, then use it */
     if (a.job_hash != iface->md->params.job_hash || a.proc >= (uint32_t)iface->nprocs ||
         a.md_proc >= (uint32_t)iface->nprocs) {
-        ucs_error("hpam: address of another job or malformed (process %u, deposit card %u)",
-                  a.proc, a.md_proc);
+        ucs_error("hpam: address of another job or malformed (process %u, deposit card %u)", a.proc,
+                  a.md_proc);
         return UCS_ERR_UNREACHABLE;
     }
     memset(UCS_PTR_BYTE_OFFSET(self, sizeof(self->super)), 0, sizeof(*self) - sizeof(self->super));
@@ -147,7 +147,7 @@ void uct_hpam_ep_fail_all(uct_hpam_iface_t *iface, int peer)
 {
     for (;;) {
         uct_hpam_ep_t *ep, *found = NULL;
-        ucs_list_for_each(ep, &iface->eps, list) {
+        ucs_list_for_each (ep, &iface->eps, list) {
             if (ep->peer == peer && !ep->failed) {
                 found = ep;
                 break;
@@ -157,13 +157,13 @@ void uct_hpam_ep_fail_all(uct_hpam_iface_t *iface, int peer)
         found->failed = 1;
         uct_hpam_rma_orphan(iface, found, UCS_ERR_ENDPOINT_TIMEOUT);
         uct_hpam_flush_drop_waiters(iface, found, UCS_ERR_ENDPOINT_TIMEOUT);
-        const ucs_status_t status = uct_iface_handle_ep_err(&iface->super.super, &found->super.super,
-                                                            UCS_ERR_ENDPOINT_TIMEOUT);
+        const ucs_status_t status = uct_iface_handle_ep_err(
+            &iface->super.super, &found->super.super, UCS_ERR_ENDPOINT_TIMEOUT);
         if (status != UCS_OK) {
-            ucs_log(uct_base_iface_failure_log_level(&iface->super, status,
-                                                     UCS_ERR_ENDPOINT_TIMEOUT),
-                    "hpam: endpoint to process %d of job %s failed: peer lost", peer,
-                    iface->md->params.job);
+            ucs_log(
+                uct_base_iface_failure_log_level(&iface->super, status, UCS_ERR_ENDPOINT_TIMEOUT),
+                "hpam: endpoint to process %d of job %s failed: peer lost", peer,
+                iface->md->params.job);
         }
     }
 }

@@ -40,9 +40,10 @@ static int mark(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
     ep->unmarked = 0;
     iface->unmarked_eps--;
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, NULL);
-    const ucs_status_t status = uct_hpam_op_started(
-        iface, op, hpam_dep_get(iface->dep, &iface->mark_sink, 1, &ep->mark_ticket,
-                                ep->mark_offset, &op->head.handle));
+    const ucs_status_t status =
+        uct_hpam_op_started(iface, op,
+                            hpam_dep_get(iface->dep, &iface->mark_sink, 1, &ep->mark_ticket,
+                                         ep->mark_offset, &op->head.handle));
     if (UCS_STATUS_IS_ERR(status)) {
         ucs_debug("hpam: mark to process %d: %s", ep->peer, ucs_status_string(status));
     }
@@ -58,7 +59,7 @@ static int marked(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
         all = mark(iface, w->ep);
     } else if (iface->unmarked_eps != 0) {
         uct_hpam_ep_t *ep;
-        ucs_list_for_each(ep, &iface->eps, list) all &= mark(iface, ep);
+        ucs_list_for_each (ep, &iface->eps, list) all &= mark(iface, ep);
     } else {
         return 1;
     }
@@ -141,7 +142,8 @@ ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t 
         return UCS_OK;
     }
     if (!hpam_pending_empty(&ep->pending)) return UCS_ERR_NO_RESOURCE;
-    uct_hpam_flush_waiter_t w = {.ep = ep, .comp = comp,
+    uct_hpam_flush_waiter_t w = {.ep = ep,
+                                 .comp = comp,
                                  .ops_before = hpam_rdma_ops_issued(&iface->ops),
                                  .seq_before = hpam_order_next_send(&iface->order, ep->peer)};
     UCT_TL_EP_STAT_FLUSH(&ep->super);
@@ -151,8 +153,8 @@ ucs_status_t uct_hpam_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t 
 ucs_status_t uct_hpam_iface_flush(uct_iface_h tl_iface, unsigned flags, uct_completion_t *comp)
 {
     uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
-    uct_hpam_flush_waiter_t w = {.ep = NULL, .comp = comp,
-                                 .ops_before = hpam_rdma_ops_issued(&iface->ops)};
+    uct_hpam_flush_waiter_t w = {
+        .ep = NULL, .comp = comp, .ops_before = hpam_rdma_ops_issued(&iface->ops)};
     return flush_or_wait(iface, &w);
 }
 

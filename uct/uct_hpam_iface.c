@@ -14,10 +14,10 @@
 
 #include <uct/sm/base/sm_iface.h>
 
-ucs_config_field_t uct_hpam_iface_config_table[] = {
-    {"", "", NULL, ucs_offsetof(uct_hpam_iface_config_t, super),
-     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
-    {NULL}};
+ucs_config_field_t uct_hpam_iface_config_table[] = {{"", "", NULL,
+                                                     ucs_offsetof(uct_hpam_iface_config_t, super),
+                                                     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+                                                    {NULL}};
 
 /* The one device is the card: "medusa" or "hamlyn" (UCX_HPAM_NIC). */
 ucs_status_t uct_hpam_query_devices(uct_md_h tl_md, uct_tl_device_resource_t **devices,
@@ -36,11 +36,10 @@ static ucs_status_t uct_hpam_iface_query(uct_iface_h tl_iface, uct_iface_attr_t 
     attr->device_addr_len = uct_sm_iface_get_device_addr_len();
     attr->ep_addr_len = 0;
     attr->max_conn_priv = 0;
-    attr->cap.flags = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                      UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
-                      UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
-                      UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU |
-                      UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
+    attr->cap.flags = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+                      UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
+                      UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
+                      UCT_IFACE_FLAG_ATOMIC_CPU | UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
                       UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
                       UCT_IFACE_FLAG_EP_CHECK;
     attr->cap.event_flags = 0;
@@ -51,13 +50,13 @@ static ucs_status_t uct_hpam_iface_query(uct_iface_h tl_iface, uct_iface_attr_t 
         attr->cap.atomic64.op_flags | UCS_BIT(UCT_ATOMIC_OP_SWAP) | UCS_BIT(UCT_ATOMIC_OP_CSWAP);
 
     /* Put and get: a bounce buffer for short/bcopy, one buffer for zcopy. */
-#define RMA_CAPS(_cap, _max_short)                                                               \
-    do {                                                                                         \
-        (_cap).max_short = (_max_short);                                                         \
-        (_cap).max_bcopy = UCT_HPAM_BOUNCE_SIZE;                                                 \
-        (_cap).min_zcopy = 0;                                                                    \
-        (_cap).max_zcopy = (size_t)1 << 30;                                                      \
-        (_cap).opt_zcopy_align = (_cap).align_mtu = (_cap).max_iov = 1;                          \
+#define RMA_CAPS(_cap, _max_short)                                                                 \
+    do {                                                                                           \
+        (_cap).max_short = (_max_short);                                                           \
+        (_cap).max_bcopy = UCT_HPAM_BOUNCE_SIZE;                                                   \
+        (_cap).min_zcopy = 0;                                                                      \
+        (_cap).max_zcopy = (size_t)1 << 30;                                                        \
+        (_cap).opt_zcopy_align = (_cap).align_mtu = (_cap).max_iov = 1;                            \
     } while (0)
     RMA_CAPS(attr->cap.put, UCT_HPAM_BOUNCE_SIZE);
     RMA_CAPS(attr->cap.get, 0);
@@ -92,7 +91,8 @@ static ucs_status_t uct_hpam_iface_get_address(uct_iface_h tl_iface, uct_iface_a
 }
 
 /* Same node (and namespace) and same job: the registry that numbered us. */
-static int uct_hpam_iface_is_reachable(const uct_iface_h tl_iface, const uct_device_addr_t *dev_addr,
+static int uct_hpam_iface_is_reachable(const uct_iface_h tl_iface,
+                                       const uct_device_addr_t *dev_addr,
                                        const uct_iface_addr_t *iface_addr)
 {
     uct_hpam_iface_t *iface = ucs_derived_of(tl_iface, uct_hpam_iface_t);
@@ -126,7 +126,8 @@ ucs_status_t uct_hpam_iface_connect_peer(uct_hpam_iface_t *iface, int peer, uint
         const int rc = hpam_dep_attach(iface->dep, (int)md_proc);
         if (rc != HPAM_OK) {
             ucs_error("hpam: cannot attach the deposit card %u of job %s (process %d's memory "
-                      "domain): %s", md_proc, iface->md->params.job, peer, hpam_dep_last_error());
+                      "domain): %s",
+                      md_proc, iface->md->params.job, peer, hpam_dep_last_error());
             return UCS_ERR_UNREACHABLE;
         }
         p->dep_attached = 1;
@@ -163,8 +164,8 @@ static void report_lost(uct_hpam_iface_t *iface)
         p->reported = 1;
         iface->lost_unreported--;
         ucs_error("hpam: lost peer: process %d (pid %d) of job %s, seen from process %d: %s. "
-                  "Rerun, or raise UCX_HPAM_GIVE_UP_MS if it was only slow.", peer,
-                  uct_hpam_registry_pid(iface->md->params.job, peer), iface->md->params.job,
+                  "Rerun, or raise UCX_HPAM_GIVE_UP_MS if it was only slow.",
+                  peer, uct_hpam_registry_pid(iface->md->params.job, peer), iface->md->params.job,
                   iface->proc, hpam_last_error());
         uct_hpam_ep_fail_all(iface, peer);
     }
@@ -223,7 +224,7 @@ int uct_hpam_attach_in_process(uct_hpam_iface_t *iface, int peer)
     int done = 0;
     uct_hpam_iface_t *other;
     pthread_mutex_lock(&process_lock);
-    ucs_list_for_each(other, &process_ifaces, process_link) {
+    ucs_list_for_each (other, &process_ifaces, process_link) {
         if (other->proc != peer || other->md->params.job_hash != iface->md->params.job_hash) {
             continue;
         }
@@ -254,7 +255,7 @@ static void help_others(uct_hpam_iface_t *iface)
 {
     if (pthread_mutex_trylock(&process_lock) != 0) return;
     uct_hpam_iface_t *other;
-    ucs_list_for_each(other, &process_ifaces, process_link) {
+    ucs_list_for_each (other, &process_ifaces, process_link) {
         if (other != iface) help(other);
     }
     pthread_mutex_unlock(&process_lock);

@@ -31,7 +31,8 @@ static ucs_status_t check_open_params(uct_hpam_md_t *md, uct_worker_h worker,
          !(params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT)) ||
         !ucs_is_pow2(align) || align_offset >= align) {
         ucs_error("hpam: invalid active-message alignment %zu (offset %zu): a power of 2 and an "
-                  "offset below it, set together", align, align_offset);
+                  "offset below it, set together",
+                  align, align_offset);
         return UCS_ERR_INVALID_PARAM;
     }
     if (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode == UCS_THREAD_MODE_MULTI) {
@@ -89,8 +90,8 @@ static ucs_status_t make_peer_state(uct_hpam_iface_t *iface)
     iface->max_bulk = hpam_max_bulk(iface->am);
     iface->peers = ucs_calloc(iface->nprocs, sizeof(*iface->peers), "hpam peers");
     if (iface->peers == NULL) return UCS_ERR_NO_MEMORY;
-    const int rc = hpam_order_init(&iface->order, iface->nprocs, (int)iface->window,
-                                   iface->max_bulk);
+    const int rc =
+        hpam_order_init(&iface->order, iface->nprocs, (int)iface->window, iface->max_bulk);
     return rc == HPAM_OK ? UCS_OK : uct_hpam_status(rc);
 }
 
@@ -102,8 +103,8 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_iface_t, uct_md_h tl_md, uct_worker_h worker
     if (status != UCS_OK) return status;
     UCS_CLASS_CALL_SUPER_INIT(
         uct_base_iface_t, &uct_hpam_iface_ops, &uct_base_iface_internal_ops, tl_md, worker, params,
-        tl_config UCS_STATS_ARG((params->field_mask & UCT_IFACE_PARAM_FIELD_STATS_ROOT)
-                                    ? params->stats_root : NULL)
+        tl_config UCS_STATS_ARG(
+            (params->field_mask & UCT_IFACE_PARAM_FIELD_STATS_ROOT) ? params->stats_root : NULL)
             UCS_STATS_ARG(UCT_HPAM_NAME));
     /* Everything past the base class starts zero (NULL, empty, no counts). */
     memset(UCS_PTR_BYTE_OFFSET(self, sizeof(self->super)), 0, sizeof(*self) - sizeof(self->super));
@@ -120,8 +121,8 @@ static UCS_CLASS_INIT_FUNC(uct_hpam_iface_t, uct_md_h tl_md, uct_worker_h worker
         return status;
     }
     uct_hpam_iface_join_process(self);
-    ucs_debug("hpam: interface %p is process %d of job %s (%s card, D=%u, %zu-byte messages)",
-              self, self->proc, md->params.job, md->params.am.nic, self->window, self->max_bulk);
+    ucs_debug("hpam: interface %p is process %d of job %s (%s card, D=%u, %zu-byte messages)", self,
+              self->proc, md->params.job, md->params.am.nic, self->window, self->max_bulk);
     return UCS_OK;
 }
 

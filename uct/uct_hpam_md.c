@@ -157,8 +157,8 @@ static ucs_status_t uct_hpam_mem_alloc(uct_md_h tl_md, size_t *length_p, void **
     if (status == UCS_OK) {
         rc = hpam_dep_allocate(md->dep, *length_p, &address, &memh->ticket);
         memh->allocated = UCT_HPAM_MEMH_CARD;
-        if (rc == HPAM_ERR_NO_RESOURCE &&
-            ucs_posix_memalign(&address, UCS_SYS_CACHE_LINE_SIZE, *length_p, alloc_name) == UCS_OK) {
+        if (rc == HPAM_ERR_NO_RESOURCE && ucs_posix_memalign(&address, UCS_SYS_CACHE_LINE_SIZE,
+                                                             *length_p, alloc_name) == UCS_OK) {
             memset(address, 0, *length_p);
             rc = hpam_dep_register(md->dep, address, *length_p, &memh->ticket);
             memh->allocated = UCT_HPAM_MEMH_PRIVATE;
@@ -231,8 +231,7 @@ static ucs_status_t uct_hpam_rkey_unpack_cb(uct_component_t *component, const vo
     return UCS_OK;
 }
 
-static ucs_status_t uct_hpam_rkey_release(uct_component_t *component, uct_rkey_t rkey,
-                                          void *handle)
+static ucs_status_t uct_hpam_rkey_release(uct_component_t *component, uct_rkey_t rkey, void *handle)
 {
     ucs_free((void *)rkey);
     return UCS_OK;
@@ -308,7 +307,8 @@ UCS_F_CTOR void uct_hpam_init(void)
 {
     if (uct_hpam_md_config_build() != 0) {
         ucs_error("hpam: the knob table has more than %d knobs: rebuild libuct_hpam with a larger "
-                  "UCT_HPAM_MAX_KNOBS; the hpam transport is not registered", UCT_HPAM_MAX_KNOBS);
+                  "UCT_HPAM_MAX_KNOBS; the hpam transport is not registered",
+                  UCT_HPAM_MAX_KNOBS);
         return;
     }
     uct_hpam_component.md_config.size = uct_hpam_md_config_size();

@@ -39,9 +39,9 @@ typedef union knob_slot {
 
 struct uct_hpam_md_config {
     uct_md_config_t super;
-    char *job;        /* UCX_HPAM_JOB */
-    int64_t max_procs;/* UCX_HPAM_MAX_PROCS */
-    int stats;        /* UCX_HPAM_STATS */
+    char *job;         /* UCX_HPAM_JOB */
+    int64_t max_procs; /* UCX_HPAM_MAX_PROCS */
+    int stats;         /* UCX_HPAM_STATS */
     knob_slot_t knob[MAX_KNOBS];
 };
 
@@ -80,7 +80,10 @@ static int read_real(const char *buf, void *dest, const void *arg)
 }
 
 /* The syntax line: the variable's name and what it takes (arg: its text). */
-static void help_text(char *buf, size_t max, const void *arg) { snprintf(buf, max, "%s", (const char *)arg); }
+static void help_text(char *buf, size_t max, const void *arg)
+{
+    snprintf(buf, max, "%s", (const char *)arg);
+}
 
 /* The fields, their names, docs and syntax texts, filled by the constructor:
  * [0] the base table, then JOB, MAX_PROCS, STATS, the knobs, and the end. */
@@ -89,11 +92,14 @@ static char names[MAX_KNOBS][40], docs[MAX_KNOBS][640], syntax[MAX_KNOBS][120],
     defaults[MAX_KNOBS][32];
 static char max_procs_syntax[80];
 
-static const ucs_config_parser_t whole_parser = {read_whole, write_whole, clone_whole,
-                                                 ucs_config_release_nop, help_text, NULL};
-static const ucs_config_parser_t real_parser = {read_real, ucs_config_sprintf_double,
-                                                ucs_config_clone_double, ucs_config_release_nop,
-                                                help_text, NULL};
+static const ucs_config_parser_t whole_parser = {
+    read_whole, write_whole, clone_whole, ucs_config_release_nop, help_text, NULL};
+static const ucs_config_parser_t real_parser = {read_real,
+                                                ucs_config_sprintf_double,
+                                                ucs_config_clone_double,
+                                                ucs_config_release_nop,
+                                                help_text,
+                                                NULL};
 
 /* Knob i as a UCX field: name in capitals, default, doc with its range. */
 static void knob_field(size_t i, ucs_config_field_t *f)
@@ -132,9 +138,10 @@ static void knob_field(size_t i, ucs_config_field_t *f)
     default:
         snprintf(defaults[i], sizeof defaults[i], "%" PRId64, d.i);
         snprintf(docs[i], sizeof docs[i], "%s%s%s.", k->help, *k->unit ? ", " : "", k->unit);
-        snprintf(syntax[i], sizeof syntax[i], "UCX_HPAM_%.39s, %s in [%" PRId64 ", %" PRId64 "]%s%s",
-                 names[i], k->type == HPAM_KNOB_POWER2 ? "a power of two" : "a whole number",
-                 k->min, k->max, sep, k->unit);
+        snprintf(syntax[i], sizeof syntax[i],
+                 "UCX_HPAM_%.39s, %s in [%" PRId64 ", %" PRId64 "]%s%s", names[i],
+                 k->type == HPAM_KNOB_POWER2 ? "a power of two" : "a whole number", k->min, k->max,
+                 sep, k->unit);
         f->parser = whole_parser;
     }
     f->dfl_value = defaults[i];
@@ -242,7 +249,8 @@ ucs_status_t uct_hpam_params_from_config(const uct_md_config_t *config, uct_hpam
     for (size_t i = 0; i < hpam_knob_count(); ++i) {
         const hpam_knob_value_t v = slot_value(c, i, p);
         char msg[256];
-        if (HPAM_OK != hpam_knob_check(i, v, &p->am, &p->dep, HPAM_KNOB_STYLE_UCX, msg, sizeof msg)) {
+        if (HPAM_OK !=
+            hpam_knob_check(i, v, &p->am, &p->dep, HPAM_KNOB_STYLE_UCX, msg, sizeof msg)) {
             ucs_error("hpam: %s", msg);
             status = UCS_ERR_INVALID_PARAM;
             continue;

@@ -24,18 +24,18 @@
 enum member_state { MEMBER_FREE = 0, MEMBER_LIVE = 1, MEMBER_LEFT = 2 };
 
 typedef struct registry_member {
-    int32_t pid;   /* the process that claimed this index */
+    int32_t pid;    /* the process that claimed this index */
     uint32_t state; /* enum member_state */
 } registry_member_t;
 
 typedef struct registry {
-    uint64_t magic;              /* REGISTRY_MAGIC once initialised */
-    uint32_t version;            /* REGISTRY_VERSION */
-    uint32_t size;               /* sizeof(registry_t) */
-    uint64_t key;                /* the job's protection key, never 0 */
-    uct_hpam_job_shape_t shape;  /* fixed by the first member */
-    uint32_t next_index;         /* next index to hand out */
-    int32_t creator_pid;         /* first member */
+    uint64_t magic;             /* REGISTRY_MAGIC once initialised */
+    uint32_t version;           /* REGISTRY_VERSION */
+    uint32_t size;              /* sizeof(registry_t) */
+    uint64_t key;               /* the job's protection key, never 0 */
+    uct_hpam_job_shape_t shape; /* fixed by the first member */
+    uint32_t next_index;        /* next index to hand out */
+    int32_t creator_pid;        /* first member */
     registry_member_t members[UCT_HPAM_REGISTRY_MAX_PROCS];
 } registry_t;
 
@@ -48,10 +48,7 @@ void uct_hpam_registry_path(const char *job, char *path, size_t len)
     snprintf(path, len, "/dev/shm/hpamucx-%u-%s.registry", (unsigned)getuid(), job);
 }
 
-static int process_alive(int32_t pid)
-{
-    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
+static int process_alive(int32_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
 /* Opens and locks the registry file, making sure the locked file is the one
  * the path names (a last member may have removed it meanwhile). */
@@ -170,8 +167,8 @@ int uct_hpam_registry_join(const char *job, const uct_hpam_job_shape_t *shape, i
         snprintf(err, errlen,
                  "job registry %s is full: all %u process indices (UCX_HPAM_MAX_PROCS) were "
                  "handed out and %d members are still alive; raise UCX_HPAM_MAX_PROCS in "
-                 "every process or use another UCX_HPAM_JOB", path, r->shape.max_procs,
-                 live_members(r));
+                 "every process or use another UCX_HPAM_JOB",
+                 path, r->shape.max_procs, live_members(r));
         goto out;
     }
     const uint32_t i = r->next_index++;
@@ -250,7 +247,8 @@ void uct_hpam_registry_leave(const char *job, int index)
     int fd;
     registry_t *r = open_read(job, path, sizeof path, &fd);
     if (r == NULL) return;
-    if (index >= 0 && (uint32_t)index < r->next_index && r->members[index].pid == (int32_t)getpid()) {
+    if (index >= 0 && (uint32_t)index < r->next_index &&
+        r->members[index].pid == (int32_t)getpid()) {
         r->members[index].state = MEMBER_LEFT;
         if (live_members(r) == 0) {
             unlink(path); /* under the lock: a joiner waiting on it retries */

@@ -22,7 +22,8 @@
 
 ucs_status_t uct_hpam_rma_init(uct_hpam_iface_t *iface)
 {
-    const int rc = hpam_rdma_ops_init(&iface->ops, iface->dep, UCT_HPAM_MAX_OPS, sizeof(uct_hpam_op_t));
+    const int rc =
+        hpam_rdma_ops_init(&iface->ops, iface->dep, UCT_HPAM_MAX_OPS, sizeof(uct_hpam_op_t));
     if (rc != HPAM_OK) return uct_hpam_status(rc);
     iface->nwaiters = 0;
     if (UCS_OK != ucs_posix_memalign((void **)&iface->bounce, UCS_SYS_CACHE_LINE_SIZE,
@@ -50,9 +51,9 @@ static inline int no_rkey(const uct_hpam_rkey_t *rkey)
  * domain has attached my deposit card (hello), a slot is free (and a bounce
  * buffer, taken into *bounce, when bounce is not NULL), and the remote range
  * lies inside the registration the rkey names. */
-static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const uct_hpam_rkey_t *rkey,
-                              uint64_t remote_addr, size_t length, int16_t *bounce,
-                              uint64_t *offset)
+static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep,
+                              const uct_hpam_rkey_t *rkey, uint64_t remote_addr, size_t length,
+                              int16_t *bounce, uint64_t *offset)
 {
     ucs_status_t status = uct_hpam_ep_may_send(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) goto busy;
@@ -78,10 +79,10 @@ static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, const 
     } else if (ucs_unlikely(rkey->job_hash != iface->md->params.job_hash ||
                             rkey->owner != ep->remote_md ||
                             uct_hpam_rkey_offset(rkey, remote_addr, length, offset) != 0)) {
-        ucs_error("hpam: [0x%" PRIx64 ", +%zu) to process %d is not inside the registration the "
-                  "rkey names ([0x%" PRIx64 ", +%" PRIu64 ") on deposit card %u of job %" PRIx64 ")",
-                  remote_addr, length, ep->peer, rkey->base, rkey->length, rkey->owner,
-                  rkey->job_hash);
+        ucs_error(
+            "hpam: [0x%" PRIx64 ", +%zu) to process %d is not inside the registration the "
+            "rkey names ([0x%" PRIx64 ", +%" PRIu64 ") on deposit card %u of job %" PRIx64 ")",
+            remote_addr, length, ep->peer, rkey->base, rkey->length, rkey->owner, rkey->job_hash);
         return UCS_ERR_INVALID_PARAM;
     }
     if (bounce != NULL) *bounce = iface->bounce_free[--iface->bounce_nfree];
@@ -103,7 +104,10 @@ static ucs_status_t take_bounce(uct_hpam_iface_t *iface, int16_t *bounce)
 }
 
 /* What a call done within itself returns: UCS_OK, or why it was refused. */
-static inline ucs_status_t now_status(int rc) { return rc == HPAM_OK ? UCS_OK : uct_hpam_status(rc); }
+static inline ucs_status_t now_status(int rc)
+{
+    return rc == HPAM_OK ? UCS_OK : uct_hpam_status(rc);
+}
 
 /* A zero-length operation moves nothing and is done at once (the bounce
  * buffer, if any, goes back); it probes the peer (uct_hpam_am_probe). */
@@ -138,7 +142,8 @@ static ucs_status_t op_finish(uct_hpam_iface_t *iface, uct_hpam_op_t *op, int st
 {
     const ucs_status_t status = state > 0 ? UCS_OK : uct_hpam_status(state);
     if (status == UCS_OK && op->width != 0) memcpy(op->result, &op->fetched, op->width);
-    if (status == UCS_OK && op->unpack != NULL) op->unpack(op->unpack_arg, bounce_ptr(iface, op->bounce), op->length);
+    if (status == UCS_OK && op->unpack != NULL)
+        op->unpack(op->unpack_arg, bounce_ptr(iface, op->bounce), op->length);
     const uct_hpam_ep_t *ep = op->head.owner;
     if (status != UCS_OK && op->comp == NULL && ep != NULL) {
         ucs_error("hpam: put/atomic to process %d of job %s failed: %s", ep->peer,
@@ -183,8 +188,8 @@ unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface)
 void uct_hpam_rma_close(uct_hpam_iface_t *iface)
 {
     if (iface->dep == NULL || iface->ops.records == NULL) return;
-    const unsigned left = hpam_rdma_ops_settle(&iface->ops, iface->md->params.am.give_up_ns,
-                                               finished, iface);
+    const unsigned left =
+        hpam_rdma_ops_settle(&iface->ops, iface->md->params.am.give_up_ns, finished, iface);
     if (left > 0) {
         ucs_warn("hpam: interface closed with %u put/get/atomic operations unfinished", left);
     }
@@ -271,7 +276,8 @@ ssize_t uct_hpam_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void 
         return UCS_ERR_INVALID_PARAM;
     }
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
-    const int rc = hpam_dep_put_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
+    const int rc =
+        hpam_dep_put_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         iface->bounce_free[iface->bounce_nfree++] = b;
         return rc == HPAM_OK ? (ssize_t)length : uct_hpam_status(rc);
@@ -302,12 +308,13 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
     if (is_put) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
         return put_started(iface, ep, RKEY(rkey), offset,
-                           uct_hpam_op_started(iface, op, hpam_dep_put(iface->dep, iov[0].buffer, length,
-                                                              t, offset, &op->head.handle)));
+                           uct_hpam_op_started(iface, op,
+                                               hpam_dep_put(iface->dep, iov[0].buffer, length, t,
+                                                            offset, &op->head.handle)));
     }
     UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
-    return uct_hpam_op_started(iface, op, hpam_dep_get(iface->dep, iov[0].buffer, length, t, offset,
-                                              &op->head.handle));
+    return uct_hpam_op_started(
+        iface, op, hpam_dep_get(iface->dep, iov[0].buffer, length, t, offset, &op->head.handle));
 }
 
 ucs_status_t uct_hpam_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
@@ -337,7 +344,8 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
         unpack_cb(arg, bounce_ptr(iface, b), 0);
         return nothing_to_move(iface, ep, b);
     }
-    const int rc = hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
+    const int rc =
+        hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         if (rc == HPAM_OK) unpack_cb(arg, bounce_ptr(iface, b), length);
         iface->bounce_free[iface->bounce_nfree++] = b;
@@ -349,8 +357,9 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
     op->unpack_arg = arg;
     op->length = (uint32_t)length;
     UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
-    return uct_hpam_op_started(iface, op, hpam_dep_get(iface->dep, bounce_ptr(iface, op->bounce), length,
-                                              &RKEY(rkey)->ticket, offset, &op->head.handle));
+    return uct_hpam_op_started(iface, op,
+                               hpam_dep_get(iface->dep, bounce_ptr(iface, op->bounce), length,
+                                            &RKEY(rkey)->ticket, offset, &op->head.handle));
 }
 
 static int dep_op(uct_atomic_op_t opcode, enum hpam_dep_atomic_op *out)
@@ -374,12 +383,13 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
     uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, NULL, &offset);
+    ucs_status_t status =
+        may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     UCT_TL_EP_STAT_ATOMIC(&ep->super);
     uint64_t old = 0;
-    const int rc = hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset, operand,
-                                       compare, &old);
+    const int rc = hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset,
+                                       operand, compare, &old);
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
         return now_status(rc);
@@ -387,9 +397,10 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, result != NULL ? comp : NULL);
     op->result = result;
     op->width = result != NULL ? (uint8_t)width : 0;
-    return uct_hpam_op_started(iface, op, hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket,
-                                                 offset, operand, compare,
-                                                 result != NULL ? &op->fetched : NULL, &op->head.handle));
+    return uct_hpam_op_started(
+        iface, op,
+        hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset, operand, compare,
+                        result != NULL ? &op->fetched : NULL, &op->head.handle));
 }
 
 /* The posted forms: add, and, or, xor (no swap: its old value is the point). */

@@ -62,7 +62,8 @@ class ack_rows {
     row& r = rows_[static_cast<size_t>(peer)];
     if (__builtin_expect(r.may_ride == 0, 0)) return false;
     const uint32_t from = r.from;  // < 64
-    const uint64_t turned = from == 0 ? r.may_ride : (r.may_ride >> from) | (r.may_ride << (64 - from));
+    const uint64_t turned =
+        from == 0 ? r.may_ride : (r.may_ride >> from) | (r.may_ride << (64 - from));
     instance = (from + static_cast<uint32_t>(__builtin_ctzll(turned))) & 63;
     r.from = static_cast<uint8_t>((instance + 1) & 63);
     const uint64_t clear = ~(uint64_t{1} << instance);
@@ -113,9 +114,9 @@ class ack_rows {
     bool listed = false;    // the peer is in listed_
     uint8_t from = 0;       // where take_rider looks first: the oldest waiting ack's instance
   };
-  std::vector<row> rows_;        // per peer
-  std::vector<uint32_t> listed_; // peers whose row filled since the last flush
-  uint32_t waiting_ = 0;         // set bits of every row's waiting
+  std::vector<row> rows_;         // per peer
+  std::vector<uint32_t> listed_;  // peers whose row filled since the last flush
+  uint32_t waiting_ = 0;          // set bits of every row's waiting
 };
 
 }  // namespace hpam::am

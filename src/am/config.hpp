@@ -14,29 +14,29 @@
 namespace hpam::am {
 
 struct endpoint_config {
-  nic::card_setup card;                 // job, nprocs, my_proc, block size, CRC, faults
-  uint32_t depth = 4;                   // D, request instances per peer (Medusa: 4)
-  uint32_t rx_blocks = 0;               // inbound blocks; 0 = default_rx_blocks: 2*(P-1)*(D+1)
-  uint64_t timeout_ns = 1'000'000;      // first retransmission timeout; adaptive: its ceiling
-  bool adaptive_timeout = true;         // when the wire can lose packets, the timeout follows each
-                                        // peer's measured round trip (am/rtt_estimator.hpp)
-  uint64_t timeout_min_ns = 50'000;     // adaptive: the floor of the timeout (at most timeout_ns)
-  bool early_resend = true;             // ordered, when the wire can lose packets: a request whose
-                                        // early_resend_after successors were answered is resent
-  uint32_t backoff_limit = 10;          // the timeout doubles at most this many times
-  uint64_t give_up_ns = 30'000'000'000; // HPAM gives up on a peer after 30 s
-  uint32_t checks_per_poll = 1;         // K: request descriptors checked per poll
-  uint32_t receive_budget = 1;          // most packets one poll handles (1: back to the caller
-                                        // after each, keeping acks off the critical path)
-  bool key_check = true;                // check the job key on every arrival
-  bool defer_acks = true;               // launch empty acks after the next send or poll, not at once
-  bool piggyback_acks = true;           // a deferred ack rides on the next request to its peer
-                                        // (an 8-byte trailer) instead of a packet of its own
-  bool multi_ack = true;                // deferred plain acks to one peer go out together in one
-                                        // ack packet, gathered while a stream arrives (endpoint.hpp)
-  bool ordered = false;                 // requests to a peer take its D instances in turn (see endpoint.hpp)
-  uint64_t key = 0;                     // job protection key; 0 = process 0 draws a random one and
-                                        // publishes it in its card for the others to read
+  nic::card_setup card;                  // job, nprocs, my_proc, block size, CRC, faults
+  uint32_t depth = 4;                    // D, request instances per peer (Medusa: 4)
+  uint32_t rx_blocks = 0;                // inbound blocks; 0 = default_rx_blocks: 2*(P-1)*(D+1)
+  uint64_t timeout_ns = 1'000'000;       // first retransmission timeout; adaptive: its ceiling
+  bool adaptive_timeout = true;          // when the wire can lose packets, the timeout follows each
+                                         // peer's measured round trip (am/rtt_estimator.hpp)
+  uint64_t timeout_min_ns = 50'000;      // adaptive: the floor of the timeout (at most timeout_ns)
+  bool early_resend = true;              // ordered, when the wire can lose packets: a request whose
+                                         // early_resend_after successors were answered is resent
+  uint32_t backoff_limit = 10;           // the timeout doubles at most this many times
+  uint64_t give_up_ns = 30'000'000'000;  // HPAM gives up on a peer after 30 s
+  uint32_t checks_per_poll = 1;          // K: request descriptors checked per poll
+  uint32_t receive_budget = 1;           // most packets one poll handles (1: back to the caller
+                                         // after each, keeping acks off the critical path)
+  bool key_check = true;                 // check the job key on every arrival
+  bool defer_acks = true;      // launch empty acks after the next send or poll, not at once
+  bool piggyback_acks = true;  // a deferred ack rides on the next request to its peer
+                               // (an 8-byte trailer) instead of a packet of its own
+  bool multi_ack = true;       // deferred plain acks to one peer go out together in one
+                               // ack packet, gathered while a stream arrives (endpoint.hpp)
+  bool ordered = false;        // requests to a peer take its D instances in turn (see endpoint.hpp)
+  uint64_t key = 0;            // job protection key; 0 = process 0 draws a random one and
+                               // publishes it in its card for the others to read
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand
 };
 
@@ -58,7 +58,8 @@ constexpr uint32_t worst_case_rx_blocks(int nprocs, uint32_t depth) {
 // two, a Hamlyn sender's first launch could wait in its backlog for room at
 // the receiver, and only the sender's next poll would send it.
 constexpr uint32_t default_rx_blocks(int nprocs, uint32_t depth) {
-  return worst_case_rx_blocks(nprocs, depth) + 2u * static_cast<uint32_t>(nprocs > 1 ? nprocs - 1 : 1);
+  return worst_case_rx_blocks(nprocs, depth) +
+         2u * static_cast<uint32_t>(nprocs > 1 ? nprocs - 1 : 1);
 }
 
 // The inbound pool an endpoint's card gets: rx_blocks, or the default.

@@ -12,24 +12,24 @@ namespace hpam::am {
 
 // One outstanding-request slot ("hpam_req_state[dest][buf]").
 struct request_desc {
-  uint32_t block = 0;       // VRAM block holding the request packet (kept for retransmission)
-  uint32_t length = 0;      // packet length, for retransmission
-  uint32_t sequence = 0;    // id of the last request sent on this instance
-  bool busy = false;        // waiting for the reply (the paper's !TX_RD)
-  uint8_t retries = 0;      // retransmissions by timeout so far (the backoff's count)
-  bool resent = false;      // sent again at least once (a timeout, early, in the background)
+  uint32_t block = 0;            // VRAM block holding the request packet (kept for retransmission)
+  uint32_t length = 0;           // packet length, for retransmission
+  uint32_t sequence = 0;         // id of the last request sent on this instance
+  bool busy = false;             // waiting for the reply (the paper's !TX_RD)
+  uint8_t retries = 0;           // retransmissions by timeout so far (the backoff's count)
+  bool resent = false;           // sent again at least once (a timeout, early, in the background)
   bool waited_arrivals = false;  // lossy: one timeout passed while my own card held arrivals
                                  // (its answer may be among them): resent at the next
-  bool stamped = false;     // timestamp and first_sent are set (see endpoint::check_timeout)
-  uint64_t timestamp = 0;   // when last (re)sent, ns
-  uint64_t first_sent = 0;  // when first sent, ns; the give-up time runs from here
-  uint64_t timeout = 0;     // current timeout, ns; doubles on each retransmission
-  uint32_t peer_beat = 0;   // the peer's card heartbeat at this request's first timeout
-  uint32_t sent_beat = 0;   // lossy: the peer's heartbeat seen at or before the (re)send
-  uint32_t own_polls = 0;   // my polls when the peer had polled enough to answer (endpoint::polls_)
-  bool peer_drained = false;  // the peer has polled enough since peer_beat to have answered
+  bool stamped = false;          // timestamp and first_sent are set (see endpoint::check_timeout)
+  uint64_t timestamp = 0;        // when last (re)sent, ns
+  uint64_t first_sent = 0;       // when first sent, ns; the give-up time runs from here
+  uint64_t timeout = 0;          // current timeout, ns; doubles on each retransmission
+  uint32_t peer_beat = 0;        // the peer's card heartbeat at this request's first timeout
+  uint32_t sent_beat = 0;        // lossy: the peer's heartbeat seen at or before the (re)send
+  uint32_t own_polls = 0;  // my polls when the peer had polled enough to answer (endpoint::polls_)
+  bool peer_drained = false;         // the peer has polled enough since peer_beat to have answered
   msg_kind kind = msg_kind::short4;  // what was asked: a reply is checked against it
-  uint16_t handler = 0;     // the handler index the request named
+  uint16_t handler = 0;              // the handler index the request named
   // A get: where its reply's bytes go and what runs there. Recorded when a
   // get request is sent (left as they were by other kinds, which never read
   // them); the reply's own words (the peer's echo) are never used.
@@ -48,17 +48,17 @@ struct expected_get {
 // One reply slot ("hpam_rep_state[src][buf]"): the last reply sent on this
 // instance, reflected when a duplicate request arrives.
 struct reply_desc {
-  uint32_t block = 0;          // VRAM block holding the stored reply packet
-  uint32_t length = 0;         // stored reply length; 0 = no reply sent yet
-  uint32_t expected = 1;       // sequence number the next new request must carry
-  uint32_t ack_sequence = 0;   // the sequence of the last ack made here (a deferred one's
-                               // waiting state is in endpoint::acks_, am/ack_rows.hpp)
-  uint8_t ack_refusal = 0;     // that ack's refusal value
-  bool unstamped = false;      // the stored reply is that ack, not yet written into the block:
-                               // stamped when first launched or reflected (a deferred ack
-                               // carried as an entry never touches its block)
-  bool answers_resend = false; // the request it answers came as a resent copy, or a resent
-                               // copy of it was answered with it (packet.hpp: answers_resend)
+  uint32_t block = 0;           // VRAM block holding the stored reply packet
+  uint32_t length = 0;          // stored reply length; 0 = no reply sent yet
+  uint32_t expected = 1;        // sequence number the next new request must carry
+  uint32_t ack_sequence = 0;    // the sequence of the last ack made here (a deferred one's
+                                // waiting state is in endpoint::acks_, am/ack_rows.hpp)
+  uint8_t ack_refusal = 0;      // that ack's refusal value
+  bool unstamped = false;       // the stored reply is that ack, not yet written into the block:
+                                // stamped when first launched or reflected (a deferred ack
+                                // carried as an entry never touches its block)
+  bool answers_resend = false;  // the request it answers came as a resent copy, or a resent
+                                // copy of it was answered with it (packet.hpp: answers_resend)
 };
 
 // [peer][instance] tables, flat, sized once at setup.
@@ -69,7 +69,9 @@ class descriptor_table {
     depth_ = depth;
     table_.assign(static_cast<size_t>(nprocs) * depth, Desc{});
   }
-  Desc& at(int peer, uint32_t instance) { return table_[static_cast<size_t>(peer) * depth_ + instance]; }
+  Desc& at(int peer, uint32_t instance) {
+    return table_[static_cast<size_t>(peer) * depth_ + instance];
+  }
   const Desc& at(int peer, uint32_t instance) const {
     return table_[static_cast<size_t>(peer) * depth_ + instance];
   }

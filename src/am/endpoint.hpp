@@ -57,22 +57,22 @@
 namespace hpam::am {
 
 struct handler_entry {
-  handler4_fn short4 = nullptr;     // for short requests/replies
-  handler_bulk_fn bulk = nullptr;   // for store, medium and get replies
-  void* ctx = nullptr;                 // passed back to the handler
+  handler4_fn short4 = nullptr;    // for short requests/replies
+  handler_bulk_fn bulk = nullptr;  // for store, medium and get replies
+  void* ctx = nullptr;             // passed back to the handler
 };
 
 // A packet's protocol header as accept() copied and checked it: everything
 // after accept reads this copy, never the card block.
 struct arrival {
-  int src;                  // sending process, as the card knows it
-  control_word c;           // decoded control word
-  am_header h;              // the header (words beyond header_bytes(c.kind) unused)
-  const std::byte* payload; // bytes after the header, in the card block
-  uint32_t payload_len;     // their number (an ack trailer not included)
-  bool has_ack;             // a request carrying an ack_entry trailer (piggyback_acks)
-  ack_entry ack;            // its copy
-  uint32_t more_acks;       // an ack packet: the further ack_entry records it carries
+  int src;                        // sending process, as the card knows it
+  control_word c;                 // decoded control word
+  am_header h;                    // the header (words beyond header_bytes(c.kind) unused)
+  const std::byte* payload;       // bytes after the header, in the card block
+  uint32_t payload_len;           // their number (an ack trailer not included)
+  bool has_ack;                   // a request carrying an ack_entry trailer (piggyback_acks)
+  ack_entry ack;                  // its copy
+  uint32_t more_acks;             // an ack packet: the further ack_entry records it carries
   ack_entry more[max_depth - 1];  // their copies (multi_ack); more_acks of them are set
 };
 
@@ -141,10 +141,9 @@ class endpoint {
   // counted then); else as request_medium. Inline into its one caller, the
   // C API's entry (a call with eight arguments costs about twenty
   // instructions).
-  [[gnu::always_inline]] inline status try_medium_now(int dest, unsigned handler,
-                                                     const void* head, size_t head_len,
-                                                     const void* body, size_t body_len,
-                                                     uint64_t arg);
+  [[gnu::always_inline]] inline status try_medium_now(int dest, unsigned handler, const void* head,
+                                                      size_t head_len, const void* body,
+                                                      size_t body_len, uint64_t arg);
   // Replies, from a request handler only, through its token, at most once.
   status reply_4(hpam_token& token, unsigned handler, const uint64_t (&args)[4]);
   status reply_store(hpam_token& token, unsigned handler, const void* src, size_t len,
@@ -242,11 +241,13 @@ class endpoint {
   [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
                                               bool answers_resend);
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
-  [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler, const uint64_t (&w)[4],
-                const std::byte* payload, size_t len);
+  [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler,
+                                              const uint64_t (&w)[4], const std::byte* payload,
+                                              size_t len);
 
   // Acknowledgements (endpoint_acks.hpp).
-  [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence, refusal why);
+  [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence,
+                                              refusal why);
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
   inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   // Launches deferred acks: every row (all), or only the rows due (multi_ack:
@@ -324,26 +325,26 @@ class endpoint {
   uint64_t timeout_ns_;
   uint32_t backoff_limit_;
   uint64_t give_up_ns_;
-  uint64_t recheck_ns_;                  // a busy peer is looked at again this often
-  uint32_t polls_to_drain_;              // polls in which a live peer handles all it was sent
-  uint32_t polls_ = 0;                   // my polls (modulo 2^32): my own queue drained?
+  uint64_t recheck_ns_;      // a busy peer is looked at again this often
+  uint32_t polls_to_drain_;  // polls in which a live peer handles all it was sent
+  uint32_t polls_ = 0;       // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
-  uint32_t receive_budget_;              // packets one poll takes (endpoint_receive.hpp)
+  uint32_t receive_budget_;  // packets one poll takes (endpoint_receive.hpp)
   // Acknowledgements (endpoint_acks.hpp):
   bool defer_acks_;
   bool piggyback_acks_;
-  bool multi_ack_;                       // deferred plain acks to a peer share one packet
-  bool streaming_ = false;               // multi_ack: my last poll used its whole budget
-  uint32_t ack_capacity_;                // ack_entry records one ack packet carries
-  uint32_t acks_held_polls_ = 0;         // polls that flushed only some rows, since a full one
-  bool ordered_;                         // instances strictly in turn per peer (endpoint_send.hpp)
+  bool multi_ack_;                // deferred plain acks to a peer share one packet
+  bool streaming_ = false;        // multi_ack: my last poll used its whole budget
+  uint32_t ack_capacity_;         // ack_entry records one ack packet carries
+  uint32_t acks_held_polls_ = 0;  // polls that flushed only some rows, since a full one
+  bool ordered_;                  // instances strictly in turn per peer (endpoint_send.hpp)
   // Loss recovery (endpoint_loss_recovery.hpp):
-  bool lossy_;                           // can_lose(cfg): loss recovery on (am/config.hpp)
-  bool stamp_at_send_;                   // lossy_ or a manual clock: stamped as sent, not by the walk
-  bool adaptive_timeout_;                // lossy_: timers_ follow the round trip
-  bool early_resend_;                    // lossy_ and ordered_: resend_early
-  uint64_t timeout_min_ns_;              // the adaptive timeout's floor (timeout_ns_ its ceiling)
-  uint64_t launch_span_;                 // launch_of's modulus: 2^30 sequences of D instances
+  bool lossy_;               // can_lose(cfg): loss recovery on (am/config.hpp)
+  bool stamp_at_send_;       // lossy_ or a manual clock: stamped as sent, not by the walk
+  bool adaptive_timeout_;    // lossy_: timers_ follow the round trip
+  bool early_resend_;        // lossy_ and ordered_: resend_early
+  uint64_t timeout_min_ns_;  // the adaptive timeout's floor (timeout_ns_ its ceiling)
+  uint64_t launch_span_;     // launch_of's modulus: 2^30 sequences of D instances
   // The clock, the card, and the owner handed to handlers:
   sys::clock clock_;
   Card card_;
@@ -362,12 +363,12 @@ class endpoint {
   handler_state state_ = handler_state::none;
   hpam_token* current_token_ = nullptr;
   std::vector<uint8_t> connected_;
-  std::vector<uint8_t> lost_;            // peers given up on
+  std::vector<uint8_t> lost_;  // peers given up on
   int unreachable_peer_ = -1;
   bool newly_unreachable_ = false;
-  bool newly_refused_ = false;           // a refusal waits to be reported by poll
-  uint64_t segment_base_ = 0;            // my segment: peers' stores and gets land in it
-  uint64_t segment_len_ = 0;             // 0: no segment
+  bool newly_refused_ = false;  // a refusal waits to be reported by poll
+  uint64_t segment_base_ = 0;   // my segment: peers' stores and gets land in it
+  uint64_t segment_len_ = 0;    // 0: no segment
   std::string last_error_;
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself
@@ -376,12 +377,12 @@ class endpoint {
   // number of the oldest request that may be unanswered.
   struct peer_timer {
     rtt_estimator rtt;
-    uint64_t oldest = 0;          // ordered: launch number of the oldest maybe unanswered
-    uint64_t highest = 0;         // ordered: launch number of the highest answered request
-    bool recovering = false;      // ordered: holes below `highest` are resent (resend_early)
-    uint32_t beat = 0;            // the peer's heartbeat, read at beat_at (stamp_sent)
+    uint64_t oldest = 0;      // ordered: launch number of the oldest maybe unanswered
+    uint64_t highest = 0;     // ordered: launch number of the highest answered request
+    bool recovering = false;  // ordered: holes below `highest` are resent (resend_early)
+    uint32_t beat = 0;        // the peer's heartbeat, read at beat_at (stamp_sent)
     uint64_t beat_at = 0;
-    uint64_t answered_at = 0;     // when the peer last answered a request of mine
+    uint64_t answered_at = 0;  // when the peer last answered a request of mine
   };
   std::vector<peer_timer> timers_;
   answer_batch answer_batch_;

@@ -23,7 +23,9 @@ namespace hpam::am {
 // A quarter of the window (at least 2): the sender gets its instances back
 // while it still has three quarters to send on; one ack packet a half
 // window left streams waiting for credits (docs/decisions.md).
-constexpr uint32_t ack_threshold(uint32_t depth) { return depth / 4 > 2 ? depth / 4 : 2; }
+constexpr uint32_t ack_threshold(uint32_t depth) {
+  return depth / 4 > 2 ? depth / 4 : 2;
+}
 constexpr uint32_t ack_hold_polls = 16;
 
 // A plain ack waiting for dest rides on the request (or is left for
@@ -33,8 +35,7 @@ constexpr uint32_t ack_hold_polls = 16;
 template <class Card>
 void endpoint<Card>::ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
   uint32_t instance;
-  if (length + sizeof(ack_entry) > card_.block_size() || !acks_.take_rider(dest, instance))
-    return;
+  if (length + sizeof(ack_entry) > card_.block_size() || !acks_.take_rider(dest, instance)) return;
   const reply_desc& r = replies_.at(dest, instance);
   const ack_entry t{r.ack_sequence | (r.answers_resend ? entry_answers_resend : 0), instance};
   std::memcpy(pkt + length, &t, sizeof t);
@@ -92,8 +93,9 @@ void endpoint<Card>::flush_acks(bool all) {
 // when no ack is left waiting.
 template <class Card>
 bool endpoint<Card>::launch_rows(uint32_t due) {
-  acks_.flush([due](uint32_t n) { return n >= due; },
-              [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); });
+  acks_.flush(
+      [due](uint32_t n) { return n >= due; },
+      [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); });
   if (!acks_.empty()) return false;
   acks_held_polls_ = 0;
   return true;
@@ -142,7 +144,8 @@ void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
 template <class Card>
 bool endpoint<Card>::acks_well_formed(arrival& a) const {
   const uint32_t n = a.payload_len / sizeof(ack_entry);
-  if (a.c.cls != msg_class::reply || refusal_of(a.h.refusal) != static_cast<uint16_t>(refusal::none) ||
+  if (a.c.cls != msg_class::reply ||
+      refusal_of(a.h.refusal) != static_cast<uint16_t>(refusal::none) ||
       a.payload_len % sizeof(ack_entry) != 0 || n > ack_capacity_)
     return false;
   std::memcpy(a.more, a.payload, a.payload_len);
@@ -195,10 +198,11 @@ void endpoint<Card>::on_ack(int src, request_desc& d, uint16_t why) {
     refused(src, d, "its acknowledgement was malformed");
   } else if (why != static_cast<uint16_t>(refusal::none)) {
     counters_[src].refusals_received++;
-    refused(src, d, why == static_cast<uint16_t>(refusal::no_handler)
-                        ? "the peer refused it: no handler of that kind at that index"
-                        : "the peer refused it: the address range is not inside its segment "
-                          "(hpam_set_segment)");
+    refused(src, d,
+            why == static_cast<uint16_t>(refusal::no_handler)
+                ? "the peer refused it: no handler of that kind at that index"
+                : "the peer refused it: the address range is not inside its segment "
+                  "(hpam_set_segment)");
   } else if (d.kind == msg_kind::get) {
     counters_[src].malformed++;
     refused(src, d, "the peer answered with an empty acknowledgement instead of the bytes");

@@ -6,10 +6,10 @@
 #pragma once
 
 #include "am/endpoint.hpp"
-#include "am/endpoint_setup.hpp"
-#include "am/endpoint_send.hpp"
-#include "am/endpoint_receive.hpp"
 #include "am/endpoint_acks.hpp"
-#include "am/endpoint_self.hpp"
-#include "am/endpoint_timeouts.hpp"
 #include "am/endpoint_loss_recovery.hpp"
+#include "am/endpoint_receive.hpp"
+#include "am/endpoint_self.hpp"
+#include "am/endpoint_send.hpp"
+#include "am/endpoint_setup.hpp"
+#include "am/endpoint_timeouts.hpp"

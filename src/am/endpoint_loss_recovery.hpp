@@ -100,7 +100,8 @@ void endpoint<Card>::resend_early(int src, uint64_t launch) {
   peer_timer& t = timers_[src];
   const uint32_t next = instance_hint_[src];  // the instance the next request takes
   const uint64_t sent = launch_of(next, next_sequence(requests_.at(src, next).sequence));
-  auto busy_at = [this, src](uint64_t l) -> request_desc* {  // the request launched as l, if unanswered
+  auto busy_at = [this,
+                  src](uint64_t l) -> request_desc* {  // the request launched as l, if unanswered
     const uint32_t i = static_cast<uint32_t>(l % depth_);
     request_desc& o = requests_.at(src, i);
     return o.busy && launch_of(i, o.sequence) == l ? &o : nullptr;
@@ -108,8 +109,10 @@ void endpoint<Card>::resend_early(int src, uint64_t launch) {
   while (t.oldest != sent && (t.oldest == launch || !busy_at(t.oldest)))
     t.oldest = (t.oldest + 1) % launch_span_;
   const uint64_t in_flight = launches_between(t.oldest, sent);
-  if (launches_between(t.oldest, t.highest) >= in_flight) t.highest = t.oldest;  // passed: none above
-  if (launches_between(t.oldest, launch) < in_flight && launches_between(t.oldest, launch) > launches_between(t.oldest, t.highest))
+  if (launches_between(t.oldest, t.highest) >= in_flight)
+    t.highest = t.oldest;  // passed: none above
+  if (launches_between(t.oldest, launch) < in_flight &&
+      launches_between(t.oldest, launch) > launches_between(t.oldest, t.highest))
     t.highest = launch;
   const uint64_t span = launches_between(t.oldest, t.highest);
   if (span < early_resend_after) {

@@ -20,7 +20,8 @@ namespace hpam::am {
 // few loads and stores inline; the work is out of line.
 template <class Card>
 status endpoint<Card>::poll(int* handled, bool report) {
-  if (__builtin_expect(state_ != handler_state::none, 0)) return rule_broken("poll called from a handler");
+  if (__builtin_expect(state_ != handler_state::none, 0))
+    return rule_broken("poll called from a handler");
   card_.service();
   ++polls_;
   uint32_t n = 0;
@@ -151,14 +152,16 @@ refusal endpoint<Card>::check_request(const arrival& a) const {
       if (h.word[bulk_word::length] != a.payload_len) return refusal::malformed;
       if (!e.bulk) return refusal::no_handler;
       return in_segment(h.word[bulk_word::target], a.payload_len) ? refusal::none
-                                                                   : refusal::outside_segment;
-    case msg_kind::medium: return e.bulk ? refusal::none : refusal::no_handler;
+                                                                  : refusal::outside_segment;
+    case msg_kind::medium:
+      return e.bulk ? refusal::none : refusal::no_handler;
     case msg_kind::get:
       if (a.payload_len != 0 || h.word[bulk_word::length] > max_bulk()) return refusal::malformed;
       return in_segment(h.word[bulk_word::target], h.word[bulk_word::length])
                  ? refusal::none
                  : refusal::outside_segment;
-    case msg_kind::ack: return refusal::malformed;
+    case msg_kind::ack:
+      return refusal::malformed;
   }
   return refusal::malformed;
 }
@@ -237,13 +240,16 @@ template <class Card>
 bool endpoint<Card>::reply_ok(const request_desc& d, const arrival& a) const {
   const am_header& h = a.h;
   if (d.kind == msg_kind::get)
-    return a.c.kind == msg_kind::store && a.payload_len == d.get_length && handlers_[d.handler].bulk;
+    return a.c.kind == msg_kind::store && a.payload_len == d.get_length &&
+           handlers_[d.handler].bulk;
   switch (a.c.kind) {
-    case msg_kind::short4: return a.payload_len == 0 && handlers_[h.handler].short4;
+    case msg_kind::short4:
+      return a.payload_len == 0 && handlers_[h.handler].short4;
     case msg_kind::store:
       return h.word[bulk_word::length] == a.payload_len && handlers_[h.handler].bulk &&
              in_segment(h.word[bulk_word::target], a.payload_len);
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -309,7 +315,9 @@ void endpoint<Card>::dispatch(hpam_token& t, msg_kind kind, unsigned handler,
                               const uint64_t (&w)[4], const std::byte* payload, size_t len) {
   const handler_entry& e = handlers_[handler];
   switch (kind) {
-    case msg_kind::short4: e.short4(&t, e.ctx, w[0], w[1], w[2], w[3]); break;
+    case msg_kind::short4:
+      e.short4(&t, e.ctx, w[0], w[1], w[2], w[3]);
+      break;
     case msg_kind::store: {
       void* target = reinterpret_cast<void*>(w[bulk_word::target]);
       if (len) std::memcpy(target, payload, len);
@@ -319,7 +327,8 @@ void endpoint<Card>::dispatch(hpam_token& t, msg_kind kind, unsigned handler,
     case msg_kind::medium:
       e.bulk(&t, e.ctx, const_cast<std::byte*>(payload), len, w[medium_word::arg]);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -11,9 +11,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "sys/short_copy.hpp"
-
 #include "am/endpoint.hpp"
+#include "sys/short_copy.hpp"
 
 namespace hpam::am {
 
@@ -116,7 +115,8 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
 }
 
 template <class Card>
-status endpoint<Card>::request_4(int dest, unsigned handler, const uint64_t (&args)[4], bool block) {
+status endpoint<Card>::request_4(int dest, unsigned handler, const uint64_t (&args)[4],
+                                 bool block) {
   if (status s = check_send(dest, handler); s != status::ok) return s;
   if (dest == my_proc_) return self_request(msg_kind::short4, handler, args, nullptr, 0);
   return send_request(dest, msg_kind::short4, handler, block, [&](am_header& h, std::byte*) {
@@ -166,17 +166,17 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
     gather(self_buffer_.data(), iov, iovcnt);
     return self_request(msg_kind::medium, handler, w, self_buffer_.data(), total);
   }
-  return send_request(dest, msg_kind::medium, handler, block, [&](am_header& h, std::byte* payload) {
-    h.word[medium_word::arg] = arg;
-    gather(payload, iov, iovcnt);
-    return static_cast<uint32_t>(total);
-  });
+  return send_request(dest, msg_kind::medium, handler, block,
+                      [&](am_header& h, std::byte* payload) {
+                        h.word[medium_word::arg] = arg;
+                        gather(payload, iov, iovcnt);
+                        return static_cast<uint32_t>(total);
+                      });
 }
 
 template <class Card>
-status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* head,
-                                      size_t head_len, const void* body, size_t body_len,
-                                      uint64_t arg) {
+status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* head, size_t head_len,
+                                      const void* body, size_t body_len, uint64_t arg) {
   if (__builtin_expect(state_ != handler_state::none, 0)) return status::busy;
   if (status s = check_send(dest, handler); s != status::ok) return s;
   const uint64_t limit = max_bulk();
@@ -186,12 +186,13 @@ status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* he
     const iovec iov[2] = {{const_cast<void*>(head), head_len}, {const_cast<void*>(body), body_len}};
     return request_medium(dest, handler, iov, 2, arg, false);
   }
-  return send_request(dest, msg_kind::medium, handler, false, [&](am_header& h, std::byte* payload) {
-    h.word[medium_word::arg] = arg;
-    sys::short_copy(payload, head, head_len);
-    sys::short_copy(payload + head_len, body, body_len);
-    return static_cast<uint32_t>(head_len + body_len);
-  });
+  return send_request(dest, msg_kind::medium, handler, false,
+                      [&](am_header& h, std::byte* payload) {
+                        h.word[medium_word::arg] = arg;
+                        sys::short_copy(payload, head, head_len);
+                        sys::short_copy(payload + head_len, body, body_len);
+                        return static_cast<uint32_t>(head_len + body_len);
+                      });
 }
 
 template <class Card>
@@ -236,7 +237,8 @@ status endpoint<Card>::send_reply(hpam_token& t, msg_kind kind, unsigned handler
 
 template <class Card>
 status endpoint<Card>::reply_4(hpam_token& t, unsigned handler, const uint64_t (&args)[4]) {
-  if (t.src == my_proc_ && current_token_ == &t) return self_reply(t, msg_kind::short4, handler, args, nullptr, 0);
+  if (t.src == my_proc_ && current_token_ == &t)
+    return self_reply(t, msg_kind::short4, handler, args, nullptr, 0);
   return send_reply(t, msg_kind::short4, handler, [&](am_header& h, std::byte*) {
     std::memcpy(h.word, args, sizeof h.word);
     return 0u;
@@ -248,7 +250,8 @@ status endpoint<Card>::reply_store(hpam_token& t, unsigned handler, const void* 
                                    uint64_t target, uint64_t arg) {
   if (len > max_bulk() || (len && !src)) return status::invalid_argument;
   const uint64_t w[4] = {target, arg, len, 0};
-  if (t.src == my_proc_ && current_token_ == &t) return self_reply(t, msg_kind::store, handler, w, src, len);
+  if (t.src == my_proc_ && current_token_ == &t)
+    return self_reply(t, msg_kind::store, handler, w, src, len);
   return send_reply(t, msg_kind::store, handler, [&](am_header& h, std::byte* payload) {
     std::memcpy(h.word, w, sizeof h.word);
     if (len) std::memcpy(payload, src, len);
@@ -271,8 +274,8 @@ bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
 // with three loads (inline); everything else takes the full checks.
 template <class Card>
 status endpoint<Card>::check_send(int dest, unsigned handler) {
-  if (__builtin_expect(state_ == handler_state::none && static_cast<unsigned>(dest) <
-                                                           static_cast<unsigned>(nprocs_) &&
+  if (__builtin_expect(state_ == handler_state::none &&
+                           static_cast<unsigned>(dest) < static_cast<unsigned>(nprocs_) &&
                            handler < max_handlers && connected_[dest] && !lost_[dest],
                        1))
     return status::ok;

@@ -9,9 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "sys/protection_key.hpp"
-
 #include "am/endpoint.hpp"
+#include "sys/protection_key.hpp"
 
 namespace hpam::am {
 
@@ -78,7 +77,8 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
     for (uint32_t i = 0; i < depth_; ++i)
       if (!card_.claim_tx_block(requests_.at(p, i).block) ||
           !card_.claim_tx_block(replies_.at(p, i).block))
-        throw std::runtime_error("hpam: card has too few outbound blocks for 2*(P-1)*D descriptors");
+        throw std::runtime_error(
+            "hpam: card has too few outbound blocks for 2*(P-1)*D descriptors");
   }
   instance_hint_.assign(nprocs_, 0);
   connected_.assign(nprocs_, 0);

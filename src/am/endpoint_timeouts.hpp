@@ -149,9 +149,12 @@ template <class Card>
 silence endpoint<Card>::observe(int peer, request_desc& d) {
   if (card_.peer_done(peer)) return silence::finished;
   switch (card_.peer_process(peer)) {
-    case sys::process_state::gone: return silence::gone;
-    case sys::process_state::stopped: return silence::stopped;
-    case sys::process_state::running: break;
+    case sys::process_state::gone:
+      return silence::gone;
+    case sys::process_state::stopped:
+      return silence::stopped;
+    case sys::process_state::running:
+      break;
   }
   const uint32_t peer_polls = card_.peer_heartbeat(peer) - d.peer_beat;  // modulo 2^32
   if (peer_polls < polls_to_drain_) return silence::busy;
@@ -169,15 +172,15 @@ void endpoint<Card>::give_up(int peer, uint64_t silent_ns, silence why, uint32_t
   for (uint32_t i = 0; i < depth_; ++i) requests_.at(peer, i).busy = false;
   if (unreachable_peer_ < 0) unreachable_peer_ = peer;
   newly_unreachable_ = true;
-  const std::string heartbeat = beats == 0 ? "its card heartbeat stopped"
-                                           : "its card heartbeat advanced " +
-                                                 std::to_string(beats) + " times meanwhile";
-  const char* what = why == silence::gone    ? "its process has exited"
+  const std::string heartbeat =
+      beats == 0 ? "its card heartbeat stopped"
+                 : "its card heartbeat advanced " + std::to_string(beats) + " times meanwhile";
+  const char* what = why == silence::gone       ? "its process has exited"
                      : why == silence::finished ? "it has finished (closed its card)"
-                     : why == silence::stopped ? "its process is stopped (SIGSTOP or a debugger)"
-                                               : "it is alive and polling but never answered: it "
-                                                 "rejects or never receives my packets (wrong "
-                                                 "protection key, or every packet lost)";
+                     : why == silence::stopped  ? "its process is stopped (SIGSTOP or a debugger)"
+                                                : "it is alive and polling but never answered: it "
+                                                  "rejects or never receives my packets (wrong "
+                                                  "protection key, or every packet lost)";
   last_error_ = "hpam: process " + std::to_string(peer) + " of job " + job_ +
                 " is unreachable: no reply for " + std::to_string(silent_ns / 1'000'000) +
                 " ms (give-up time " + std::to_string(give_up_ns_ / 1'000'000) + " ms) while " +

@@ -52,8 +52,12 @@ constexpr uint32_t sequence_mask = (1u << sequence_bits) - 1;
 }  // namespace control_bits
 
 // The sequence number after s, and before it, modulo 2^30.
-constexpr uint32_t next_sequence(uint32_t s) { return (s + 1) & control_bits::sequence_mask; }
-constexpr uint32_t previous_sequence(uint32_t s) { return (s - 1) & control_bits::sequence_mask; }
+constexpr uint32_t next_sequence(uint32_t s) {
+  return (s + 1) & control_bits::sequence_mask;
+}
+constexpr uint32_t previous_sequence(uint32_t s) {
+  return (s - 1) & control_bits::sequence_mask;
+}
 
 constexpr uint32_t encode_control(const control_word& c) {
   using namespace control_bits;
@@ -79,13 +83,13 @@ constexpr uint32_t max_depth = control_bits::instance_mask + 1;
 
 // Follows the wire_header in every packet.
 struct am_header {
-  uint64_t key;        // the job's protection key (HPAM 5.3)
-  uint32_t control;    // encode_control(...)
-  uint16_t handler;    // handler index at the receiver
-  uint8_t refusal;     // ack: why the request was refused (a refusal value). request:
-                       // request_flags (carries_ack) or 0. other replies: 0
+  uint64_t key;           // the job's protection key (HPAM 5.3)
+  uint32_t control;       // encode_control(...)
+  uint16_t handler;       // handler index at the receiver
+  uint8_t refusal;        // ack: why the request was refused (a refusal value). request:
+                          // request_flags (carries_ack) or 0. other replies: 0
   uint8_t sequence_high;  // encode_sequence_high(...): the sequence's high 8 bits
-  uint64_t word[4];    // short4: the four arguments. store/medium/get: see bulk_word
+  uint64_t word[4];       // short4: the four arguments. store/medium/get: see bulk_word
 };
 static_assert(std::is_standard_layout_v<am_header> && std::is_trivially_copyable_v<am_header>);
 static_assert(sizeof(am_header) == 48);
@@ -142,7 +146,9 @@ constexpr uint32_t entry_answers_resend = 0x80000000u;  // in ack_entry::sequenc
 // other bit set is malformed.
 constexpr uint8_t request_flags = carries_ack | resent;
 // An answer's refusal value, without its flag.
-constexpr uint16_t refusal_of(uint8_t byte) { return byte & static_cast<uint8_t>(~answers_resend); }
+constexpr uint16_t refusal_of(uint8_t byte) {
+  return byte & static_cast<uint8_t>(~answers_resend);
+}
 static_assert(refusal_count <= answers_resend);
 
 constexpr uint32_t packet_header_size = nic::wire_header_size + sizeof(am_header);

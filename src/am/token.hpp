@@ -9,13 +9,13 @@
 #include <cstdint>
 
 struct hpam_token {
-  void* endpoint;        // the hpam::am::endpoint<Card> running the handler
-  void* owner;           // the endpoint's owner (opaque here; the C API keeps its handle)
-  int src;               // process the message came from
-  uint32_t instance;     // protocol instance ("buf") of the request
-  uint32_t sequence;     // sequence number ("id") of the request
-  bool is_request;       // true in a request handler, false in a reply handler
-  bool replied;          // a reply went out for this request
+  void* endpoint;     // the hpam::am::endpoint<Card> running the handler
+  void* owner;        // the endpoint's owner (opaque here; the C API keeps its handle)
+  int src;            // process the message came from
+  uint32_t instance;  // protocol instance ("buf") of the request
+  uint32_t sequence;  // sequence number ("id") of the request
+  bool is_request;    // true in a request handler, false in a reply handler
+  bool replied;       // a reply went out for this request
 };
 
 namespace hpam::am {

@@ -24,7 +24,8 @@ void background_resend::stop() {
 void background_resend::run(const c_ops* plain, void* impl, uint64_t period_ns) {
   uint32_t mark = 0;  // the owner's poll count at my last look
   std::unique_lock<std::mutex> lk(stop_mutex_);
-  while (!stop_signal_.wait_for(lk, std::chrono::nanoseconds(period_ns), [this] { return stopping_; })) {
+  while (!stop_signal_.wait_for(lk, std::chrono::nanoseconds(period_ns),
+                                [this] { return stopping_; })) {
     // The owner inside the endpoint is busy with it: its own poll walks.
     if (!guard_.try_lock()) continue;
     (void)plain->resend_idle(impl, &mark);

@@ -105,9 +105,15 @@ int hpam_ep_destroy(hpam_ep_t* ep) {
   return rc;
 }
 
-int hpam_procs(const hpam_ep_t* ep) { return ep->ops->nprocs(ep->impl); }
-int hpam_my_proc(const hpam_ep_t* ep) { return ep->ops->my_proc(ep->impl); }
-size_t hpam_max_bulk(const hpam_ep_t* ep) { return ep->ops->max_bulk(ep->impl); }
+int hpam_procs(const hpam_ep_t* ep) {
+  return ep->ops->nprocs(ep->impl);
+}
+int hpam_my_proc(const hpam_ep_t* ep) {
+  return ep->ops->my_proc(ep->impl);
+}
+size_t hpam_max_bulk(const hpam_ep_t* ep) {
+  return ep->ops->max_bulk(ep->impl);
+}
 
 int hpam_register_handler4(hpam_ep_t* ep, unsigned index, hpam_handler4_fn fn, void* ctx) {
   return ep->ops->register4(ep->impl, index, fn, ctx);
@@ -117,7 +123,9 @@ int hpam_register_handler_bulk(hpam_ep_t* ep, unsigned index, hpam_handler_bulk_
 }
 
 // The C handle of the endpoint a handler runs in (set as its owner).
-static hpam_ep_t* owner_of(hpam_token_t* t) { return static_cast<hpam_ep_t*>(t->owner); }
+static hpam_ep_t* owner_of(hpam_token_t* t) {
+  return static_cast<hpam_ep_t*>(t->owner);
+}
 
 // Errors carry their text to hpam_last_error().
 static int noted(const hpam_ep_t* ep, int rc) {
@@ -161,8 +169,8 @@ int hpam_try_store(hpam_ep_t* ep, int dest, unsigned h, const void* src, size_t 
                    uint64_t remote_addr, uint64_t arg) {
   return then_poll(ep, ep->ops->store(ep->impl, dest, h, src, len, remote_addr, arg, false));
 }
-int hpam_reply_store(hpam_token_t* t, unsigned h, const void* src, size_t len,
-                     uint64_t remote_addr, uint64_t arg) {
+int hpam_reply_store(hpam_token_t* t, unsigned h, const void* src, size_t len, uint64_t remote_addr,
+                     uint64_t arg) {
   if (!t) return HPAM_ERR_INVALID;
   hpam_ep_t* ep = owner_of(t);
   return noted(ep, ep->ops->reply_store(t, h, src, len, remote_addr, arg));
@@ -186,15 +194,25 @@ int hpam_send_medium_now(hpam_ep_t* ep, int dest, unsigned h, const void* head, 
   return __builtin_expect(rc == HPAM_OK, 1) ? rc : noted(ep, rc);
 }
 
-int hpam_poll(hpam_ep_t* ep) { return noted(ep, ep->ops->poll(ep->impl, true)); }
-int hpam_resend_due(hpam_ep_t* ep) { return noted(ep, ep->ops->resend_due(ep->impl)); }
+int hpam_poll(hpam_ep_t* ep) {
+  return noted(ep, ep->ops->poll(ep->impl, true));
+}
+int hpam_resend_due(hpam_ep_t* ep) {
+  return noted(ep, ep->ops->resend_due(ep->impl));
+}
 int hpam_set_segment(hpam_ep_t* ep, void* base, size_t len) {
   if (!ep) return HPAM_ERR_INVALID;
   return ep->ops->set_segment(ep->impl, base, len);
 }
-int hpam_token_source(const hpam_token_t* t) { return t ? t->src : -1; }
-int hpam_in_handler(const hpam_ep_t* ep) { return ep->ops->in_handler(ep->impl) ? 1 : 0; }
-int hpam_unreachable_peer(const hpam_ep_t* ep) { return ep->ops->unreachable_peer(ep->impl); }
+int hpam_token_source(const hpam_token_t* t) {
+  return t ? t->src : -1;
+}
+int hpam_in_handler(const hpam_ep_t* ep) {
+  return ep->ops->in_handler(ep->impl) ? 1 : 0;
+}
+int hpam_unreachable_peer(const hpam_ep_t* ep) {
+  return ep->ops->unreachable_peer(ep->impl);
+}
 int hpam_peer_lost(const hpam_ep_t* ep, int proc) {
   if (!ep || proc < 0 || proc >= ep->ops->nprocs(ep->impl)) return 0;
   return ep->ops->peer_lost(ep->impl, proc) ? 1 : 0;
@@ -213,20 +231,32 @@ int hpam_get_peer_counters(const hpam_ep_t* ep, int peer, hpam_counters_t* out) 
 
 const char* hpam_strerror(int err) {
   switch (err) {
-    case HPAM_OK: return "success";
-    case HPAM_ERR_BUSY: return "all request instances to the peer are busy";
-    case HPAM_ERR_AGAIN: return "resource momentarily exhausted";
-    case HPAM_ERR_UNREACHABLE: return "peer unreachable";
-    case HPAM_ERR_INVALID: return "invalid argument";
-    case HPAM_ERR_RULE: return "request-reply rule violated";
-    case HPAM_ERR_REJECTED: return "rejected by a protection check";
-    case HPAM_ERR_NO_RESOURCE: return "out of resources";
-    case HPAM_ERR_SYSTEM: return "system call failed";
-    case HPAM_ERR_NOT_SUPPORTED: return "not supported";
+    case HPAM_OK:
+      return "success";
+    case HPAM_ERR_BUSY:
+      return "all request instances to the peer are busy";
+    case HPAM_ERR_AGAIN:
+      return "resource momentarily exhausted";
+    case HPAM_ERR_UNREACHABLE:
+      return "peer unreachable";
+    case HPAM_ERR_INVALID:
+      return "invalid argument";
+    case HPAM_ERR_RULE:
+      return "request-reply rule violated";
+    case HPAM_ERR_REJECTED:
+      return "rejected by a protection check";
+    case HPAM_ERR_NO_RESOURCE:
+      return "out of resources";
+    case HPAM_ERR_SYSTEM:
+      return "system call failed";
+    case HPAM_ERR_NOT_SUPPORTED:
+      return "not supported";
   }
   return "unknown error";
 }
 
-const char* hpam_last_error(void) { return last_error_text.c_str(); }
+const char* hpam_last_error(void) {
+  return last_error_text.c_str();
+}
 
 }  // extern "C"

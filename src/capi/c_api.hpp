@@ -5,13 +5,12 @@
 
 #include <memory>
 #include <string>
-
 #include <type_traits>
 
 #include "am/config.hpp"
 #include "am/packet.hpp"
-#include "capi/background_resend.hpp"
 #include "am/token.hpp"
+#include "capi/background_resend.hpp"
 #include "hpam_am.h"
 #include "sys/status.hpp"
 
@@ -63,8 +62,7 @@ constexpr bool binds_every_slot(const c_ops& o) {
   return o.destroy && o.connect && o.nprocs && o.my_proc && o.max_bulk && o.register4 &&
          o.register_bulk && o.request4 && o.reply4 && o.store && o.reply_store && o.get &&
          o.medium && o.medium_now && o.poll && o.resend_due && o.resend_idle && o.set_segment &&
-         o.drain && o.in_handler && o.unreachable_peer && o.peer_lost && o.counters &&
-         o.last_error;
+         o.drain && o.in_handler && o.unreachable_peer && o.peer_lost && o.counters && o.last_error;
 }
 
 // Builds an endpoint for cfg.card's NIC; throws like the endpoint does.
@@ -80,16 +78,26 @@ void* create_hamlyn_endpoint(const endpoint_config& cfg, const c_ops** ops, hpam
 // the window).
 inline int to_c_error(status s) {
   switch (s) {
-    case status::ok: return HPAM_OK;
-    case status::busy: return HPAM_ERR_BUSY;
-    case status::would_block: return HPAM_ERR_AGAIN;
-    case status::peer_unreachable: return HPAM_ERR_UNREACHABLE;
-    case status::invalid_argument: return HPAM_ERR_INVALID;
-    case status::rule_violation: return HPAM_ERR_RULE;
-    case status::rejected: return HPAM_ERR_REJECTED;
-    case status::no_resource: return HPAM_ERR_NO_RESOURCE;
-    case status::system_error: return HPAM_ERR_SYSTEM;
-    case status::not_supported: return HPAM_ERR_NOT_SUPPORTED;
+    case status::ok:
+      return HPAM_OK;
+    case status::busy:
+      return HPAM_ERR_BUSY;
+    case status::would_block:
+      return HPAM_ERR_AGAIN;
+    case status::peer_unreachable:
+      return HPAM_ERR_UNREACHABLE;
+    case status::invalid_argument:
+      return HPAM_ERR_INVALID;
+    case status::rule_violation:
+      return HPAM_ERR_RULE;
+    case status::rejected:
+      return HPAM_ERR_REJECTED;
+    case status::no_resource:
+      return HPAM_ERR_NO_RESOURCE;
+    case status::system_error:
+      return HPAM_ERR_SYSTEM;
+    case status::not_supported:
+      return HPAM_ERR_NOT_SUPPORTED;
   }
   return HPAM_ERR_INVALID;
 }
@@ -98,8 +106,8 @@ inline int to_c_error(status s) {
 
 struct hpam_ep {
   const hpam::capi::c_ops* ops;  // bound once at creation
-  void* impl;                  // the endpoint<Card>
-  bool poll_on_send;           // HPAM functions poll after sending (appendix A)
+  void* impl;                    // the endpoint<Card>
+  bool poll_on_send;             // HPAM functions poll after sending (appendix A)
   // When the wire can lose packets: the guard and the thread that resends
   // while the owner makes no call (ops is then the guarded table).
   std::unique_ptr<hpam::capi::background_resend> background;

@@ -95,12 +95,12 @@ struct c_ops_for {
                          uint64_t arg) {
     return to_c_error(of(t).reply_store(*t, h, src, len, target, arg));
   }
-  static int request_get(void* impl, int dest, unsigned h, uint64_t remote, void* local,
-                         size_t len, uint64_t arg, bool block) {
+  static int request_get(void* impl, int dest, unsigned h, uint64_t remote, void* local, size_t len,
+                         uint64_t arg, bool block) {
     return to_c_error(self(impl).request_get(dest, h, remote, local, len, arg, block));
   }
-  static int request_medium(void* impl, int dest, unsigned h, const iovec* iov, int n,
-                            uint64_t arg, bool block) {
+  static int request_medium(void* impl, int dest, unsigned h, const iovec* iov, int n, uint64_t arg,
+                            bool block) {
     return to_c_error(self(impl).request_medium(dest, h, iov, n, arg, block));
   }
   static int try_medium_now(void* impl, int dest, unsigned h, const void* head, size_t head_len,

@@ -26,19 +26,26 @@ hpam::deposit::ticket unpack(const hpam_ticket_t* t) {
   std::memcpy(&k, t->bytes, sizeof k);
   return k;
 }
-void pack(const hpam::deposit::ticket& k, hpam_ticket_t* t) { std::memcpy(t->bytes, &k, sizeof k); }
+void pack(const hpam::deposit::ticket& k, hpam_ticket_t* t) {
+  std::memcpy(t->bytes, &k, sizeof k);
+}
 
 hpam::deposit::op_handle* as_handle(hpam_dep_handle_t* h) {
   static_assert(sizeof(hpam::deposit::op_handle) == sizeof(hpam_dep_handle_t));
   return reinterpret_cast<hpam::deposit::op_handle*>(h);
 }
 
-int result(hpam::status s) { return hpam::capi::to_c_error(s); }
+int result(hpam::status s) {
+  return hpam::capi::to_c_error(s);
+}
 
 constexpr hpam::deposit::atomic_op atomic_ops[] = {
-    hpam::deposit::atomic_op::add,     hpam::deposit::atomic_op::bit_and,
-    hpam::deposit::atomic_op::bit_or,  hpam::deposit::atomic_op::bit_xor,
-    hpam::deposit::atomic_op::swap,    hpam::deposit::atomic_op::compare_swap};  // [hpam_dep_atomic_op]
+    hpam::deposit::atomic_op::add,
+    hpam::deposit::atomic_op::bit_and,
+    hpam::deposit::atomic_op::bit_or,
+    hpam::deposit::atomic_op::bit_xor,
+    hpam::deposit::atomic_op::swap,
+    hpam::deposit::atomic_op::compare_swap};  // [hpam_dep_atomic_op]
 hpam::deposit::atomic_width atomic_width_of(int width) {
   return width == 4 ? hpam::deposit::atomic_width::w32 : hpam::deposit::atomic_width::w64;
 }
@@ -83,8 +90,12 @@ int hpam_dep_attach(hpam_dep_t* d, int proc) {
   return HPAM_OK;
 }
 
-void hpam_dep_destroy(hpam_dep_t* d) { delete d; }
-int hpam_dep_cross_memory_to(const hpam_dep_t* d, int proc) { return d->ep.cross_memory_to(proc); }
+void hpam_dep_destroy(hpam_dep_t* d) {
+  delete d;
+}
+int hpam_dep_cross_memory_to(const hpam_dep_t* d, int proc) {
+  return d->ep.cross_memory_to(proc);
+}
 
 int hpam_dep_register(hpam_dep_t* d, void* base, size_t len, hpam_ticket_t* out) {
   hpam::deposit::ticket k;
@@ -105,7 +116,9 @@ int hpam_dep_deregister(hpam_dep_t* d, const hpam_ticket_t* t) {
   return result(d->ep.deregister(unpack(t)));
 }
 
-unsigned hpam_dep_registrations(const hpam_dep_t* d) { return d->ep.registrations(); }
+unsigned hpam_dep_registrations(const hpam_dep_t* d) {
+  return d->ep.registrations();
+}
 
 int hpam_dep_put(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t* t,
                  uint64_t offset, hpam_dep_handle_t* h) {
@@ -120,7 +133,8 @@ int hpam_dep_get(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t, u
 int hpam_dep_atomic(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t* t,
                     uint64_t offset, uint64_t operand, uint64_t compare, uint64_t* fetched,
                     hpam_dep_handle_t* h) {
-  if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8)) return HPAM_ERR_INVALID;
+  if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8))
+    return HPAM_ERR_INVALID;
   return result(d->ep.atomic(atomic_ops[op], atomic_width_of(width), unpack(t), offset, operand,
                              compare, fetched, as_handle(h)));
 }
@@ -130,13 +144,16 @@ int hpam_dep_put_now(hpam_dep_t* d, const void* src, size_t len, const hpam_tick
   return result(d->ep.put_now(src, len, unpack(t), offset));
 }
 
-int hpam_dep_get_now(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t, uint64_t offset) {
+int hpam_dep_get_now(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t,
+                     uint64_t offset) {
   return result(d->ep.get_now(dst, len, unpack(t), offset));
 }
 
-int hpam_dep_atomic_now(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t* t,
-                        uint64_t offset, uint64_t operand, uint64_t compare, uint64_t* fetched) {
-  if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8)) return HPAM_ERR_INVALID;
+int hpam_dep_atomic_now(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width,
+                        const hpam_ticket_t* t, uint64_t offset, uint64_t operand, uint64_t compare,
+                        uint64_t* fetched) {
+  if (op < HPAM_DEP_ADD || op > HPAM_DEP_CSWAP || (width != 4 && width != 8))
+    return HPAM_ERR_INVALID;
   return result(d->ep.atomic_now(atomic_ops[op], atomic_width_of(width), unpack(t), offset, operand,
                                  compare, fetched));
 }
@@ -145,14 +162,21 @@ int hpam_dep_test(hpam_dep_t* d, hpam_dep_handle_t h) {
   hpam::status err = hpam::status::ok;
   hpam::deposit::op_handle oh{h.index, h.generation};
   switch (d->ep.test(oh, &err)) {
-    case hpam::deposit::op_state::pending: return 0;
-    case hpam::deposit::op_state::sent: return 1;
-    case hpam::deposit::op_state::error: return err == hpam::status::ok ? HPAM_ERR_INVALID : result(err);
+    case hpam::deposit::op_state::pending:
+      return 0;
+    case hpam::deposit::op_state::sent:
+      return 1;
+    case hpam::deposit::op_state::error:
+      return err == hpam::status::ok ? HPAM_ERR_INVALID : result(err);
   }
   return HPAM_ERR_INVALID;
 }
 
-void hpam_dep_progress(hpam_dep_t* d) { d->ep.progress(); }
-const char* hpam_dep_last_error(void) { return dep_error.c_str(); }
+void hpam_dep_progress(hpam_dep_t* d) {
+  d->ep.progress();
+}
+const char* hpam_dep_last_error(void) {
+  return dep_error.c_str();
+}
 
 }  // extern "C"

@@ -29,7 +29,9 @@ held_slot* slot_of(const hpam_order_t* o, int peer, uint32_t seq) {
   return reinterpret_cast<held_slot*>(o->slots + index * o->slot_size);
 }
 
-unsigned char* payload_of(held_slot* s) { return reinterpret_cast<unsigned char*>(s + 1); }
+unsigned char* payload_of(held_slot* s) {
+  return reinterpret_cast<unsigned char*>(s + 1);
+}
 
 }  // namespace
 
@@ -40,8 +42,8 @@ extern "C" int hpam_order_init(hpam_order_t* o, int npeers, int window, size_t m
     return HPAM_ERR_INVALID;
   }
   const size_t slot_size = (sizeof(held_slot) + max_payload + 63) & ~size_t{63};
-  o->peers = static_cast<hpam_order_peer_t*>(std::calloc(static_cast<size_t>(npeers),
-                                                         sizeof(hpam_order_peer_t)));
+  o->peers = static_cast<hpam_order_peer_t*>(
+      std::calloc(static_cast<size_t>(npeers), sizeof(hpam_order_peer_t)));
   o->slots = static_cast<unsigned char*>(
       std::calloc(static_cast<size_t>(npeers) * static_cast<size_t>(window), slot_size));
   if (o->peers == nullptr || o->slots == nullptr) {

@@ -65,7 +65,7 @@ struct field {
   using owner = typename member_of<decltype(First)>::owner;
   template <class Obj>
   static auto& of(Obj& o) {
-    return ((o.*First) .* ... .* Rest);
+    return ((o.*First).*....*Rest);
   }
   template <class Pair>
   static auto* in(const Pair& p) {
@@ -99,9 +99,12 @@ constexpr bool in_am = std::is_same_v<typename F::owner, hpam_config_t>;
 
 template <class CField, class CoreField>
 constexpr binding bind() {
-  return {CField::template get<c_pair>,    CField::template set<c_pair>,
-          CoreField::template get<core_pair>, CoreField::template set<core_pair>,
-          in_am<CField>,                    !in_am<CField>};
+  return {CField::template get<c_pair>,
+          CField::template set<c_pair>,
+          CoreField::template get<core_pair>,
+          CoreField::template set<core_pair>,
+          in_am<CField>,
+          !in_am<CField>};
 }
 
 // A knob set in two places at once (the AM and the deposit configuration);
@@ -150,11 +153,11 @@ using faults = nic::fault_config;
 constexpr int64_t hour_ms = 3'600'000, hour_us = hour_ms * 1'000;
 
 constexpr hpam_knob_info_t whole(const char* name, const char* field, const char* unit, int level,
-                       int64_t min, int64_t max, const char* help) {
+                                 int64_t min, int64_t max, const char* help) {
   return {name, field, help, unit, HPAM_KNOB_UNSIGNED, level, min, max, 0, 0, nullptr};
 }
-constexpr hpam_knob_info_t power2(const char* name, const char* field, int level, int64_t min, int64_t max,
-                        const char* help) {
+constexpr hpam_knob_info_t power2(const char* name, const char* field, int level, int64_t min,
+                                  int64_t max, const char* help) {
   return {name, field, help, "bytes", HPAM_KNOB_POWER2, level, min, max, 0, 0, nullptr};
 }
 constexpr hpam_knob_info_t flag(const char* name, const char* field, int level, const char* help) {
@@ -163,8 +166,8 @@ constexpr hpam_knob_info_t flag(const char* name, const char* field, int level, 
 constexpr hpam_knob_info_t probability(const char* name, const char* field, const char* help) {
   return {name, field, help, "", HPAM_KNOB_REAL, 7, 0, 0, 0.0, 1.0, nullptr};
 }
-constexpr hpam_knob_info_t choice(const char* name, const char* field, int level, const char* choices,
-                        const char* help) {
+constexpr hpam_knob_info_t choice(const char* name, const char* field, int level,
+                                  const char* choices, const char* help) {
   return {name, field, help, "", HPAM_KNOB_CHOICE, level, 0, 0, 0, 0, choices};
 }
 
@@ -187,12 +190,14 @@ constexpr knob table[] = {
             "NIC model under the active messages: medusa (HPAM FIFOs) or hamlyn "
             "(sender-managed regions)"),
      1, bind_c_only<field<&am_cfg::nic>>(), nullptr, default_nic},
-    {whole("depth", "depth", "", 4, 1, am::max_depth, "D, request-reply instances per peer (Medusa: 4)"),
+    {whole("depth", "depth", "", 4, 1, am::max_depth,
+           "D, request-reply instances per peer (Medusa: 4)"),
      1, bind<field<&am_cfg::depth>, field<&core::depth>>(), nullptr},
     {power2("block_size", "block_size", 4, 256, 65536, "Card block size = largest packet"), 1,
      bind<field<&am_cfg::block_size>, field<&core::card, &card::block_size>>(), nullptr},
     {whole("rx_blocks", "rx_blocks", "", 6, 0, 1 << 20,
-           "Inbound card blocks; 0 = 2*(P-1)*(D+1): the worst case 2*(P-1)*D and two per peer for answers that outrun the release of a block (fewer for experiments)"),
+           "Inbound card blocks; 0 = 2*(P-1)*(D+1): the worst case 2*(P-1)*D and two per peer for "
+           "answers that outrun the release of a block (fewer for experiments)"),
      1, bind<field<&am_cfg::rx_blocks>, field<&core::rx_blocks>>(), nullptr},
     {whole("give_up_ms", "give_up_ns", "ms", 4, 1, hour_ms,
            "A peer silent this long is declared unreachable if its process exited or is "
@@ -250,8 +255,7 @@ constexpr knob table[] = {
           "Compute and check a CRC32C on every packet the wire can corrupt (fault_corrupt above 0; "
           "on a clean wire no bit can flip, and the cards' CRC, hardware on the real ones, is "
           "skipped; key and bounds checks stay on)"),
-     1,
-     bind<field<&am_cfg::crc_check>, field<&core::card, &card::crc>>(), nullptr},
+     1, bind<field<&am_cfg::crc_check>, field<&core::card, &card::crc>>(), nullptr},
     {flag("direct_tx", "direct_tx", 5,
           "Medusa: an idle card engine sends a launched block at once instead of taking it "
           "through TX_READY and TX_FREE"),
@@ -271,8 +275,7 @@ constexpr knob table[] = {
     {probability("fault_duplicate", "fault_duplicate",
                  "Probability that the wire delivers a packet twice"),
      1,
-     bind<field<&am_cfg::fault_duplicate>,
-          field<&core::card, &card::faults, &faults::duplicate>>(),
+     bind<field<&am_cfg::fault_duplicate>, field<&core::card, &card::faults, &faults::duplicate>>(),
      nullptr},
     {probability("fault_corrupt", "fault_corrupt",
                  "Probability that the wire flips bits of a packet (needs crc_check)"),
@@ -367,9 +370,13 @@ std::string listed(const char* choices) {
   return out;
 }
 
-bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+bool is_power_of_two(int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
-std::string number(int64_t v, int64_t scale) { return std::to_string(v * scale); }
+std::string number(int64_t v, int64_t scale) {
+  return std::to_string(v * scale);
+}
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -391,8 +398,8 @@ std::string what_is_valid(const knob& k, hpam_knob_value_t v, const hpam_config_
       return "range is [" + number(i.real_min) + ", " + number(i.real_max) + "]";
     case HPAM_KNOB_POWER2:
       if (v.i >= i.min && v.i <= i.max && is_power_of_two(v.i)) break;
-      return "values are powers of two in [" + number(i.min, scale) + ", " +
-             number(i.max, scale) + "]";
+      return "values are powers of two in [" + number(i.min, scale) + ", " + number(i.max, scale) +
+             "]";
     default:
       if (v.i >= i.min * scale && v.i <= i.max * scale) break;
       return "range is [" + number(i.min, scale) + ", " + number(i.max, scale) + "]";
@@ -404,13 +411,15 @@ std::string what_is_valid(const knob& k, hpam_knob_value_t v, const hpam_config_
 
 std::string display_name(const knob& k, hpam_knob_style_t style) {
   switch (style) {
-    case HPAM_KNOB_STYLE_MCA: return std::string("MCA parameter btl_hpam_") + k.info.name;
+    case HPAM_KNOB_STYLE_MCA:
+      return std::string("MCA parameter btl_hpam_") + k.info.name;
     case HPAM_KNOB_STYLE_UCX: {
       std::string n = std::string("UCX_HPAM_") + k.info.name;
       for (char& ch : n) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       return n;
     }
-    default: return k.info.field;
+    default:
+      return k.info.field;
   }
 }
 
@@ -482,8 +491,12 @@ deposit::setup to_deposit_setup(const hpam_dep_config_t& c) {
   return s;
 }
 
-std::string check_config(const hpam_config_t& cfg) { return check_all(cfg, &cfg); }
-std::string check_config(const hpam_dep_config_t& cfg) { return check_all(cfg, nullptr); }
+std::string check_config(const hpam_config_t& cfg) {
+  return check_all(cfg, &cfg);
+}
+std::string check_config(const hpam_dep_config_t& cfg) {
+  return check_all(cfg, nullptr);
+}
 
 void set_defaults(hpam_config_t* am, hpam_dep_config_t* dep) {
   const c_pair p{am, dep};
@@ -496,7 +509,9 @@ using hpam::capi::table;
 
 extern "C" {
 
-size_t hpam_knob_count(void) { return hpam::capi::knob_count; }
+size_t hpam_knob_count(void) {
+  return hpam::capi::knob_count;
+}
 
 const hpam_knob_info_t* hpam_knob_info(size_t i) {
   return i < hpam::capi::knob_count ? &table[i].info : nullptr;

@@ -37,12 +37,18 @@ hybrid_op atomic_as_hybrid(atomic_op op, atomic_width w, uint64_t operand, uint6
 
 hybrid_code code_for(atomic_op op) {
   switch (op) {
-    case atomic_op::add: return hybrid_code::fetch_add;
-    case atomic_op::bit_and: return hybrid_code::fetch_and;
-    case atomic_op::bit_or: return hybrid_code::fetch_or;
-    case atomic_op::bit_xor: return hybrid_code::fetch_xor;
-    case atomic_op::swap: return hybrid_code::swap;
-    case atomic_op::compare_swap: return hybrid_code::compare_swap;
+    case atomic_op::add:
+      return hybrid_code::fetch_add;
+    case atomic_op::bit_and:
+      return hybrid_code::fetch_and;
+    case atomic_op::bit_or:
+      return hybrid_code::fetch_or;
+    case atomic_op::bit_xor:
+      return hybrid_code::fetch_xor;
+    case atomic_op::swap:
+      return hybrid_code::swap;
+    case atomic_op::compare_swap:
+      return hybrid_code::compare_swap;
   }
   return hybrid_code::none;
 }
@@ -90,7 +96,8 @@ endpoint::~endpoint() = default;
 // My connection table: its header, then the records, in one allocation of
 // card memory; peers find it through the card header.
 void endpoint::publish_connection_table() {
-  const uint64_t bytes = sizeof(connection_table_header) + uint64_t{max_connections_} * sizeof(connection_record);
+  const uint64_t bytes =
+      sizeof(connection_table_header) + uint64_t{max_connections_} * sizeof(connection_record);
   uint64_t at = 0;
   if (!is_ok(card_.slots().allocate_area(bytes, at)))
     throw std::runtime_error("hpam deposit: card memory too small for the connection table");
@@ -101,13 +108,18 @@ void endpoint::publish_connection_table() {
   h.records_offset = at + sizeof h;
   std::memcpy(card_.slots().area_address(at), &h, sizeof h);
   tables_.assign(static_cast<size_t>(nprocs_), connection_table{});
-  tables_[my_proc_] = {reinterpret_cast<connection_record*>(card_.slots().area_address(h.records_offset)),
-                       max_connections_};
+  tables_[my_proc_] = {
+      reinterpret_cast<connection_record*>(card_.slots().area_address(h.records_offset)),
+      max_connections_};
   card_.publish_client(at, connection_table_magic);
 }
 
-void endpoint::attach_peer(int proc) { card_.attach_peer(proc); }
-void endpoint::attach_all() { card_.attach_all(); }
+void endpoint::attach_peer(int proc) {
+  card_.attach_peer(proc);
+}
+void endpoint::attach_all() {
+  card_.attach_all();
+}
 
 // --- registration (setup code) -------------------------------------------
 
@@ -160,7 +172,8 @@ status endpoint::deregister(const ticket& t) {
     return status::invalid_argument;
   const status st = card_.slots().release_slot(t.slot);
   if (!is_ok(st)) return st;
-  if (registrations_[t.slot].card_memory) card_.slots().free_area(registrations_[t.slot].area_offset);
+  if (registrations_[t.slot].card_memory)
+    card_.slots().free_area(registrations_[t.slot].area_offset);
   registrations_[t.slot] = registration{};
   return status::ok;
 }
@@ -206,7 +219,8 @@ op_state endpoint::test(op_handle h, status* error) {
   if (r.is_put && r.state == op_state::pending) {
     status e = status::ok;
     const nic::hamlyn::send_state s = card_.terminus().state(r.send, &e);
-    if (s != nic::hamlyn::send_state::pending) finish(r, s == nic::hamlyn::send_state::sent ? status::ok : e);
+    if (s != nic::hamlyn::send_state::pending)
+      finish(r, s == nic::hamlyn::send_state::sent ? status::ok : e);
   }
   if (r.state == op_state::pending) return op_state::pending;
   if (error) *error = r.error;
@@ -234,8 +248,8 @@ status endpoint::wait(op_handle h, uint64_t timeout_ms) {
 
 // Where (t, offset, len) is and how to reach it. On local_pointer and
 // cross_memory the slot is held (receiving_interface::resolve); the caller unresolves.
-status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route& r, std::byte*& ptr,
-                           uint64_t& address) {
+status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route& r,
+                           std::byte*& ptr, uint64_t& address) {
   if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
     return status::invalid_argument;
   const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
@@ -297,8 +311,9 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
     done = nic::hamlyn::cross_memory_read(v.pid, dst, len, address);
   }
   card_.receiver().unresolve(v, t.slot);
-  if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);  // refused after all
-  if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
+  if (done == status::system_error)
+    return start_get_packets(t, offset, dst, len, h);  // refused after all
+  if (h && is_ok(done)) finish(*new_op(h), done);      // errors are returned here, with no handle
   return done;
 }
 
@@ -318,7 +333,8 @@ endpoint::op_record* endpoint::new_get(const ticket& t, uint64_t offset, void* d
   return r;
 }
 
-status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h) {
+status endpoint::start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len,
+                                   op_handle* h) {
   if (len > 0xFFFFFFFFull) return status::invalid_argument;
   request_get(*new_get(t, offset, dst, len, h));
   return status::ok;
@@ -396,8 +412,8 @@ void endpoint::run_gets_from(int dest, size_t first) {
   }
 }
 
-status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
-                        uint64_t compare, uint64_t* fetched, op_handle* h) {
+status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
+                        uint64_t operand, uint64_t compare, uint64_t* fetched, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
   card_.terminus().kick();  // waiting puts take effect first
   const hybrid_op o = atomic_as_hybrid(op, w, operand, compare);
@@ -414,15 +430,16 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
     uint64_t address = 0;
     const status st = route_for(t, offset, o.width, r, ptr, address);
     if (!is_ok(st)) return st;
-    if (r == route::cross_memory) card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+    if (r == route::cross_memory)
+      card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
     owner_executes = r != route::local_pointer;
     if (owner_executes) owner_executes_[t.node] = {t.slot, t.generation, t.protection_key};
   }
-  if (owner_executes) {  // another process's private memory: its owner does it
-    hybrid_op remote = o;        // at its area offset
+  if (owner_executes) {    // another process's private memory: its owner does it
+    hybrid_op remote = o;  // at its area offset
     remote.operand = t.offset + offset;
-    return remote_op(t.slot, t.protection_key, no_connection, remote, nullptr, 0, nullptr, 0, fetched,
-                     static_cast<int>(t.node), h);
+    return remote_op(t.slot, t.protection_key, no_connection, remote, nullptr, 0, nullptr, 0,
+                     fetched, static_cast<int>(t.node), h);
   }
   hybrid_result res;
   const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
@@ -455,7 +472,8 @@ status endpoint::direct(const ticket& t, uint64_t offset, uint64_t len, std::byt
     ptr = reinterpret_cast<std::byte*>(address);
     return status::ok;
   }
-  card_.receiver().unresolve(v, t.slot);  // the slot was set up again meanwhile, over private memory
+  card_.receiver().unresolve(v,
+                             t.slot);  // the slot was set up again meanwhile, over private memory
   return status::not_supported;
 }
 

@@ -84,23 +84,23 @@ using ticket = nic::hamlyn::ticket;
 using notification = nic::hamlyn::notification;
 
 struct setup {
-  std::string job;                      // job id, same in every process
-  int nprocs = 1;                       // processes in the job
-  int my_proc = 0;                      // this process
-  bool cross_memory = true;             // use/accept process_vm_writev/readv; false: packets
-  uint32_t packet_size = 65536;         // bytes per Hamlyn packet, header included (large packets
-                                        // mean few process_vm_writev calls per put)
-  uint32_t inbound_packets = 32;        // inbound FIFO buffers (fallback path), power of two
-  uint64_t card_memory = 16u << 20;     // bytes for allocate_memory and the connection table
-  uint32_t max_registrations = 4096;    // slots: registrations alive at once (Open MPI's
-                                        // osc/rdma takes one per window, two on a node's first rank)
-  uint32_t max_operations = 1024;       // operations in flight with a handle
-  uint32_t max_connections = 64;        // hybrid deposit connections (destination end)
+  std::string job;                    // job id, same in every process
+  int nprocs = 1;                     // processes in the job
+  int my_proc = 0;                    // this process
+  bool cross_memory = true;           // use/accept process_vm_writev/readv; false: packets
+  uint32_t packet_size = 65536;       // bytes per Hamlyn packet, header included (large packets
+                                      // mean few process_vm_writev calls per put)
+  uint32_t inbound_packets = 32;      // inbound FIFO buffers (fallback path), power of two
+  uint64_t card_memory = 16u << 20;   // bytes for allocate_memory and the connection table
+  uint32_t max_registrations = 4096;  // slots: registrations alive at once (Open MPI's
+                                      // osc/rdma takes one per window, two on a node's first rank)
+  uint32_t max_operations = 1024;     // operations in flight with a handle
+  uint32_t max_connections = 64;      // hybrid deposit connections (destination end)
   uint64_t attach_timeout_ms = nic::default_attach_timeout_ms;  // how long attach_peer waits
-  uint32_t batch_limit = 256;           // puts and gets up to this size into another process's
-                                        // private memory by cross-memory attach wait and go
-                                        // together (one system call per destination) at the next
-                                        // progress, flush or full batch; 0: each at once
+  uint32_t batch_limit = 256;  // puts and gets up to this size into another process's
+                               // private memory by cross-memory attach wait and go
+                               // together (one system call per destination) at the next
+                               // progress, flush or full batch; 0: each at once
 };
 
 enum class op_state : uint8_t { pending, sent, error };
@@ -142,14 +142,15 @@ class endpoint {
   // (e)
   status put_now(const void* src, size_t len, const ticket& t, uint64_t offset);
   status get_now(void* dst, size_t len, const ticket& t, uint64_t offset);
-  status atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
-                    uint64_t compare, uint64_t* fetched);
+  status atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
+                    uint64_t operand, uint64_t compare, uint64_t* fetched);
 
   // Hybrid deposit.
   status open_connection(int source, const ticket& endpoint_ticket, uint32_t readable,
                          uint32_t writable, connection_ticket& out);
-  status set_register(const connection_ticket& ct, uint32_t reg, uint64_t value);  // destination side
-  uint64_t get_register(const connection_ticket& ct, uint32_t reg) const;          // destination side
+  status set_register(const connection_ticket& ct, uint32_t reg,
+                      uint64_t value);                                     // destination side
+  uint64_t get_register(const connection_ticket& ct, uint32_t reg) const;  // destination side
   status close_connection(const connection_ticket& ct);
   status hybrid(const connection_ticket& ct, const hybrid_op& op, const void* data, uint32_t len,
                 void* out, uint32_t out_len, uint64_t* fetched, op_handle* h);
@@ -205,17 +206,17 @@ class endpoint {
   nic::hamlyn::card card_;
   std::vector<op_record> ops_;
   std::vector<uint32_t> free_ops_;
-  std::vector<uint32_t> waiting_;           // ops whose request packet waits for room
-  std::vector<uint32_t> batched_gets_;      // get ops waiting for their batch (~0u: carried out)
-  std::vector<uint32_t> batch_ops_;         // run_gets_from's scratch: the ops it reads for,
+  std::vector<uint32_t> waiting_;       // ops whose request packet waits for room
+  std::vector<uint32_t> batched_gets_;  // get ops waiting for their batch (~0u: carried out)
+  std::vector<uint32_t> batch_ops_;     // run_gets_from's scratch: the ops it reads for,
   std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)
-  std::vector<registration> registrations_; // by slot
+  std::vector<registration> registrations_;        // by slot
   uint32_t max_connections_;
-  uint32_t batch_limit_;                    // setup::batch_limit
+  uint32_t batch_limit_;                          // setup::batch_limit
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use
-  std::vector<std::byte> reply_scratch_;    // one packet's payload for answers
-  std::vector<pending_reply> pending_;      // answers waiting for room at their requester
-  uint32_t pending_count_ = 0;              // how many of pending_ are in use
+  std::vector<std::byte> reply_scratch_;          // one packet's payload for answers
+  std::vector<pending_reply> pending_;            // answers waiting for room at their requester
+  uint32_t pending_count_ = 0;                    // how many of pending_ are in use
   bool flush_replies();
   uint64_t served_ = 0;
   // [proc]: the last ticket (slot, generation, key) found to name private

@@ -26,7 +26,8 @@ bool endpoint::post_request(op_record& r) {
 status endpoint::remote_op(uint32_t slot, uint64_t key, uint32_t connection, const hybrid_op& op,
                            const void* data, uint32_t len, void* out, uint32_t out_len,
                            uint64_t* fetched, int dest, op_handle* h) {
-  if (len > max_hybrid_data() || out_len > card_.packet_data_bytes() - 8) return status::invalid_argument;
+  if (len > max_hybrid_data() || out_len > card_.packet_data_bytes() - 8)
+    return status::invalid_argument;
   op_record* r = new_op(h);
   if (!r) return status::would_block;
   r->fetched = fetched;
@@ -51,11 +52,13 @@ status endpoint::remote_op(uint32_t slot, uint64_t key, uint32_t connection, con
   return status::ok;
 }
 
-bool endpoint::on_operation(void* ctx, nic::hamlyn::card&, const packet_header& h, const std::byte* payload) {
+bool endpoint::on_operation(void* ctx, nic::hamlyn::card&, const packet_header& h,
+                            const std::byte* payload) {
   return static_cast<endpoint*>(ctx)->serve_operation(h, payload);
 }
 
-bool endpoint::on_reply(void* ctx, nic::hamlyn::card&, const packet_header& h, const std::byte* payload) {
+bool endpoint::on_reply(void* ctx, nic::hamlyn::card&, const packet_header& h,
+                        const std::byte* payload) {
   static_cast<endpoint*>(ctx)->take_reply(h, payload);
   return true;
 }
@@ -118,7 +121,8 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
   r.length = static_cast<uint32_t>(8 + (is_ok(st) ? out_len : 0));
   std::memcpy(reply_scratch_.data(), &res.fetched, 8);
   iovec piece{reply_scratch_.data(), r.length};
-  if (pending_count_ == 0 && card_.push_packet(static_cast<int>(h.source), r, &piece, 1)) return true;
+  if (pending_count_ == 0 && card_.push_packet(static_cast<int>(h.source), r, &piece, 1))
+    return true;
   pending_reply& p = pending_[pending_count_++];  // the requester's FIFO is full: later
   p.dest = static_cast<int>(h.source);
   p.header = r;
@@ -205,7 +209,8 @@ bool endpoint::find_connection_table(int proc, connection_table& t) const {
 void endpoint::raise(int proc, const connection_record& c, uint32_t index, uint64_t word) {
   const nic::hamlyn::card_view& v = card_.view(proc);
   const uint32_t q = c.notification_queue < v.geo.notification_queues ? c.notification_queue : 0;
-  const notification n{c.endpoint_slot, hybrid_notification_index, static_cast<uint32_t>(my_proc_), word, index};
+  const notification n{c.endpoint_slot, hybrid_notification_index, static_cast<uint32_t>(my_proc_),
+                       word, index};
   (void)nic::hamlyn::notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
   __atomic_fetch_add(const_cast<uint64_t*>(&c.notifications), 1, __ATOMIC_RELAXED);
 }
@@ -237,27 +242,34 @@ status endpoint::open_connection(int source, const ticket& et, uint32_t readable
 }
 
 status endpoint::set_register(const connection_ticket& ct, uint32_t reg, uint64_t value) {
-  connection_record* c = ct.endpoint.node == static_cast<uint32_t>(my_proc_) ? connection_at(my_proc_, ct.connection) : nullptr;
+  connection_record* c = ct.endpoint.node == static_cast<uint32_t>(my_proc_)
+                             ? connection_at(my_proc_, ct.connection)
+                             : nullptr;
   if (!c || reg >= address_registers) return status::invalid_argument;
   c->address_register[reg].store(value, std::memory_order_release);
   return status::ok;
 }
 
 uint64_t endpoint::get_register(const connection_ticket& ct, uint32_t reg) const {
-  connection_record* c = ct.endpoint.node == static_cast<uint32_t>(my_proc_) ? connection_at(my_proc_, ct.connection) : nullptr;
+  connection_record* c = ct.endpoint.node == static_cast<uint32_t>(my_proc_)
+                             ? connection_at(my_proc_, ct.connection)
+                             : nullptr;
   if (!c || reg >= address_registers) return 0;
   return c->address_register[reg].load(std::memory_order_acquire);
 }
 
 status endpoint::close_connection(const connection_ticket& ct) {
-  connection_record* c = ct.endpoint.node == static_cast<uint32_t>(my_proc_) ? connection_at(my_proc_, ct.connection) : nullptr;
+  connection_record* c = ct.endpoint.node == static_cast<uint32_t>(my_proc_)
+                             ? connection_at(my_proc_, ct.connection)
+                             : nullptr;
   if (!c) return status::invalid_argument;
   c->connection_key.store(0, std::memory_order_release);
   return status::ok;
 }
 
-status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const void* data, uint32_t len,
-                        void* out, uint32_t out_len, uint64_t* fetched, op_handle* h) {
+status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const void* data,
+                        uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
+                        op_handle* h) {
   const int dest = static_cast<int>(ct.endpoint.node);
   if (ct.endpoint.node >= static_cast<uint32_t>(nprocs_)) return status::invalid_argument;
   connection_record* c = connection_at(dest, ct.connection);
@@ -271,16 +283,20 @@ status endpoint::hybrid(const connection_ticket& ct, const hybrid_op& op, const 
   if (free_ops_.empty()) return status::would_block;
   const uint32_t s = c->endpoint_slot;
   if (s >= v.geo.slot_count) return status::rejected;
-  const bool direct = dest == my_proc_ || v.slots[s].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card);
-  if (!direct) return remote_op(s, ct.connection_key, ct.connection, op, data, len, out, out_len, fetched, dest, h);
+  const bool direct = dest == my_proc_ ||
+                      v.slots[s].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card);
+  if (!direct)
+    return remote_op(s, ct.connection_key, ct.connection, op, data, len, out, out_len, fetched,
+                     dest, h);
   std::byte* ptr = nullptr;
   uint64_t address = 0;
   const uint64_t bound = v.slots[s].bound;
   status st = card_.receiver().resolve(v, s, c->endpoint_key, 0, bound, ptr, address);
   if (!is_ok(st)) return st;
   hybrid_result res;
-  st = execute(c, target_memory{ptr ? ptr : reinterpret_cast<std::byte*>(address), bound}, op,
-               static_cast<const std::byte*>(data), len, static_cast<std::byte*>(out), out_len, res);
+  st =
+      execute(c, target_memory{ptr ? ptr : reinterpret_cast<std::byte*>(address), bound}, op,
+              static_cast<const std::byte*>(data), len, static_cast<std::byte*>(out), out_len, res);
   card_.receiver().unresolve(v, s);
   if (is_ok(st) && res.notify) raise(dest, *c, ct.connection, res.notify_word);
   if (is_ok(st) && fetched) *fetched = res.fetched;

@@ -9,22 +9,30 @@ bool inside(uint64_t offset, uint64_t length, uint64_t bound) {
   return offset <= bound && length <= bound - offset;
 }
 
-bool bit(uint32_t mask, uint8_t r) { return (mask >> r) & 1u; }
+bool bit(uint32_t mask, uint8_t r) {
+  return (mask >> r) & 1u;
+}
 
 template <class T>
 uint64_t memory_atomic(hybrid_code code, T* p, T v, T cmp) {
   switch (code) {
-    case hybrid_code::fetch_add: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::fetch_and: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::fetch_or: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::fetch_xor: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::swap: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_add:
+      return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_and:
+      return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_or:
+      return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_xor:
+      return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::swap:
+      return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
     case hybrid_code::compare_swap: {
       T expected = cmp;
       __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
       return expected;  // the old value: equal to cmp exactly when the swap happened
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -49,7 +57,8 @@ status check(const connection_record* c, const permissions& p, const hybrid_op& 
   if ((uses_i && op.reg_i >= address_registers) || (uses_j && op.reg_j >= address_registers) ||
       (uses_cond && op.cond_reg >= address_registers))
     return status::invalid_argument;
-  if (k == hybrid_code::compare_swap && op.condition != compare_fn::none) return status::invalid_argument;
+  if (k == hybrid_code::compare_swap && op.condition != compare_fn::none)
+    return status::invalid_argument;
   if (is_memory_atomic(k) && op.width != 4 && op.width != 8) return status::invalid_argument;
   if (!carries_data(k) && len != 0) return status::invalid_argument;
   if (!c) return status::ok;
@@ -63,11 +72,14 @@ status check(const connection_record* c, const permissions& p, const hybrid_op& 
 
 uint64_t effective_address(const connection_record* c, const hybrid_op& op) {
   switch (op.mode) {
-    case addressing::direct: return op.operand;
-    case addressing::indirect: return c->address_register[op.reg_i].load(std::memory_order_acquire);
+    case addressing::direct:
+      return op.operand;
+    case addressing::indirect:
+      return c->address_register[op.reg_i].load(std::memory_order_acquire);
     case addressing::indexed: {
       uint64_t ea;
-      if (__builtin_add_overflow(c->address_register[op.reg_i].load(std::memory_order_acquire), op.operand, &ea))
+      if (__builtin_add_overflow(c->address_register[op.reg_i].load(std::memory_order_acquire),
+                                 op.operand, &ea))
         return ~0ull;  // wrapped around: outside any endpoint
       return ea;
     }
@@ -84,7 +96,8 @@ status post_increment(connection_record* c, const target_memory& m, const hybrid
   uint64_t at = reg.load(std::memory_order_acquire);
   do {
     if (!inside(at, len, m.bound)) return status::rejected;  // the queue is full
-  } while (!reg.compare_exchange_weak(at, at + inc, std::memory_order_acq_rel, std::memory_order_acquire));
+  } while (!reg.compare_exchange_weak(at, at + inc, std::memory_order_acq_rel,
+                                      std::memory_order_acquire));
   if (len) std::memcpy(m.base + at, data, len);
   r.fetched = at;
   return status::ok;
@@ -105,10 +118,12 @@ status memory_op(const connection_record* c, const target_memory& m, const hybri
   std::byte* p = m.base + ea;
   if (reinterpret_cast<uintptr_t>(p) % op.width) return status::invalid_argument;
   if (op.width == 4)
-    r.fetched = memory_atomic<uint32_t>(op.code, reinterpret_cast<uint32_t*>(p),
-                                        static_cast<uint32_t>(op.value), static_cast<uint32_t>(op.compare));
+    r.fetched =
+        memory_atomic<uint32_t>(op.code, reinterpret_cast<uint32_t*>(p),
+                                static_cast<uint32_t>(op.value), static_cast<uint32_t>(op.compare));
   else
-    r.fetched = memory_atomic<uint64_t>(op.code, reinterpret_cast<uint64_t*>(p), op.value, op.compare);
+    r.fetched =
+        memory_atomic<uint64_t>(op.code, reinterpret_cast<uint64_t*>(p), op.value, op.compare);
   return status::ok;
 }
 
@@ -118,8 +133,8 @@ uint64_t register_update(connection_record* c, const hybrid_op& op) {
                          ? op.operand
                          : c->address_register[op.reg_j].load(std::memory_order_acquire);
   uint64_t old = reg.load(std::memory_order_acquire);
-  while (!reg.compare_exchange_weak(old, apply_register_fn(op.fn, old, b), std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
+  while (!reg.compare_exchange_weak(old, apply_register_fn(op.fn, old, b),
+                                    std::memory_order_acq_rel, std::memory_order_acquire)) {
   }
   return old;
 }
@@ -135,13 +150,20 @@ status execute(connection_record* c, const target_memory& m, const hybrid_op& op
   if (!is_ok(ok)) return ok;
   status st = status::ok;
   switch (op.code) {
-    case hybrid_code::store_post_increment: st = post_increment(c, m, op, data, len, r); break;
-    case hybrid_code::register_op: r.fetched = register_update(c, op); break;
+    case hybrid_code::store_post_increment:
+      st = post_increment(c, m, op, data, len, r);
+      break;
+    case hybrid_code::register_op:
+      r.fetched = register_update(c, op);
+      break;
     case hybrid_code::read_register:
       r.fetched = c->address_register[op.reg_i].load(std::memory_order_acquire);
       break;
-    case hybrid_code::none: break;
-    default: st = memory_op(c, m, op, data, len, out, out_len, r); break;
+    case hybrid_code::none:
+      break;
+    default:
+      st = memory_op(c, m, op, data, len, out, out_len, r);
+      break;
   }
   if (!is_ok(st)) return st;
   if (op.condition != compare_fn::none) {

@@ -54,34 +54,35 @@ constexpr uint8_t use_operand = 0xFF;  // reg_j value meaning "the operand, not 
 
 // One operation as it travels (sender operands and register names).
 struct hybrid_op {
-  hybrid_code code;       // what to do
-  addressing mode;        // how effaddr is formed
-  uint8_t reg_i;          // address register for indirect/indexed/post-increment/register ops
-  uint8_t reg_j;          // second register for register ops, or use_operand
-  register_fn fn;         // register operation
-  uint8_t width;          // 4 or 8: memory operand size of atomics
-  compare_fn condition;   // conditional notification test, none = never
-  uint8_t cond_reg;       // register compared with `compare` (use_operand: the fetched value)
-  uint64_t operand;       // direct: offset; indexed: index; register ops: value; post-increment: increment
-  uint64_t value;         // atomics: the operand (add/and/or/xor/swap value, CAS new value)
-  uint64_t compare;       // compare-and-swap: expected value; else the condition's operand
+  hybrid_code code;      // what to do
+  addressing mode;       // how effaddr is formed
+  uint8_t reg_i;         // address register for indirect/indexed/post-increment/register ops
+  uint8_t reg_j;         // second register for register ops, or use_operand
+  register_fn fn;        // register operation
+  uint8_t width;         // 4 or 8: memory operand size of atomics
+  compare_fn condition;  // conditional notification test, none = never
+  uint8_t cond_reg;      // register compared with `compare` (use_operand: the fetched value)
+  uint64_t
+      operand;     // direct: offset; indexed: index; register ops: value; post-increment: increment
+  uint64_t value;  // atomics: the operand (add/and/or/xor/swap value, CAS new value)
+  uint64_t compare;  // compare-and-swap: expected value; else the condition's operand
 };
 static_assert(std::is_standard_layout_v<hybrid_op> && std::is_trivially_copyable_v<hybrid_op>);
 static_assert(sizeof(hybrid_op) == 32);
 
 // The destination end of a connection, in the destination's card memory.
 struct connection_record {
-  std::atomic<uint64_t> connection_key;                     // 0 = closed; senders present it
-  uint32_t source;                                          // the one process allowed to use it, or any_source
-  uint32_t endpoint_slot;                                   // the destination endpoint (a slot)
-  uint64_t endpoint_key;                                    // that slot's protection key
-  uint32_t readable;                                        // bit i: the sender may read register i
-  uint32_t writable;                                        // bit i: the sender may write register i
-  uint32_t generation;                                      // bumped at each open
-  uint32_t notification_queue;                              // queue for conditional notifications
-  uint64_t notifications;                                   // conditional notifications raised
+  std::atomic<uint64_t> connection_key;  // 0 = closed; senders present it
+  uint32_t source;                       // the one process allowed to use it, or any_source
+  uint32_t endpoint_slot;                // the destination endpoint (a slot)
+  uint64_t endpoint_key;                 // that slot's protection key
+  uint32_t readable;                     // bit i: the sender may read register i
+  uint32_t writable;                     // bit i: the sender may write register i
+  uint32_t generation;                   // bumped at each open
+  uint32_t notification_queue;           // queue for conditional notifications
+  uint64_t notifications;                // conditional notifications raised
   std::atomic<uint64_t> address_register[address_registers];  // destination state
-  uint64_t reserved[2];                                     // zero
+  uint64_t reserved[2];                                       // zero
 };
 static_assert(std::is_standard_layout_v<connection_record>);
 static_assert(sizeof(connection_record) == 128);
@@ -111,7 +112,8 @@ struct connection_ticket {
   uint32_t generation;           // connection_record::generation when issued
   uint64_t connection_key;       // must match connection_record::connection_key
 };
-static_assert(std::is_standard_layout_v<connection_ticket> && std::is_trivially_copyable_v<connection_ticket>);
+static_assert(std::is_standard_layout_v<connection_ticket> &&
+              std::is_trivially_copyable_v<connection_ticket>);
 static_assert(sizeof(connection_ticket) == 64);
 
 // The metadata index of a notification raised by a conditional operation;
@@ -127,9 +129,9 @@ struct target_memory {
 
 // The outcome of one execution.
 struct hybrid_result {
-  uint64_t fetched = 0;       // old value (atomics, register ops) or register read
-  bool notify = false;        // the condition held: raise a notification
-  uint64_t notify_word = 0;   // the value compared
+  uint64_t fetched = 0;      // old value (atomics, register ops) or register read
+  bool notify = false;       // the condition held: raise a notification
+  uint64_t notify_word = 0;  // the value compared
 };
 
 // Executes `op` against connection `c` (null: plain ticket operation,
@@ -154,23 +156,35 @@ constexpr bool is_memory_atomic(hybrid_code c) {
 // Pure helpers, tested from tables.
 constexpr uint64_t apply_register_fn(register_fn fn, uint64_t a, uint64_t b) {
   switch (fn) {
-    case register_fn::set: return b;
-    case register_fn::add: return a + b;
-    case register_fn::bit_and: return a & b;
-    case register_fn::bit_or: return a | b;
-    case register_fn::bit_xor: return a ^ b;
+    case register_fn::set:
+      return b;
+    case register_fn::add:
+      return a + b;
+    case register_fn::bit_and:
+      return a & b;
+    case register_fn::bit_or:
+      return a | b;
+    case register_fn::bit_xor:
+      return a ^ b;
   }
   return a;
 }
 constexpr bool holds(compare_fn fn, uint64_t a, uint64_t b) {
   switch (fn) {
-    case compare_fn::none: return false;
-    case compare_fn::eq: return a == b;
-    case compare_fn::ne: return a != b;
-    case compare_fn::lt: return a < b;
-    case compare_fn::le: return a <= b;
-    case compare_fn::gt: return a > b;
-    case compare_fn::ge: return a >= b;
+    case compare_fn::none:
+      return false;
+    case compare_fn::eq:
+      return a == b;
+    case compare_fn::ne:
+      return a != b;
+    case compare_fn::lt:
+      return a < b;
+    case compare_fn::le:
+      return a <= b;
+    case compare_fn::gt:
+      return a > b;
+    case compare_fn::ge:
+      return a >= b;
   }
   return false;
 }

@@ -12,7 +12,8 @@ datagram_receiver::datagram_receiver(hamlyn_manager& m, uint32_t instances, uint
     throw std::invalid_argument("datagram_receiver: instances and instance_bytes must be > 0");
   const uint64_t bytes = uint64_t{instances} * instance_bytes;
   if (!is_ok(m.allocate_buffer(bytes, area_)))
-    throw std::runtime_error("datagram_receiver: no card memory for " + std::to_string(bytes) + " bytes");
+    throw std::runtime_error("datagram_receiver: no card memory for " + std::to_string(bytes) +
+                             " bytes");
   if (!is_ok(m.open_slot(area_, bytes, hw::slot_mode::normal, instances, 0, this, slot_))) {
     m.free_buffer(area_);
     throw std::runtime_error("datagram_receiver: no slot or metadata entries for " +
@@ -35,7 +36,8 @@ seed datagram_receiver::make_seed() const {
 
 hw::ticket datagram_receiver::reply_ticket(uint32_t instance) const {
   const uint32_t i = instance < instances_ ? instance : 0;
-  return manager_.card().slots().make_ticket(slot_, i, uint64_t{i} * instance_bytes_, instance_bytes_, true);
+  return manager_.card().slots().make_ticket(slot_, i, uint64_t{i} * instance_bytes_,
+                                             instance_bytes_, true);
 }
 
 bool datagram_receiver::receive(uint32_t instance, datagram& d) {

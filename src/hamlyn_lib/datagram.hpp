@@ -67,11 +67,11 @@ class datagram_receiver final : public receiver_end_point {
   hamlyn_manager& manager_;
   uint32_t instances_;
   uint32_t instance_bytes_;
-  uint64_t area_ = 0;     // card offset of the buffers
-  uint32_t slot_ = 0;     // the end point's slot
+  uint64_t area_ = 0;  // card offset of the buffers
+  uint32_t slot_ = 0;  // the end point's slot
   std::byte* buffers_ = nullptr;
-  std::vector<uint8_t> ready_;        // [instance]
-  std::vector<datagram> datagrams_;   // [instance]: valid while ready
+  std::vector<uint8_t> ready_;       // [instance]
+  std::vector<datagram> datagrams_;  // [instance]: valid while ready
   datagram_counters counters_;
 };
 

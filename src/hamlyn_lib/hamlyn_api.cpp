@@ -17,20 +17,27 @@ namespace lib = hpam::hamlyn_lib;
 namespace hw = hpam::nic::hamlyn;
 
 static_assert(sizeof(seed) == sizeof(lib::seed) && sizeof(ticket) == sizeof(hw::ticket));
-static_assert(static_cast<int32_t>(status::would_block) == static_cast<int32_t>(hpam::status::would_block) &&
-              static_cast<int32_t>(status::invalid_argument) == static_cast<int32_t>(hpam::status::invalid_argument) &&
-              static_cast<int32_t>(status::rejected) == static_cast<int32_t>(hpam::status::rejected) &&
-              static_cast<int32_t>(status::no_resource) == static_cast<int32_t>(hpam::status::no_resource));
+static_assert(
+    static_cast<int32_t>(status::would_block) == static_cast<int32_t>(hpam::status::would_block) &&
+    static_cast<int32_t>(status::invalid_argument) ==
+        static_cast<int32_t>(hpam::status::invalid_argument) &&
+    static_cast<int32_t>(status::rejected) == static_cast<int32_t>(hpam::status::rejected) &&
+    static_cast<int32_t>(status::no_resource) == static_cast<int32_t>(hpam::status::no_resource));
 
 namespace {
 status out(hpam::status s) {  // the core's other codes do not arise here; said as rejected
   switch (s) {
-    case hpam::status::ok: return status::ok;
+    case hpam::status::ok:
+      return status::ok;
     case hpam::status::would_block:
-    case hpam::status::busy: return status::would_block;
-    case hpam::status::invalid_argument: return status::invalid_argument;
-    case hpam::status::no_resource: return status::no_resource;
-    default: return status::rejected;
+    case hpam::status::busy:
+      return status::would_block;
+    case hpam::status::invalid_argument:
+      return status::invalid_argument;
+    case hpam::status::no_resource:
+      return status::no_resource;
+    default:
+      return status::rejected;
   }
 }
 // Seeds and tickets cross the interface as bytes of the same size.
@@ -41,10 +48,18 @@ To same_bytes(const From& f) {
   std::memcpy(&t, &f, sizeof t);
   return t;
 }
-seed to_public(const lib::seed& s) { return same_bytes<seed>(s); }
-ticket to_public(const hw::ticket& t) { return same_bytes<ticket>(t); }
-lib::seed from_public(const seed& p) { return same_bytes<lib::seed>(p); }
-hw::ticket from_public(const ticket& p) { return same_bytes<hw::ticket>(p); }
+seed to_public(const lib::seed& s) {
+  return same_bytes<seed>(s);
+}
+ticket to_public(const hw::ticket& t) {
+  return same_bytes<ticket>(t);
+}
+lib::seed from_public(const seed& p) {
+  return same_bytes<lib::seed>(p);
+}
+hw::ticket from_public(const ticket& p) {
+  return same_bytes<hw::ticket>(p);
+}
 }  // namespace
 
 struct hamlyn_manager::impl {
@@ -72,10 +87,18 @@ hamlyn_manager::hamlyn_manager(const manager_config& cfg) {
   impl_ = std::make_unique<impl>(cfg);
 }
 hamlyn_manager::~hamlyn_manager() = default;
-bool hamlyn_manager::poll_nowait() { return impl_->m.poll_nowait(); }
-uint64_t monotonic_ns() { return sys::clock::monotonic_ns(); }
-void yield_processor() { std::this_thread::yield(); }
-int hamlyn_manager::my_proc() const { return impl_->card.my_proc(); }
+bool hamlyn_manager::poll_nowait() {
+  return impl_->m.poll_nowait();
+}
+uint64_t monotonic_ns() {
+  return sys::clock::monotonic_ns();
+}
+void yield_processor() {
+  std::this_thread::yield();
+}
+int hamlyn_manager::my_proc() const {
+  return impl_->card.my_proc();
+}
 
 // --- datagram ----------------------------------------------------------------
 struct datagram_receiver::impl {
@@ -86,7 +109,9 @@ struct datagram_receiver::impl {
 datagram_receiver::datagram_receiver(hamlyn_manager& m, uint32_t instances, uint32_t instance_bytes)
     : impl_(std::make_unique<impl>(m, instances, instance_bytes)) {}
 datagram_receiver::~datagram_receiver() = default;
-seed datagram_receiver::make_seed() const { return to_public(impl_->r.make_seed()); }
+seed datagram_receiver::make_seed() const {
+  return to_public(impl_->r.make_seed());
+}
 ticket datagram_receiver::reply_ticket(uint32_t instance) const {
   return to_public(impl_->r.reply_ticket(instance));
 }
@@ -100,7 +125,9 @@ bool datagram_receiver::receive(uint32_t instance, datagram& d) {
   d.reply = to_public(x.reply);
   return true;
 }
-void datagram_receiver::release(uint32_t instance) { impl_->r.release(instance); }
+void datagram_receiver::release(uint32_t instance) {
+  impl_->r.release(instance);
+}
 bool datagram_receiver::receive_block(uint32_t instance, datagram& d, uint64_t timeout_ns) {
   return impl_->manager.wait_until([&] { return receive(instance, d); }, timeout_ns);
 }
@@ -116,7 +143,8 @@ status datagram_sender::open(hamlyn_manager& m, const seed& s) {
 status datagram_sender::open_reply(hamlyn_manager& m, const ticket& reply) {
   return out(impl_->s.open_reply(m.internal().m, from_public(reply)));
 }
-status datagram_sender::send(uint32_t instance, const void* data, uint32_t length, const ticket* reply) {
+status datagram_sender::send(uint32_t instance, const void* data, uint32_t length,
+                             const ticket* reply) {
   if (!reply) return out(impl_->s.send(instance, data, length));
   const hw::ticket t = from_public(*reply);
   return out(impl_->s.send(instance, data, length, &t));
@@ -128,10 +156,12 @@ struct stream_receiver::impl {
   impl(lib::hamlyn_manager& m, const lib::stream_config& c) : r(m, c) {}
 };
 stream_receiver::stream_receiver(hamlyn_manager& m, const stream_config& cfg)
-    : impl_(std::make_unique<impl>(m.internal().m,
-                                   lib::stream_config{cfg.records, cfg.buffer_bytes, cfg.max_regions})) {}
+    : impl_(std::make_unique<impl>(
+          m.internal().m, lib::stream_config{cfg.records, cfg.buffer_bytes, cfg.max_regions})) {}
 stream_receiver::~stream_receiver() = default;
-seed stream_receiver::make_seed() const { return to_public(impl_->r.make_seed()); }
+seed stream_receiver::make_seed() const {
+  return to_public(impl_->r.make_seed());
+}
 bool stream_receiver::receive(stream_record& r) {
   lib::stream_record x;
   if (!impl_->r.receive(x)) return false;
@@ -144,32 +174,50 @@ bool stream_receiver::receive_block(stream_record& r, uint64_t timeout_ns) {
   r = stream_record{x.data, x.length, x.id};
   return true;
 }
-status stream_receiver::release(uint64_t id) { return out(impl_->r.release(id)); }
+status stream_receiver::release(uint64_t id) {
+  return out(impl_->r.release(id));
+}
 
 struct stream_sender::impl {
   lib::stream_sender s;
 };
 stream_sender::stream_sender() : impl_(std::make_unique<impl>()) {}
 stream_sender::~stream_sender() = default;
-status stream_sender::open(hamlyn_manager& m, const seed& s, uint32_t coalesce_bytes, uint64_t wait_ns) {
+status stream_sender::open(hamlyn_manager& m, const seed& s, uint32_t coalesce_bytes,
+                           uint64_t wait_ns) {
   return out(impl_->s.open(m.internal().m, from_public(s), coalesce_bytes, wait_ns));
 }
-status stream_sender::send(const void* data, uint64_t length) { return out(impl_->s.send(data, length)); }
-status stream_sender::flush() { return out(impl_->s.flush()); }
+status stream_sender::send(const void* data, uint64_t length) {
+  return out(impl_->s.send(data, length));
+}
+status stream_sender::flush() {
+  return out(impl_->s.flush());
+}
 
 // --- tagged remote write -------------------------------------------------------
 struct tagged_write_receiver::impl {
   lib::tagged_write_receiver r;
   impl(lib::hamlyn_manager& m, uint64_t bytes, uint32_t cap) : r(m, bytes, cap) {}
 };
-tagged_write_receiver::tagged_write_receiver(hamlyn_manager& m, uint64_t bytes, uint32_t tag_capacity)
+tagged_write_receiver::tagged_write_receiver(hamlyn_manager& m, uint64_t bytes,
+                                             uint32_t tag_capacity)
     : impl_(std::make_unique<impl>(m.internal().m, bytes, tag_capacity)) {}
 tagged_write_receiver::~tagged_write_receiver() = default;
-seed tagged_write_receiver::make_seed() const { return to_public(impl_->r.make_seed()); }
-void* tagged_write_receiver::buffer() const { return impl_->r.buffer(); }
-uint64_t tagged_write_receiver::bytes() const { return impl_->r.bytes(); }
-bool tagged_write_receiver::get_tag(uint64_t& tag) { return impl_->r.get_tag(tag); }
-bool tagged_write_receiver::get_specific_tag(uint64_t tag) { return impl_->r.get_specific_tag(tag); }
+seed tagged_write_receiver::make_seed() const {
+  return to_public(impl_->r.make_seed());
+}
+void* tagged_write_receiver::buffer() const {
+  return impl_->r.buffer();
+}
+uint64_t tagged_write_receiver::bytes() const {
+  return impl_->r.bytes();
+}
+bool tagged_write_receiver::get_tag(uint64_t& tag) {
+  return impl_->r.get_tag(tag);
+}
+bool tagged_write_receiver::get_specific_tag(uint64_t tag) {
+  return impl_->r.get_specific_tag(tag);
+}
 bool tagged_write_receiver::get_tag_block(uint64_t& tag, uint64_t timeout_ns) {
   return impl_->r.get_tag_block(tag, timeout_ns);
 }
@@ -185,7 +233,8 @@ tagged_write_sender::~tagged_write_sender() = default;
 status tagged_write_sender::open(hamlyn_manager& m, const seed& s) {
   return out(impl_->s.open(m.internal().m, from_public(s)));
 }
-status tagged_write_sender::send(const void* source, uint32_t length, uint64_t offset, uint64_t tag) {
+status tagged_write_sender::send(const void* source, uint32_t length, uint64_t offset,
+                                 uint64_t tag) {
   return out(impl_->s.send(source, length, offset, tag));
 }
 

@@ -73,7 +73,8 @@ status hamlyn_manager::check_ticket(const hw::ticket& t, hw::slot_mode mode, uin
     if (ok) {
       const hw::slot& sl = v.slots[t.slot];
       const uint64_t key = sl.protection_key.load(std::memory_order_acquire);
-      ok = sl.state.load(std::memory_order_acquire) == static_cast<uint32_t>(hw::slot_state::active) &&
+      ok = sl.state.load(std::memory_order_acquire) ==
+               static_cast<uint32_t>(hw::slot_state::active) &&
            key != 0 && key == t.protection_key && sl.generation == t.generation &&
            sl.mode == static_cast<uint32_t>(mode) &&
            uint64_t{t.metadata_index} + entries <= sl.metadata_count &&

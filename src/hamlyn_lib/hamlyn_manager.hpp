@@ -38,9 +38,9 @@ namespace hw = nic::hamlyn;
 
 // What the manager hands an end point for one notification entry.
 struct arrival {
-  hw::notification n;                   // the entry, copied once out of the queue
-  const std::byte* carried;             // the message the entry carried (n.carried), else null
-  const hw::metadata_entry* metadata;   // my slot's entry n.metadata_index (null: fast mode)
+  hw::notification n;                  // the entry, copied once out of the queue
+  const std::byte* carried;            // the message the entry carried (n.carried), else null
+  const hw::metadata_entry* metadata;  // my slot's entry n.metadata_index (null: fast mode)
 };
 
 // A receiver end point (the paper's receiver classes): it owns slots opened
@@ -139,8 +139,8 @@ class hamlyn_manager {
   uint32_t queue_;
   std::vector<receiver_end_point*> end_points_;  // [slot]: my end point for it, or null
   manager_counters counters_;
-  bool kept_ = false;                  // an entry waits for its end point's room
-  hw::notification kept_n_{};          // ... that entry
+  bool kept_ = false;          // an entry waits for its end point's room
+  hw::notification kept_n_{};  // ... that entry
   alignas(64) std::byte carried_[hw::notification_inline_bytes];  // the message an entry carried
 };
 

@@ -67,7 +67,8 @@ struct stream_credit {
   uint32_t region;    // grant: the region index the ticket is for
   hw::ticket grant;   // grant: the new region (metadata index 0, range its bytes)
 };
-static_assert(sizeof(stream_credit) == 64 && sizeof(stream_credit) <= hw::notification_inline_bytes);
+static_assert(sizeof(stream_credit) == 64 &&
+              sizeof(stream_credit) <= hw::notification_inline_bytes);
 constexpr uint32_t stream_credit_release = 1;
 constexpr uint32_t stream_credit_grant = 2;
 
@@ -79,11 +80,11 @@ struct stream_record {
 };
 
 struct stream_receiver_counters {
-  uint64_t records = 0;        // records returned to the application
-  uint64_t malformed = 0;      // arrivals with lying metadata, or outside the window
-  uint64_t regions = 0;        // regions allocated (the first included)
-  uint64_t credits = 0;        // credits sent (releases and grants)
-  uint64_t refused_credit = 0; // credit messages the card refused
+  uint64_t records = 0;         // records returned to the application
+  uint64_t malformed = 0;       // arrivals with lying metadata, or outside the window
+  uint64_t regions = 0;         // regions allocated (the first included)
+  uint64_t credits = 0;         // credits sent (releases and grants)
+  uint64_t refused_credit = 0;  // credit messages the card refused
 };
 
 class stream_receiver final : public receiver_end_point {
@@ -109,9 +110,9 @@ class stream_receiver final : public receiver_end_point {
 
  private:
   struct region {
-    uint64_t area;   // card offset of its buffer
-    uint32_t slot;   // its slot
-    std::byte* base; // its buffer
+    uint64_t area;    // card offset of its buffer
+    uint32_t slot;    // its slot
+    std::byte* base;  // its buffer
   };
   struct arrived {
     uint64_t sequence_plus1;  // 0: nothing here
@@ -129,8 +130,8 @@ class stream_receiver final : public receiver_end_point {
   std::vector<region> regions_;
   std::vector<arrived> window_;  // [sequence & mask_]
   uint64_t mask_;
-  uint64_t next_ = 0;      // next record to return (0 is the hello)
-  uint64_t released_ = 0;  // records below it are freed
+  uint64_t next_ = 0;        // next record to return (0 is the hello)
+  uint64_t released_ = 0;    // records below it are freed
   uint64_t held_bytes_ = 0;  // bytes of records returned and not released
   uint32_t sender_ = ~0u;    // the sending process (from the hello)
   bool has_credit_ticket_ = false;
@@ -204,11 +205,11 @@ class stream_sender final : public receiver_end_point {
   std::vector<region> regions_;
   std::vector<in_flight> flight_;  // ring [max in flight]
   uint64_t flight_head_ = 0, flight_tail_ = 0;
-  uint32_t current_ = 0;            // the region tried first
+  uint32_t current_ = 0;  // the region tried first
   uint64_t next_sequence_ = 0;
-  uint64_t released_ = 0;           // the receiver freed every record below it
-  uint64_t max_record_ = 0;         // bytes of region 0
-  uint32_t records_ = 0;            // entries per region (the seed's)
+  uint64_t released_ = 0;    // the receiver freed every record below it
+  uint64_t max_record_ = 0;  // bytes of region 0
+  uint32_t records_ = 0;     // entries per region (the seed's)
   uint64_t wait_ns_ = 0;
   std::vector<std::byte> coalesce_;
   uint64_t fill_ = 0;

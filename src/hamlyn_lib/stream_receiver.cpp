@@ -25,7 +25,8 @@ stream_receiver::stream_receiver(hamlyn_manager& m, const stream_config& cfg)
   window_.assign(w, arrived{});
   mask_ = w - 1;
   regions_.reserve(cfg.max_regions);
-  if (!is_ok(add_region())) throw std::runtime_error("stream_receiver: no card memory or slot for its buffer");
+  if (!is_ok(add_region()))
+    throw std::runtime_error("stream_receiver: no card memory or slot for its buffer");
 }
 
 stream_receiver::~stream_receiver() {
@@ -52,7 +53,8 @@ status stream_receiver::add_region() {
 }
 
 seed stream_receiver::make_seed() const {
-  return manager_.make_seed(protocol::stream, regions_[0].slot, 0, cfg_.buffer_bytes, cfg_.records, 0);
+  return manager_.make_seed(protocol::stream, regions_[0].slot, 0, cfg_.buffer_bytes, cfg_.records,
+                            0);
 }
 
 // The record's metadata, copied once, against my own regions and window:
@@ -101,8 +103,10 @@ bool stream_receiver::receive(stream_record& r) {
       if (a.sequence_plus1 != next_ + 1) return false;
     }
     if (next_ == 0) {  // the hello: mine, not the application's
-      if (a.flags & stream_flag_hello) hello(a);
-      else counters_.malformed++;
+      if (a.flags & stream_flag_hello)
+        hello(a);
+      else
+        counters_.malformed++;
       next_++;
       continue;
     }
@@ -155,11 +159,13 @@ void stream_receiver::send_credit(uint32_t kind, uint32_t region, const hw::tick
   c.region = region;
   if (grant) c.grant = *grant;
   hw::send_handle h;
-  status st = manager_.card().terminus().send_fast(credit_ticket_, 0, reinterpret_cast<const std::byte*>(&c),
-                                                   sizeof c, kind, h);
+  status st = manager_.card().terminus().send_fast(
+      credit_ticket_, 0, reinterpret_cast<const std::byte*>(&c), sizeof c, kind, h);
   if (is_ok(st)) st = manager_.wait_sent(h);
-  if (is_ok(st)) counters_.credits++;
-  else counters_.refused_credit++;
+  if (is_ok(st))
+    counters_.credits++;
+  else
+    counters_.refused_credit++;
 }
 
 }  // namespace hpam::hamlyn_lib

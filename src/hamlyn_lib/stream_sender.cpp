@@ -38,15 +38,17 @@ status stream_sender::set_faults(const nic::fault_config& f) {
   return status::ok;
 }
 
-status stream_sender::open(hamlyn_manager& m, const seed& s, uint32_t coalesce_bytes, uint64_t wait_ns) {
+status stream_sender::open(hamlyn_manager& m, const seed& s, uint32_t coalesce_bytes,
+                           uint64_t wait_ns) {
   if (manager_) return status::invalid_argument;
   status st = m.check_seed(s, protocol::stream);
   if (!is_ok(st)) return st;
-  if (s.target.range >= (1ull << 32) || coalesce_bytes > s.target.range) return status::invalid_argument;
+  if (s.target.range >= (1ull << 32) || coalesce_bytes > s.target.range)
+    return status::invalid_argument;
   st = m.allocate_buffer(sizeof(stream_credit), credit_area_);
   if (!is_ok(st)) return st;
-  st = m.open_slot(credit_area_, sizeof(stream_credit), hw::slot_mode::fast, 0, sizeof(stream_credit),
-                   this, credit_slot_);
+  st = m.open_slot(credit_area_, sizeof(stream_credit), hw::slot_mode::fast, 0,
+                   sizeof(stream_credit), this, credit_slot_);
   if (!is_ok(st)) {
     m.free_buffer(credit_area_);
     return st;
@@ -61,11 +63,13 @@ status stream_sender::open(hamlyn_manager& m, const seed& s, uint32_t coalesce_b
   coalesce_.assign(coalesce_bytes, std::byte{0});
   if (faults_.any()) {
     wire_ = std::make_unique<nic::wire>(faults_, m.card().my_proc(),
-                                        static_cast<uint32_t>(sizeof(record_packet) + max_record_), clock_);
+                                        static_cast<uint32_t>(sizeof(record_packet) + max_record_),
+                                        clock_);
     staging_.assign(sizeof(record_packet) + max_record_, std::byte{0});
   }
   // The hello: my credit slot's ticket, as record 0.
-  const hw::ticket t = m.card().slots().make_ticket(credit_slot_, 0, 0, sizeof(stream_credit), true);
+  const hw::ticket t =
+      m.card().slots().make_ticket(credit_slot_, 0, 0, sizeof(stream_credit), true);
   return post(&t, sizeof t, stream_flag_hello);
 }
 
@@ -134,8 +138,8 @@ status stream_sender::post(const void* data, uint64_t length, uint32_t flags) {
 }
 
 // h_send_msg of one record on its region's entry.
-status stream_sender::deliver(uint32_t region_index, uint32_t entry, const stream_record_metadata& meta,
-                              const void* data) {
+status stream_sender::deliver(uint32_t region_index, uint32_t entry,
+                              const stream_record_metadata& meta, const void* data) {
   const region& r = regions_[region_index];
   hw::ticket t = r.ticket;
   t.metadata_index = entry;

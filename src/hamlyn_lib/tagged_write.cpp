@@ -12,7 +12,8 @@ tagged_write_receiver::tagged_write_receiver(hamlyn_manager& m, uint64_t bytes,
   if (bytes == 0 || tag_capacity == 0 || (tag_capacity & (tag_capacity - 1)) != 0)
     throw std::invalid_argument("tagged_write_receiver: bytes > 0 and a power-of-two tag capacity");
   if (!is_ok(m.allocate_buffer(bytes, area_)))
-    throw std::runtime_error("tagged_write_receiver: no card memory for " + std::to_string(bytes) + " bytes");
+    throw std::runtime_error("tagged_write_receiver: no card memory for " + std::to_string(bytes) +
+                             " bytes");
   if (!is_ok(m.open_slot(area_, bytes, hw::slot_mode::fast, 0, 0, this, slot_))) {
     m.free_buffer(area_);
     throw std::runtime_error("tagged_write_receiver: no free slot");
@@ -37,7 +38,8 @@ bool tagged_write_receiver::process_arrival(const arrival& a) {
     return true;
   }
   if (tail_ - head_ > mask_) return false;  // full: the manager keeps it
-  tags_[tail_++ & mask_] = tagged_arrival{a.n.metadata, a.n.source, static_cast<uint32_t>(a.n.length)};
+  tags_[tail_++ & mask_] =
+      tagged_arrival{a.n.metadata, a.n.source, static_cast<uint32_t>(a.n.length)};
   counters_.arrivals++;
   return true;
 }

@@ -90,7 +90,7 @@ class tagged_write_sender {
 
 // Inline: the whole send is one fast-mode h_send_msg.
 [[gnu::always_inline]] inline status tagged_write_sender::send(const void* source, uint32_t length,
-                                                              uint64_t offset, uint64_t tag) {
+                                                               uint64_t offset, uint64_t tag) {
   if (__builtin_expect(!manager_, 0)) return status::invalid_argument;
   hw::send_handle h;
   const status st = manager_->card().terminus().send_fast(

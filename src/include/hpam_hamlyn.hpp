@@ -45,13 +45,13 @@ struct ticket {
 };
 
 struct manager_config {
-  std::string job;                    // job id, the same in every process of the job
-  int nprocs = 2;                     // processes in the job
-  int my_proc = 0;                    // this process, 0 .. nprocs-1
-  uint64_t buffer_bytes = 16u << 20;  // card memory for the end points' buffers
-  uint32_t metadata_entries = 1024;   // metadata entries for their slots
-  uint64_t notify_capacity = 1024;    // notification queue entries (a power of two)
-  uint32_t packet_size = 4096;        // bytes per packet, header included
+  std::string job;                      // job id, the same in every process of the job
+  int nprocs = 2;                       // processes in the job
+  int my_proc = 0;                      // this process, 0 .. nprocs-1
+  uint64_t buffer_bytes = 16u << 20;    // card memory for the end points' buffers
+  uint32_t metadata_entries = 1024;     // metadata entries for their slots
+  uint64_t notify_capacity = 1024;      // notification queue entries (a power of two)
+  uint32_t packet_size = 4096;          // bytes per packet, header included
   uint64_t attach_timeout_ms = 60'000;  // how long to wait for the peers' cards
 };
 
@@ -96,9 +96,9 @@ bool hamlyn_manager::wait_until(Done&& done, uint64_t timeout_ns) {
 struct datagram {
   const void* data = nullptr;  // in the instance's buffer (valid until release)
   uint32_t length = 0;
-  uint32_t source = 0;         // sending process
+  uint32_t source = 0;  // sending process
   bool has_reply = false;
-  ticket reply{};              // the sender's reply ticket (for datagram_sender::open_reply)
+  ticket reply{};  // the sender's reply ticket (for datagram_sender::open_reply)
 };
 
 class datagram_receiver {
@@ -111,7 +111,7 @@ class datagram_receiver {
   ticket reply_ticket(uint32_t instance) const;  // to send with a datagram
   bool receive(uint32_t instance, datagram& d);  // ready? (polls once when not)
   bool receive_block(uint32_t instance, datagram& d, uint64_t timeout_ns);  // waits (polling)
-  void release(uint32_t instance);               // not ready again
+  void release(uint32_t instance);                                          // not ready again
   struct impl;
 
  private:
@@ -142,7 +142,7 @@ struct stream_config {
 struct stream_record {
   const void* data = nullptr;  // in the receiver's buffer: no copy (valid until released)
   uint64_t length = 0;
-  uint64_t id = 0;             // release(id) frees it and every record before it
+  uint64_t id = 0;  // release(id) frees it and every record before it
 };
 
 class stream_receiver {
@@ -189,8 +189,8 @@ class tagged_write_receiver {
   seed make_seed() const;
   void* buffer() const;  // where the writes land
   uint64_t bytes() const;
-  bool get_tag(uint64_t& tag);          // any queued tag (polls once when none)
-  bool get_specific_tag(uint64_t tag);  // that tag, if it has arrived
+  bool get_tag(uint64_t& tag);                             // any queued tag (polls once when none)
+  bool get_specific_tag(uint64_t tag);                     // that tag, if it has arrived
   bool get_tag_block(uint64_t& tag, uint64_t timeout_ns);  // waiting (polling) up to timeout_ns
   bool get_specific_tag_block(uint64_t tag, uint64_t timeout_ns);
   struct impl;

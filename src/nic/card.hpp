@@ -108,14 +108,14 @@ inline void stamp_wire_header(std::byte* packet, uint32_t length, int src, int d
 // was deposited in), and the card has checked that the packet's wire header
 // agrees with it (length, src, dst). Only then is crc_ok true.
 struct rx_packet {
-  uint64_t position;        // the card's own mark for release (Medusa: the RX_READY position)
-  uint32_t block;           // VRAM block number in my card
-  uint32_t length;          // packet bytes including the wire header
-  const std::byte* data;    // start of the packet (the wire header)
-  bool crc_ok;              // true: deliverable. false: do not process, only release
-  bool rejected;            // the card refused the entry or header (counted in its
-                            // malformed(), not as a CRC failure); crc_ok is false
-  uint16_t src;             // the sending process, as the card knows it
+  uint64_t position;      // the card's own mark for release (Medusa: the RX_READY position)
+  uint32_t block;         // VRAM block number in my card
+  uint32_t length;        // packet bytes including the wire header
+  const std::byte* data;  // start of the packet (the wire header)
+  bool crc_ok;            // true: deliverable. false: do not process, only release
+  bool rejected;          // the card refused the entry or header (counted in its
+                          // malformed(), not as a CRC failure); crc_ok is false
+  uint16_t src;           // the sending process, as the card knows it
 };
 
 // Probabilities are per packet, in [0, 1]; the generator is seeded so a run
@@ -124,8 +124,8 @@ struct fault_config {
   double drop = 0;
   double duplicate = 0;
   double corrupt = 0;
-  double reorder = 0;       // hold this packet back until after the next one
-  double delay = 0;         // hold this packet for delay_ns
+  double reorder = 0;  // hold this packet back until after the next one
+  double delay = 0;    // hold this packet for delay_ns
   uint64_t delay_ns = 100'000;
   uint64_t seed = 1;
   bool any() const { return drop > 0 || duplicate > 0 || corrupt > 0 || reorder > 0 || delay > 0; }
@@ -135,27 +135,27 @@ struct fault_config {
 // outbound descriptors need 2*(P-1)*D blocks) and rx_blocks (worst case
 // 2*(P-1)*D, plus two a peer by default: am/config.hpp default_rx_blocks).
 struct card_setup {
-  std::string job;                   // job id, same in every process
-  int nprocs = 1;                    // processes in the job
-  int my_proc = 0;                   // this process
-  uint32_t block_size = 8192;        // bytes per block = largest packet (power of two)
-  uint32_t tx_blocks = 0;            // outbound blocks (processor-owned, via TX_FREE)
-  uint32_t rx_blocks = 0;            // inbound blocks (card-owned, via RX_FREE)
-  bool crc = true;                   // compute and verify CRC32C per packet
-  bool direct_tx = true;             // Medusa: an idle engine sends a launched block at once,
-                                     // without the TX_READY/TX_FREE round trip
-  uint32_t rx_ready_cell = 128;      // Medusa: bytes per RX_READY cell; a packet of up to
-                                     // rx_ready_cell - 16 bytes travels in it (16: none does);
-                                     // 128: entry + 112 bytes, an 8-byte MPI message
-  uint32_t notify_inline = 96;       // Hamlyn: a packet of up to this many bytes travels in its
-                                     // notification entry instead of its block (inline
-                                     // delivery; at most 96; 0: every packet in its block)
-  fault_config faults;               // the wire's fault model for packets this card sends
+  std::string job;               // job id, same in every process
+  int nprocs = 1;                // processes in the job
+  int my_proc = 0;               // this process
+  uint32_t block_size = 8192;    // bytes per block = largest packet (power of two)
+  uint32_t tx_blocks = 0;        // outbound blocks (processor-owned, via TX_FREE)
+  uint32_t rx_blocks = 0;        // inbound blocks (card-owned, via RX_FREE)
+  bool crc = true;               // compute and verify CRC32C per packet
+  bool direct_tx = true;         // Medusa: an idle engine sends a launched block at once,
+                                 // without the TX_READY/TX_FREE round trip
+  uint32_t rx_ready_cell = 128;  // Medusa: bytes per RX_READY cell; a packet of up to
+                                 // rx_ready_cell - 16 bytes travels in it (16: none does);
+                                 // 128: entry + 112 bytes, an 8-byte MPI message
+  uint32_t notify_inline = 96;   // Hamlyn: a packet of up to this many bytes travels in its
+                                 // notification entry instead of its block (inline
+                                 // delivery; at most 96; 0: every packet in its block)
+  fault_config faults;           // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for a
-                                                         // peer's card
-  uint64_t job_key = 0;              // published in my card's setup region for the job's other
-                                     // processes to read (0: none; only a generated key is)
-  const sys::clock* clock = nullptr; // time source for delay faults; null = real clock
+                                                           // peer's card
+  uint64_t job_key = 0;               // published in my card's setup region for the job's other
+                                      // processes to read (0: none; only a generated key is)
+  const sys::clock* clock = nullptr;  // time source for delay faults; null = real clock
 };
 
 // Counts of what the wire did to packets this card sent (sender side) and

@@ -130,10 +130,18 @@ int splitc_bulk_write(splitc_gptr_t dst, const void* src, size_t len) {
   return flush(*r, dst.proc);
 }
 
-int splitc_read_u64(uint64_t* dst, splitc_gptr_t src) { return splitc_bulk_read(dst, src, 8); }
-int splitc_read_f64(double* dst, splitc_gptr_t src) { return splitc_bulk_read(dst, src, 8); }
-int splitc_write_u64(splitc_gptr_t dst, uint64_t v) { return splitc_bulk_write(dst, &v, 8); }
-int splitc_write_f64(splitc_gptr_t dst, double v) { return splitc_bulk_write(dst, &v, 8); }
+int splitc_read_u64(uint64_t* dst, splitc_gptr_t src) {
+  return splitc_bulk_read(dst, src, 8);
+}
+int splitc_read_f64(double* dst, splitc_gptr_t src) {
+  return splitc_bulk_read(dst, src, 8);
+}
+int splitc_write_u64(splitc_gptr_t dst, uint64_t v) {
+  return splitc_bulk_write(dst, &v, 8);
+}
+int splitc_write_f64(splitc_gptr_t dst, double v) {
+  return splitc_bulk_write(dst, &v, 8);
+}
 
 int splitc_bulk_get(void* dst, splitc_gptr_t src, size_t len) {
   runtime* r = nullptr;
@@ -151,9 +159,15 @@ int splitc_bulk_put(splitc_gptr_t dst, const void* src, size_t len) {
   return rma_put(*r, src, len, dst.proc, disp);
 }
 
-int splitc_get_u64(uint64_t* dst, splitc_gptr_t src) { return splitc_bulk_get(dst, src, 8); }
-int splitc_get_f64(double* dst, splitc_gptr_t src) { return splitc_bulk_get(dst, src, 8); }
-int splitc_put_u64(splitc_gptr_t dst, uint64_t v) { return put_value("splitc_put_u64", dst, v, 8); }
+int splitc_get_u64(uint64_t* dst, splitc_gptr_t src) {
+  return splitc_bulk_get(dst, src, 8);
+}
+int splitc_get_f64(double* dst, splitc_gptr_t src) {
+  return splitc_bulk_get(dst, src, 8);
+}
+int splitc_put_u64(splitc_gptr_t dst, uint64_t v) {
+  return put_value("splitc_put_u64", dst, v, 8);
+}
 
 int splitc_put_f64(splitc_gptr_t dst, double v) {
   uint64_t bits = 0;

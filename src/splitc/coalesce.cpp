@@ -18,10 +18,12 @@
 namespace hpam::splitc {
 namespace {
 
-constexpr uint64_t max_ring_records = 16384;   // records per ring (256 KiB)
+constexpr uint64_t max_ring_records = 16384;          // records per ring (256 KiB)
 constexpr size_t all_rings_bytes = size_t{16} << 20;  // rings of all storers together, at most
 
-MPI_Aint inbox_at(const runtime& r, int storer) { return static_cast<MPI_Aint>(r.inbox_bytes) * storer; }
+MPI_Aint inbox_at(const runtime& r, int storer) {
+  return static_cast<MPI_Aint>(r.inbox_bytes) * storer;
+}
 MPI_Aint arrived_at(const runtime& r, int storer) {
   return inbox_at(r, storer) + static_cast<MPI_Aint>(offsetof(inbox_header, arrived));
 }
@@ -29,15 +31,17 @@ MPI_Aint applied_at(const runtime& r, int storer) {
   return inbox_at(r, storer) + static_cast<MPI_Aint>(offsetof(inbox_header, applied));
 }
 MPI_Aint record_at(const runtime& r, int storer, uint64_t index) {
-  return inbox_at(r, storer) + static_cast<MPI_Aint>(sizeof(inbox_header) + (index % r.ring_records) * sizeof(store_record));
+  return inbox_at(r, storer) +
+         static_cast<MPI_Aint>(sizeof(inbox_header) +
+                               (index % r.ring_records) * sizeof(store_record));
 }
 
 // Whether the owner may apply rec to its heap: 1..8 bytes inside the user heap.
 bool well_formed(const runtime& r, const store_record& rec, size_t& len, uint64_t& disp) {
   len = static_cast<size_t>(rec.where >> record_length_shift);
   disp = rec.where & ((uint64_t{1} << record_length_shift) - 1);
-  return len >= 1 && len <= sizeof rec.value && disp >= sizeof(control_block) && disp <= r.heap_size &&
-         len <= r.heap_size - disp;
+  return len >= 1 && len <= sizeof rec.value && disp >= sizeof(control_block) &&
+         disp <= r.heap_size && len <= r.heap_size - disp;
 }
 
 // Delivers the queued records into proc's ring (one put, two at the wrap),
@@ -68,7 +72,8 @@ int put_records(runtime& r, int proc, outbox& o) {
 int put_directly(runtime& r, int proc, outbox& o, uint64_t* bytes) {
   for (const store_record& rec : o.records) {
     const int len = static_cast<int>(rec.where >> record_length_shift);
-    const MPI_Aint disp = static_cast<MPI_Aint>(rec.where & ((uint64_t{1} << record_length_shift) - 1));
+    const MPI_Aint disp =
+        static_cast<MPI_Aint>(rec.where & ((uint64_t{1} << record_length_shift) - 1));
     const int rc = MPI_Put(&rec.value, len, MPI_BYTE, proc, disp, len, MPI_BYTE, r.win);
     if (int e = check_mpi(rc, "MPI_Put"); e) return e;
     *bytes += static_cast<uint64_t>(len);
@@ -87,12 +92,14 @@ int open_inboxes(runtime& r) {
   const size_t bytes = r.inbox_bytes * static_cast<size_t>(r.procs);
   void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
-    return fail(SPLITC_ERR_NO_MEMORY, "cannot map store inboxes of %zu bytes: %s", bytes, std::strerror(errno));
+    return fail(SPLITC_ERR_NO_MEMORY, "cannot map store inboxes of %zu bytes: %s", bytes,
+                std::strerror(errno));
   r.inboxes = static_cast<std::byte*>(m);  // zero-filled
   r.out.assign(static_cast<size_t>(r.procs), outbox{});
   for (outbox& o : r.out) o.records.reserve(batch_max_ops);
   r.applied.assign(static_cast<size_t>(r.procs), 0);
-  int rc = MPI_Win_create(r.inboxes, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, r.comm, &r.inbox_win);
+  int rc = MPI_Win_create(r.inboxes, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, r.comm,
+                          &r.inbox_win);
   if (int e = check_mpi(rc, "MPI_Win_create"); e) return e;
   return check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, r.inbox_win), "MPI_Win_lock_all");
 }
@@ -114,7 +121,8 @@ void store_here(runtime& r, MPI_Aint disp, uint64_t value, size_t len) {
 
 size_t queue_record(runtime& r, int proc, MPI_Aint disp, uint64_t value, size_t len) {
   outbox& o = r.out[proc];
-  o.records.push_back(store_record{static_cast<uint64_t>(disp) | (uint64_t{len} << record_length_shift), value});
+  o.records.push_back(
+      store_record{static_cast<uint64_t>(disp) | (uint64_t{len} << record_length_shift), value});
   o.record_bytes += len;
   return o.records.size();
 }
@@ -125,8 +133,8 @@ int deliver_records(runtime& r, int proc, uint64_t* direct_bytes) {
   const uint64_t n = o.records.size();
   if (o.sent + n - o.applied_seen > r.ring_records) {  // what the owner has applied since
     uint64_t seen = 0;
-    const int rc = MPI_Fetch_and_op(nullptr, &seen, MPI_UINT64_T, proc, applied_at(r, r.me), MPI_NO_OP,
-                                    r.inbox_win);
+    const int rc = MPI_Fetch_and_op(nullptr, &seen, MPI_UINT64_T, proc, applied_at(r, r.me),
+                                    MPI_NO_OP, r.inbox_win);
     if (int e = check_mpi(rc, "MPI_Fetch_and_op"); e) return e;
     if (int e = check_mpi(MPI_Win_flush(proc, r.inbox_win), "MPI_Win_flush"); e) return e;
     o.applied_seen = std::max(o.applied_seen, std::min(seen, o.sent));  // never more than was sent
@@ -152,8 +160,8 @@ int apply_inboxes(runtime& r) {
   arrived.assign(static_cast<size_t>(r.procs), 0);
   for (int p = 0; p < r.procs; ++p) {
     if (p == r.me) continue;
-    const int rc = MPI_Fetch_and_op(nullptr, &arrived[p], MPI_UINT64_T, r.me, arrived_at(r, p), MPI_NO_OP,
-                                    r.inbox_win);
+    const int rc = MPI_Fetch_and_op(nullptr, &arrived[p], MPI_UINT64_T, r.me, arrived_at(r, p),
+                                    MPI_NO_OP, r.inbox_win);
     if (int e = check_mpi(rc, "MPI_Fetch_and_op"); e) return e;
   }
   if (int e = check_mpi(MPI_Win_flush(r.me, r.inbox_win), "MPI_Win_flush"); e) return e;
@@ -176,8 +184,8 @@ int apply_inboxes(runtime& r) {
       r.applied_bytes += len;
     }
     r.applied[p] = upto;
-    const int rc = MPI_Accumulate(&r.applied[p], 1, MPI_UINT64_T, r.me, applied_at(r, p), 1, MPI_UINT64_T,
-                                  MPI_REPLACE, r.inbox_win);
+    const int rc = MPI_Accumulate(&r.applied[p], 1, MPI_UINT64_T, r.me, applied_at(r, p), 1,
+                                  MPI_UINT64_T, MPI_REPLACE, r.inbox_win);
     if (int e = check_mpi(rc, "MPI_Accumulate"); e) return e;
     any = true;
   }

@@ -11,16 +11,30 @@ namespace {
 
 int to_mpi(splitc_type_t t, splitc_op_t o, MPI_Datatype* dt, MPI_Op* op) {
   switch (t) {
-    case SPLITC_INT: *dt = MPI_INT; break;
-    case SPLITC_INT64: *dt = MPI_INT64_T; break;
-    case SPLITC_DOUBLE: *dt = MPI_DOUBLE; break;
-    default: return fail(SPLITC_ERR_INVALID, "unknown splitc_type_t %d", static_cast<int>(t));
+    case SPLITC_INT:
+      *dt = MPI_INT;
+      break;
+    case SPLITC_INT64:
+      *dt = MPI_INT64_T;
+      break;
+    case SPLITC_DOUBLE:
+      *dt = MPI_DOUBLE;
+      break;
+    default:
+      return fail(SPLITC_ERR_INVALID, "unknown splitc_type_t %d", static_cast<int>(t));
   }
   switch (o) {
-    case SPLITC_SUM: *op = MPI_SUM; break;
-    case SPLITC_MIN: *op = MPI_MIN; break;
-    case SPLITC_MAX: *op = MPI_MAX; break;
-    default: return fail(SPLITC_ERR_INVALID, "unknown splitc_op_t %d", static_cast<int>(o));
+    case SPLITC_SUM:
+      *op = MPI_SUM;
+      break;
+    case SPLITC_MIN:
+      *op = MPI_MIN;
+      break;
+    case SPLITC_MAX:
+      *op = MPI_MAX;
+      break;
+    default:
+      return fail(SPLITC_ERR_INVALID, "unknown splitc_op_t %d", static_cast<int>(o));
   }
   return SPLITC_OK;
 }
@@ -30,7 +44,8 @@ runtime* enter(const char* fn, size_t count, splitc_type_t t, splitc_op_t o, MPI
                MPI_Op* op, int* err) {
   runtime* r = require(fn);
   *err = r ? SPLITC_OK : SPLITC_ERR_STATE;
-  if (!*err && count > INT_MAX) *err = fail(SPLITC_ERR_INVALID, "%s: count %zu above INT_MAX", fn, count);
+  if (!*err && count > INT_MAX)
+    *err = fail(SPLITC_ERR_INVALID, "%s: count %zu above INT_MAX", fn, count);
   if (!*err) *err = to_mpi(t, o, dt, op);
   if (!*err) *err = quiesce(*r);
   return *err ? nullptr : r;

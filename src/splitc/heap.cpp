@@ -13,8 +13,12 @@ constexpr size_t alloc_align = 64;
 namespace {
 
 // The user part of processor p's heap: [lo, hi).
-uint64_t heap_lo(const runtime& r, int p) { return r.base[p] + sizeof(control_block); }
-uint64_t heap_hi(const runtime& r, int p) { return r.base[p] + r.size[p]; }
+uint64_t heap_lo(const runtime& r, int p) {
+  return r.base[p] + sizeof(control_block);
+}
+uint64_t heap_hi(const runtime& r, int p) {
+  return r.base[p] + r.size[p];
+}
 
 bool in_heap(const runtime& r, splitc_gptr_t g, size_t len) {
   if (g.proc < 0 || g.proc >= r.procs) return false;
@@ -60,7 +64,8 @@ int agree(runtime& r, uint64_t bytes, bool fits) {
                 bytes, ~m[1], m[0]);
   if (m[2])
     return fail(SPLITC_ERR_NO_MEMORY,
-                "splitc_all_alloc(%" PRIu64 "): the heap is full on %s (%zu of %zu bytes used here; "
+                "splitc_all_alloc(%" PRIu64
+                "): the heap is full on %s (%zu of %zu bytes used here; "
                 "raise splitc_init's heap_bytes)",
                 bytes, fits ? "another processor" : "this processor", r.heap_top, r.heap_size);
   return SPLITC_OK;
@@ -92,7 +97,8 @@ int splitc_all_free(void* p) {
   size_t i = r->alloc_stack.size();
   while (i > 0 && r->alloc_stack[i - 1] != at) --i;
   if (!p || i == 0)
-    return fail(SPLITC_ERR_INVALID, "splitc_all_free(%p): not an address splitc_all_alloc returned", p);
+    return fail(SPLITC_ERR_INVALID, "splitc_all_free(%p): not an address splitc_all_alloc returned",
+                p);
   // Others may still be storing into it: free only when everyone is done.
   if (int e = splitc_barrier(); e) return e;
   r->heap_top = at;
@@ -109,8 +115,8 @@ splitc_gptr_t splitc_toglobal(int proc, const void* local) {
     fail(SPLITC_ERR_BAD_GPTR, "splitc_toglobal: processor %d does not exist (processors 0..%d)",
          proc, r->procs - 1);
   } else if (b < r->heap + sizeof(control_block) || b >= r->heap + r->heap_size) {
-    fail(SPLITC_ERR_BAD_GPTR, "splitc_toglobal: %p is not in this processor's heap [%p, %p)",
-         local, static_cast<void*>(r->heap + sizeof(control_block)),
+    fail(SPLITC_ERR_BAD_GPTR, "splitc_toglobal: %p is not in this processor's heap [%p, %p)", local,
+         static_cast<void*>(r->heap + sizeof(control_block)),
          static_cast<void*>(r->heap + r->heap_size));
   } else {
     g.proc = proc;

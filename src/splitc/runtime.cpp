@@ -74,7 +74,9 @@ void release(runtime& r) {
 
 }  // namespace
 
-runtime* current() { return the_runtime; }
+runtime* current() {
+  return the_runtime;
+}
 
 int fail(int code, const char* fmt, ...) {
   const int me = the_runtime ? the_runtime->me : -1;
@@ -145,11 +147,21 @@ int splitc_finalize(void) {
   return e;
 }
 
-int splitc_my_proc(void) { return the_runtime ? the_runtime->me : -1; }
-int splitc_procs(void) { return the_runtime ? the_runtime->procs : 0; }
-double splitc_wtime(void) { return MPI_Wtime(); }
-void splitc_set_error_mode(enum splitc_error_mode mode) { error_mode = mode; }
-const char* splitc_last_error(void) { return last_error; }
+int splitc_my_proc(void) {
+  return the_runtime ? the_runtime->me : -1;
+}
+int splitc_procs(void) {
+  return the_runtime ? the_runtime->procs : 0;
+}
+double splitc_wtime(void) {
+  return MPI_Wtime();
+}
+void splitc_set_error_mode(enum splitc_error_mode mode) {
+  error_mode = mode;
+}
+const char* splitc_last_error(void) {
+  return last_error;
+}
 
 void splitc_get_stats(splitc_stats_t* out) {
   if (!out) return;

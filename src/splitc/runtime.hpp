@@ -25,9 +25,10 @@ static_assert(offsetof(control_block, arrived_bytes) == 0, "the arrival counter 
 
 // Signaling stores to one destination not yet announced to it.
 struct store_batch {
-  uint64_t bytes = 0;      // bytes stored since the last announcement
-  uint64_t ops = 0;        // stores since the last announcement
-  uint64_t announced = 0;  // origin of the last MPI_Accumulate: untouched until the next flush of this destination
+  uint64_t bytes = 0;  // bytes stored since the last announcement
+  uint64_t ops = 0;    // stores since the last announcement
+  uint64_t announced =
+      0;  // origin of the last MPI_Accumulate: untouched until the next flush of this destination
 };
 
 // A coalesced store (a one-word signaling store: splitc_store_u32/u64) on its
@@ -78,29 +79,29 @@ struct runtime {
   MPI_Comm probe_comm = MPI_COMM_NULL;  // never carries a message: MPI_Iprobe on it drives progress
   MPI_Win win = MPI_WIN_NULL;
   int me = 0, procs = 0;
-  bool own_mpi = false;      // splitc_init called MPI_Init
-  bool outstanding = false;  // an RMA operation was issued since the last flush_all
-  std::byte* heap = nullptr; // control_block, then the symmetric allocations
-  size_t heap_size = 0;      // bytes, control block included
+  bool own_mpi = false;       // splitc_init called MPI_Init
+  bool outstanding = false;   // an RMA operation was issued since the last flush_all
+  std::byte* heap = nullptr;  // control_block, then the symmetric allocations
+  size_t heap_size = 0;       // bytes, control block included
   size_t heap_top = sizeof(control_block);
-  std::vector<size_t> alloc_stack;  // offsets handed out by splitc_all_alloc
-  std::vector<uint64_t> base;       // every processor's heap address
-  std::vector<uint64_t> size;       // every processor's heap size
-  std::vector<store_batch> batch;   // per destination
-  std::vector<uint64_t> sent_epoch; // store bytes to each processor since the last all_store_sync
+  std::vector<size_t> alloc_stack;   // offsets handed out by splitc_all_alloc
+  std::vector<uint64_t> base;        // every processor's heap address
+  std::vector<uint64_t> size;        // every processor's heap size
+  std::vector<store_batch> batch;    // per destination
+  std::vector<uint64_t> sent_epoch;  // store bytes to each processor since the last all_store_sync
   uint64_t records_epoch = 0;        // records delivered into others' inboxes since then
-  uint64_t expected = 0;   // arrivals all_store_sync has proved
-  uint64_t accounted = 0;  // arrivals consumed by store_sync / all_store_sync
+  uint64_t expected = 0;             // arrivals all_store_sync has proved
+  uint64_t accounted = 0;            // arrivals consumed by store_sync / all_store_sync
   std::vector<uint64_t> stage;
   size_t stage_used = 0;
   // Store coalescing (coalesce.cpp).
-  MPI_Win inbox_win = MPI_WIN_NULL;  // every processor's inboxes, one per storer
-  std::byte* inboxes = nullptr;      // mine: [procs] x (inbox_header, ring of ring_records)
-  size_t inbox_bytes = 0;            // one inbox: header and ring
-  uint64_t ring_records = 0;         // records per ring (power of two)
-  std::vector<outbox> out;           // per destination
-  std::vector<uint64_t> applied;     // per storer: records of its ring I applied
-  uint64_t applied_bytes = 0;        // bytes those records (and my stores to myself) brought
+  MPI_Win inbox_win = MPI_WIN_NULL;       // every processor's inboxes, one per storer
+  std::byte* inboxes = nullptr;           // mine: [procs] x (inbox_header, ring of ring_records)
+  size_t inbox_bytes = 0;                 // one inbox: header and ring
+  uint64_t ring_records = 0;              // records per ring (power of two)
+  std::vector<outbox> out;                // per destination
+  std::vector<uint64_t> applied;          // per storer: records of its ring I applied
+  uint64_t applied_bytes = 0;             // bytes those records (and my stores to myself) brought
   std::vector<uint64_t> arrived_scratch;  // apply_inboxes: each storer's arrived count
   splitc_stats_t stats{};
 };

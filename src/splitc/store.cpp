@@ -29,14 +29,15 @@ int announce(runtime& r, int proc) {
   if (int e = flush(r, proc); e) return e;
   b.ops = 0;
   if (int e = apply_inboxes(r); e) return e;  // keeps my rings drained while I store
-  if (b.bytes == 0) return SPLITC_OK;          // all of it went as records
+  if (b.bytes == 0) return SPLITC_OK;         // all of it went as records
   b.announced = b.bytes;
   r.sent_epoch[proc] += b.bytes;
   b.bytes = b.ops = 0;
   r.stats.notifications++;
   r.outstanding = true;
-  const int rc = MPI_Accumulate(&b.announced, 1, MPI_UINT64_T, proc, offsetof(control_block, arrived_bytes),
-                                1, MPI_UINT64_T, MPI_SUM, r.win);
+  const int rc =
+      MPI_Accumulate(&b.announced, 1, MPI_UINT64_T, proc, offsetof(control_block, arrived_bytes), 1,
+                     MPI_UINT64_T, MPI_SUM, r.win);
   return check_mpi(rc, "MPI_Accumulate");
 }
 
@@ -65,7 +66,8 @@ int store(const char* fn, splitc_gptr_t dst, const void* src, size_t len, bool c
       return SPLITC_OK;
     }
     r->batch[dst.proc].ops++;
-    if (queue_record(*r, dst.proc, disp, value, len) >= batch_max_ops) return announce(*r, dst.proc);
+    if (queue_record(*r, dst.proc, disp, value, len) >= batch_max_ops)
+      return announce(*r, dst.proc);
     return SPLITC_OK;
   }
   if (int e = rma_put(*r, src, len, dst.proc, disp); e) return e;
@@ -147,7 +149,8 @@ int splitc_all_store_sync(void) {
   // element more: the records anybody delivered this epoch.
   std::vector<uint64_t> mine(r->sent_epoch), total(r->sent_epoch.size() + 1);
   mine.push_back(r->records_epoch);
-  const int rc = MPI_Allreduce(mine.data(), total.data(), r->procs + 1, MPI_UINT64_T, MPI_SUM, r->comm);
+  const int rc =
+      MPI_Allreduce(mine.data(), total.data(), r->procs + 1, MPI_UINT64_T, MPI_SUM, r->comm);
   if (int e = check_mpi(rc, "MPI_Allreduce"); e) return e;
   r->expected += total[r->me];
   if (int e = wait_arrived(*r, r->expected, "splitc_all_store_sync"); e) return e;

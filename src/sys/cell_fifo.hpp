@@ -35,12 +35,12 @@ namespace hpam::sys {
 // The shared part ahead of the cells: the geometry as the owner made it
 // (for peers to check, never to address by) and the producers' counter.
 struct cell_fifo_header {
-  uint64_t capacity;                         // cells: a power of two >= 2
-  uint32_t cell_bytes;                       // bytes per cell: a power of two in [16, 4096]
-  uint32_t reserved;                         // zero
-  uint64_t pad0[6];                          // zero
+  uint64_t capacity;                          // cells: a power of two >= 2
+  uint32_t cell_bytes;                        // bytes per cell: a power of two in [16, 4096]
+  uint32_t reserved;                          // zero
+  uint64_t pad0[6];                           // zero
   alignas(64) std::atomic<uint64_t> enqueue;  // next position a producer takes
-  uint64_t pad1[7];                          // zero
+  uint64_t pad1[7];                           // zero
 };
 static_assert(std::is_standard_layout_v<cell_fifo_header>);
 static_assert(sizeof(cell_fifo_header) == 128);
@@ -151,7 +151,8 @@ class cell_fifo {
   // cache line, so that when the cell is published the line arrives with
   // the sequence word's instead of after it (a small packet spans both).
   void prefetch_second_line(uint64_t pos) const noexcept {
-    if (cell_bytes_ > 64) __builtin_prefetch(reinterpret_cast<const std::byte*>(&head(pos)) + 64, 0);
+    if (cell_bytes_ > 64)
+      __builtin_prefetch(reinterpret_cast<const std::byte*>(&head(pos)) + 64, 0);
   }
 
  private:

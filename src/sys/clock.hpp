@@ -20,13 +20,15 @@ struct manual_time {
 
 class clock {
  public:
-  clock() noexcept;                                  // the real clock
+  clock() noexcept;  // the real clock
   explicit clock(manual_time* manual) noexcept : manual_(manual) {}
 
   // Nanoseconds since an arbitrary fixed origin. Hot path: inline.
   uint64_t now_ns() const noexcept {
     if (__builtin_expect(manual_ != nullptr, 0)) return manual_->ns.load(std::memory_order_relaxed);
-    if (use_tsc_) return static_cast<uint64_t>((static_cast<unsigned __int128>(__builtin_ia32_rdtsc()) * mult_) >> shift);
+    if (use_tsc_)
+      return static_cast<uint64_t>(
+          (static_cast<unsigned __int128>(__builtin_ia32_rdtsc()) * mult_) >> shift);
     return monotonic_ns();
   }
 

@@ -132,7 +132,8 @@ uint32_t crc32c(const void* data, size_t len, uint32_t crc) noexcept {
   return crc32c_portable(data, len, crc);
 }
 
-bool crc32c_uses_hardware() noexcept { return detail::crc32c_hw; }
-
+bool crc32c_uses_hardware() noexcept {
+  return detail::crc32c_hw;
+}
 
 }  // namespace hpam::sys

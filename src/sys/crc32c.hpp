@@ -53,23 +53,56 @@ inline W load(const uint8_t* p) noexcept {
     const uint8_t* q = p + (len & ~size_t{7});  // the end of the 8-byte words
     uint64_t c = 0xFFFFFFFFu;
     switch (len / 8) {  // word k from the end at a constant offset: one step each
-      case 16: c = detail::crc_step(c, detail::load<uint64_t>(q - 128)); [[fallthrough]];
-      case 15: c = detail::crc_step(c, detail::load<uint64_t>(q - 120)); [[fallthrough]];
-      case 14: c = detail::crc_step(c, detail::load<uint64_t>(q - 112)); [[fallthrough]];
-      case 13: c = detail::crc_step(c, detail::load<uint64_t>(q - 104)); [[fallthrough]];
-      case 12: c = detail::crc_step(c, detail::load<uint64_t>(q - 96)); [[fallthrough]];
-      case 11: c = detail::crc_step(c, detail::load<uint64_t>(q - 88)); [[fallthrough]];
-      case 10: c = detail::crc_step(c, detail::load<uint64_t>(q - 80)); [[fallthrough]];
-      case 9: c = detail::crc_step(c, detail::load<uint64_t>(q - 72)); [[fallthrough]];
-      case 8: c = detail::crc_step(c, detail::load<uint64_t>(q - 64)); [[fallthrough]];
-      case 7: c = detail::crc_step(c, detail::load<uint64_t>(q - 56)); [[fallthrough]];
-      case 6: c = detail::crc_step(c, detail::load<uint64_t>(q - 48)); [[fallthrough]];
-      case 5: c = detail::crc_step(c, detail::load<uint64_t>(q - 40)); [[fallthrough]];
-      case 4: c = detail::crc_step(c, detail::load<uint64_t>(q - 32)); [[fallthrough]];
-      case 3: c = detail::crc_step(c, detail::load<uint64_t>(q - 24)); [[fallthrough]];
-      case 2: c = detail::crc_step(c, detail::load<uint64_t>(q - 16)); [[fallthrough]];
-      case 1: c = detail::crc_step(c, detail::load<uint64_t>(q - 8)); [[fallthrough]];
-      default: break;
+      case 16:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 128));
+        [[fallthrough]];
+      case 15:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 120));
+        [[fallthrough]];
+      case 14:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 112));
+        [[fallthrough]];
+      case 13:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 104));
+        [[fallthrough]];
+      case 12:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 96));
+        [[fallthrough]];
+      case 11:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 88));
+        [[fallthrough]];
+      case 10:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 80));
+        [[fallthrough]];
+      case 9:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 72));
+        [[fallthrough]];
+      case 8:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 64));
+        [[fallthrough]];
+      case 7:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 56));
+        [[fallthrough]];
+      case 6:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 48));
+        [[fallthrough]];
+      case 5:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 40));
+        [[fallthrough]];
+      case 4:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 32));
+        [[fallthrough]];
+      case 3:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 24));
+        [[fallthrough]];
+      case 2:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 16));
+        [[fallthrough]];
+      case 1:
+        c = detail::crc_step(c, detail::load<uint64_t>(q - 8));
+        [[fallthrough]];
+      default:
+        break;
     }
     p = q;
     auto c32 = static_cast<uint32_t>(c);

@@ -35,18 +35,24 @@ process_state observe_process(pid_t pid) noexcept {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return process_state::gone;
   switch (stat_letter(pid)) {
     case 'Z':
-    case 'X': return process_state::gone;
+    case 'X':
+      return process_state::gone;
     case 'T':
-    case 't': return process_state::stopped;
-    default: return process_state::running;  // R, S, D, I, ...; or /proc unreadable
+    case 't':
+      return process_state::stopped;
+    default:
+      return process_state::running;  // R, S, D, I, ...; or /proc unreadable
   }
 }
 
 const char* to_string(process_state s) noexcept {
   switch (s) {
-    case process_state::running: return "running";
-    case process_state::stopped: return "stopped";
-    case process_state::gone: return "gone";
+    case process_state::running:
+      return "running";
+    case process_state::stopped:
+      return "stopped";
+    case process_state::gone:
+      return "gone";
   }
   return "?";
 }

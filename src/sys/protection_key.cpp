@@ -23,7 +23,9 @@ struct key_pool {
 };
 thread_local key_pool pool;
 
-void forget_pool_in_child() { pool.left = 0; }
+void forget_pool_in_child() {
+  pool.left = 0;
+}
 
 void refill(key_pool& p) {
   static std::once_flag at_fork;

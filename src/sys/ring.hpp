@@ -26,24 +26,34 @@
 namespace hpam::sys {
 
 namespace ring_math {
-constexpr bool is_power_of_two(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
+constexpr bool is_power_of_two(uint64_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
 // Entries present between consumer counter `head` and producer counter `tail`.
-constexpr uint64_t used(uint64_t head, uint64_t tail) { return tail - head; }
+constexpr uint64_t used(uint64_t head, uint64_t tail) {
+  return tail - head;
+}
 // Free entries for the producer.
 constexpr uint64_t room(uint64_t head, uint64_t tail, uint64_t capacity) {
   return capacity - used(head, tail);
 }
-constexpr bool has_data(uint64_t head, uint64_t tail) { return tail != head; }
+constexpr bool has_data(uint64_t head, uint64_t tail) {
+  return tail != head;
+}
 constexpr bool is_full(uint64_t head, uint64_t tail, uint64_t capacity) {
   return used(head, tail) >= capacity;
 }
-constexpr uint64_t slot(uint64_t counter, uint64_t capacity) { return counter & (capacity - 1); }
+constexpr uint64_t slot(uint64_t counter, uint64_t capacity) {
+  return counter & (capacity - 1);
+}
 }  // namespace ring_math
 
 // Layout: header (two cache lines, one per writing side) then `capacity` cells.
 class spsc_fifo {
  public:
-  static constexpr size_t bytes_for(uint64_t capacity) { return sizeof(spsc_fifo) + capacity * sizeof(uint64_t); }
+  static constexpr size_t bytes_for(uint64_t capacity) {
+    return sizeof(spsc_fifo) + capacity * sizeof(uint64_t);
+  }
   // Initialise in place in zeroed shared memory; capacity must be a power of two.
   void init(uint64_t capacity) noexcept {
     capacity_ = capacity;
@@ -79,23 +89,25 @@ class spsc_fifo {
   }
 
   uint64_t size() const noexcept {
-    return ring_math::used(head_.load(std::memory_order_acquire), tail_.load(std::memory_order_acquire));
+    return ring_math::used(head_.load(std::memory_order_acquire),
+                           tail_.load(std::memory_order_acquire));
   }
   // Nothing to pop (exact when producer and consumer are the same thread).
   bool empty() const noexcept {
-    return !ring_math::has_data(head_.load(std::memory_order_relaxed), tail_.load(std::memory_order_relaxed));
+    return !ring_math::has_data(head_.load(std::memory_order_relaxed),
+                                tail_.load(std::memory_order_relaxed));
   }
 
  private:
   uint64_t* cells() noexcept { return reinterpret_cast<uint64_t*>(this + 1); }
 
-  uint64_t capacity_;                        // power of two, set at init
+  uint64_t capacity_;  // power of two, set at init
   uint64_t pad0_[7];
-  alignas(64) std::atomic<uint64_t> tail_;   // written by the producer
-  uint64_t cached_head_;                     // producer's copy of head_
+  alignas(64) std::atomic<uint64_t> tail_;  // written by the producer
+  uint64_t cached_head_;                    // producer's copy of head_
   uint64_t pad1_[6];
-  alignas(64) std::atomic<uint64_t> head_;   // written by the consumer
-  uint64_t cached_tail_;                     // consumer's copy of tail_
+  alignas(64) std::atomic<uint64_t> head_;  // written by the consumer
+  uint64_t cached_tail_;                    // consumer's copy of tail_
   uint64_t pad2_[6];
 };
 static_assert(std::is_standard_layout_v<spsc_fifo>);
@@ -104,7 +116,9 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 class mpmc_fifo {
  public:
-  static constexpr size_t bytes_for(uint64_t capacity) { return sizeof(mpmc_fifo) + capacity * sizeof(cell); }
+  static constexpr size_t bytes_for(uint64_t capacity) {
+    return sizeof(mpmc_fifo) + capacity * sizeof(cell);
+  }
   void init(uint64_t capacity) noexcept {
     capacity_ = capacity;
     for (uint64_t i = 0; i < capacity; ++i) cells()[i].sequence.store(i, std::memory_order_relaxed);
@@ -195,7 +209,8 @@ class mpmc_fifo {
 
   // A snapshot for statistics and tests; exact only when quiescent.
   uint64_t size() const noexcept {
-    return ring_math::used(dequeue_.load(std::memory_order_acquire), enqueue_.load(std::memory_order_acquire));
+    return ring_math::used(dequeue_.load(std::memory_order_acquire),
+                           enqueue_.load(std::memory_order_acquire));
   }
 
  private:
@@ -206,7 +221,7 @@ class mpmc_fifo {
   cell* cells() noexcept { return reinterpret_cast<cell*>(this + 1); }
   const cell* cells() const noexcept { return reinterpret_cast<const cell*>(this + 1); }
 
-  uint64_t capacity_;                         // power of two, set at init
+  uint64_t capacity_;  // power of two, set at init
   uint64_t pad0_[7];
   alignas(64) std::atomic<uint64_t> enqueue_;  // producers' counter
   uint64_t pad1_[7];

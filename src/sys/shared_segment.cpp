@@ -27,7 +27,9 @@ size_t page_round(size_t n) {
   return (n + page - 1) / page * page;
 }
 
-bool process_alive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+bool process_alive(int pid) {
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
 
 // Reads the creator pid of an existing segment; -1 when unreadable.
 int segment_creator(const std::string& name) {
@@ -142,7 +144,9 @@ shared_segment shared_segment::attach(const std::string& name, uint64_t timeout_
   }
 }
 
-void shared_segment::publish() noexcept { header()->ready.store(1, std::memory_order_release); }
+void shared_segment::publish() noexcept {
+  header()->ready.store(1, std::memory_order_release);
+}
 
 void shared_segment::unlink() noexcept {
   if (!name_.empty()) shm_unlink(name_.c_str());

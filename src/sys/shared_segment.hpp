@@ -14,13 +14,13 @@
 namespace hpam::sys {
 
 struct alignas(64) segment_header {
-  uint64_t magic;                  // segment_magic once the header is valid
-  uint32_t version;                // segment_version of the writer's layout
-  uint32_t header_size;            // sizeof(segment_header)
-  uint64_t size;                   // bytes mapped, header included
-  int32_t creator_pid;             // process that created the segment
-  std::atomic<uint32_t> ready;     // set (release) by the creator once contents are initialised
-  uint64_t reserved[4];            // zero
+  uint64_t magic;               // segment_magic once the header is valid
+  uint32_t version;             // segment_version of the writer's layout
+  uint32_t header_size;         // sizeof(segment_header)
+  uint64_t size;                // bytes mapped, header included
+  int32_t creator_pid;          // process that created the segment
+  std::atomic<uint32_t> ready;  // set (release) by the creator once contents are initialised
+  uint64_t reserved[4];         // zero
 };
 static_assert(std::is_standard_layout_v<segment_header>);
 static_assert(sizeof(segment_header) == 64);
@@ -54,7 +54,9 @@ class shared_segment {
 
   bool valid() const noexcept { return base_ != nullptr; }
   segment_header* header() const noexcept { return static_cast<segment_header*>(base_); }
-  std::byte* payload() const noexcept { return static_cast<std::byte*>(base_) + sizeof(segment_header); }
+  std::byte* payload() const noexcept {
+    return static_cast<std::byte*>(base_) + sizeof(segment_header);
+  }
   size_t payload_size() const noexcept { return size_ - sizeof(segment_header); }
   const std::string& name() const noexcept { return name_; }
 

@@ -28,7 +28,8 @@ inline void copy_two(std::byte* dst, const std::byte* src, size_t n) noexcept {
 // notification append, a call here cost 11 instructions per message). The
 // moves go through 16-byte vector words: through byte arrays, GCC also
 // stored the words to the arrays on the stack (3 dead stores a copy).
-[[gnu::always_inline]] inline void copy_two_32(std::byte* dst, const std::byte* src, size_t n) noexcept {
+[[gnu::always_inline]] inline void copy_two_32(std::byte* dst, const std::byte* src,
+                                               size_t n) noexcept {
   using word16 = unsigned char __attribute__((vector_size(16), aligned(1)));
   word16 w[4];
   std::memcpy(&w[0], src, 16);
@@ -63,7 +64,8 @@ inline void short_copy(std::byte* dst, const void* from, size_t n) noexcept {
 
 // memcpy(dst, src, n) for n <= 96 and non-overlapping ranges, always inline
 // (a call would cost more than the copy); src may be null when n is 0.
-[[gnu::always_inline]] inline void copy_up_to_96(std::byte* dst, const void* from, size_t n) noexcept {
+[[gnu::always_inline]] inline void copy_up_to_96(std::byte* dst, const void* from,
+                                                 size_t n) noexcept {
   const auto* src = static_cast<const std::byte*>(from);
   // Each branch reads only [src, src + n); inlined into a caller whose
   // source is a small object, GCC would still warn about the longer

@@ -13,12 +13,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "../common/test_util.hpp"
 #include "am/endpoint_impl.hpp"
 #include "nic/hamlyn/am_inbound.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 #include "nic/medusa/medusa_card.hpp"
 #include "sys/crc32c.hpp"
-#include "../common/test_util.hpp"
 
 namespace hpam::test {
 
@@ -40,7 +40,8 @@ class rewriting_card : public Base {
     Base::attach_peer(proc);
     if (!last_ || !rewrite_) return;
     const uint16_t handler = rewrite_to_;
-    std::memcpy(last_ + nic::wire_header_size + offsetof(am::am_header, handler), &handler, sizeof handler);
+    std::memcpy(last_ + nic::wire_header_size + offsetof(am::am_header, handler), &handler,
+                sizeof handler);
     rewrites_++;
   }
   void rewrite_handler_to(uint16_t h) {
@@ -105,7 +106,8 @@ class hostile_peer {
     std::byte* pkt = card_->tx_block(block_);
     const uint32_t hdr = header_len ? header_len : am::header_bytes(am::read_control(h).kind);
     std::memset(pkt, 0, card_->block_size());
-    std::memcpy(pkt + nic::wire_header_size, &h, std::min<uint32_t>(sizeof h, hdr - nic::wire_header_size));
+    std::memcpy(pkt + nic::wire_header_size, &h,
+                std::min<uint32_t>(sizeof h, hdr - nic::wire_header_size));
     if (len) std::memcpy(pkt + hdr, payload, len);
     card_->launch(0, block_, hdr + len);
   }
@@ -123,8 +125,8 @@ class hostile_peer {
       const nic::hamlyn::card_view& v = card_->hamlyn().view(0);
       nic::hamlyn::am_inbound_header in{};
       uint64_t at = 0;
-      ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic, nic::hamlyn::am_inbound_version,
-                                         in, at),
+      ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                         nic::hamlyn::am_inbound_version, in, at),
                 nic::hamlyn::client_lookup::found);
       nic::hamlyn::am_sender_entry mine;  // my region's slot and key at the victim
       std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine * 1, sizeof mine);

@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include "../common/test_util.hpp"
 #include "am/endpoint.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 #include "nic/medusa/medusa_card.hpp"
-#include "../common/test_util.hpp"
 
 namespace hpam::test {
 
@@ -26,14 +26,14 @@ struct job_options {
   uint64_t give_up_ns = 30'000'000'000ull;
   uint32_t receive_budget = 64;
   uint32_t checks_per_poll = 1;
-  nic::fault_config faults;          // applied to every card
+  nic::fault_config faults;  // applied to every card
   bool manual_clock = true;
   bool defer_acks = false;
   bool piggyback_acks = true;
-  bool multi_ack = true;             // (with defer_acks)
+  bool multi_ack = true;  // (with defer_acks)
   bool ordered = false;
-  bool adaptive_timeout = true;      // (when the wire can lose packets)
-  bool early_resend = true;          // (ordered, when the wire can lose packets)
+  bool adaptive_timeout = true;  // (when the wire can lose packets)
+  bool early_resend = true;      // (ordered, when the wire can lose packets)
 };
 
 template <class Card>

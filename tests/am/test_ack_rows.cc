@@ -60,7 +60,7 @@ TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
   }
   EXPECT_EQ(a.waiting(), deferred.size() - 3);
   for (const slot& s : flushed(a)) launched.insert(s);
-  EXPECT_EQ(launched.size(), deferred.size());  // none twice
+  EXPECT_EQ(launched.size(), deferred.size());                            // none twice
   EXPECT_EQ(std::set<slot>(launched.begin(), launched.end()), deferred);  // none lost
   EXPECT_TRUE(a.empty());
   EXPECT_TRUE(flushed(a).empty());  // a second flush launches nothing
@@ -157,12 +157,13 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   a.defer(3, 10, true);
   EXPECT_EQ(a.count(1), 4u);
   EXPECT_EQ(a.count(3), 2u);
-  EXPECT_EQ(flushed_due(a, 2), (std::multiset<slot>{{1, 0}, {1, 1}, {1, 2}, {1, 5}, {3, 9}, {3, 10}}));
+  EXPECT_EQ(flushed_due(a, 2),
+            (std::multiset<slot>{{1, 0}, {1, 1}, {1, 2}, {1, 5}, {3, 9}, {3, 10}}));
   EXPECT_EQ(a.waiting(), 1u);
   EXPECT_TRUE(a.waits(2, 3));
   EXPECT_EQ(a.count(1), 0u);
   EXPECT_TRUE(flushed_due(a, 2).empty());  // still not due
-  a.defer(1, 4, true);                       // a flushed row fills again: listed again
+  a.defer(1, 4, true);                     // a flushed row fills again: listed again
   uint32_t i = 99;
   ASSERT_TRUE(a.take_rider(2, i));
   EXPECT_EQ(i, 3u);

@@ -115,7 +115,8 @@ TYPED_TEST(segment_rules, get_outside_the_segment_is_refused_and_nothing_is_read
   EXPECT_EQ(j[1].peer_counters(0).segment_rejections, 1u);
   EXPECT_EQ(j[0].peer_counters(1).refusals_received, 1u);
   // An address whose range wraps around the address space.
-  ASSERT_EQ(j[0].request_get(1, h_bulk, ~uint64_t{0} - 8, local.data(), 64, 0, false), hpam::status::ok);
+  ASSERT_EQ(j[0].request_get(1, h_bulk, ~uint64_t{0} - 8, local.data(), 64, 0, false),
+            hpam::status::ok);
   EXPECT_EQ(this->settle(), hpam::status::rejected);
   EXPECT_EQ(j[0].peer_counters(1).refusals_received, 2u);
 }
@@ -125,14 +126,17 @@ TYPED_TEST(segment_rules, without_a_segment_every_store_and_get_is_refused) {
   std::vector<uint8_t> area(64, 0), src(64, 1);
   ASSERT_EQ(j[1].set_segment(area.data(), area.size()), hpam::status::ok);
   ASSERT_EQ(j[1].set_segment(nullptr, 0), hpam::status::ok);  // disabled
-  ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), 8, reinterpret_cast<uint64_t>(area.data()), 0, false),
+  ASSERT_EQ(j[0].request_store(1, h_bulk, src.data(), 8, reinterpret_cast<uint64_t>(area.data()), 0,
+                               false),
             hpam::status::ok);
   EXPECT_EQ(this->settle(), hpam::status::rejected);
   EXPECT_EQ(area[0], 0);
   EXPECT_EQ(j[1].set_segment(nullptr, 10), hpam::status::invalid_argument);
-  EXPECT_EQ(j[1].set_segment(reinterpret_cast<void*>(~uintptr_t{0} - 4), 10), hpam::status::invalid_argument);
+  EXPECT_EQ(j[1].set_segment(reinterpret_cast<void*>(~uintptr_t{0} - 4), 10),
+            hpam::status::invalid_argument);
   // To myself, the same rule, returned at once.
-  EXPECT_EQ(j[0].request_store(0, h_bulk, src.data(), 8, reinterpret_cast<uint64_t>(area.data()), 0, false),
+  EXPECT_EQ(j[0].request_store(0, h_bulk, src.data(), 8, reinterpret_cast<uint64_t>(area.data()), 0,
+                               false),
             hpam::status::rejected);
 }
 
@@ -152,7 +156,8 @@ TYPED_TEST(segment_rules, request_for_an_unregistered_handler_is_refused) {
 template <class Card>
 void reply_into(hpam_token* t, void*, uint64_t target, uint64_t, uint64_t, uint64_t) {
   static const char bytes[16] = "overwritten....";
-  (void)static_cast<am::endpoint<Card>*>(t->endpoint)->reply_store(*t, h_bulk, bytes, sizeof bytes, target, 0);
+  (void)static_cast<am::endpoint<Card>*>(t->endpoint)
+      ->reply_store(*t, h_bulk, bytes, sizeof bytes, target, 0);
 }
 
 TYPED_TEST(segment_rules, store_reply_outside_the_requester_segment_is_refused) {
@@ -191,12 +196,14 @@ TYPED_TEST(hostile, get_reply_goes_where_the_request_said) {
   auto& v = this->x_.victim();
   std::vector<uint8_t> local(64, 0), canary(64, 0xCC);
   ASSERT_EQ(v.set_segment(canary.data(), canary.size()), hpam::status::ok);  // even inside it
-  ASSERT_EQ(v.request_get(1, h_bulk, 0x1000, local.data(), local.size(), 7, false), hpam::status::ok);
+  ASSERT_EQ(v.request_get(1, h_bulk, 0x1000, local.data(), local.size(), 7, false),
+            hpam::status::ok);
   am::am_header req;
   ASSERT_TRUE(this->x_.receive(req));
   const am::control_word c = am::read_control(req);
   ASSERT_EQ(c.kind, msg_kind::get);
-  auto h = hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::store, c.instance, c.sequence, h_count);
+  auto h = hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::store, c.instance,
+                                           c.sequence, h_count);
   h.word[am::bulk_word::target] = reinterpret_cast<uint64_t>(canary.data());
   h.word[am::bulk_word::arg] = 99;
   h.word[am::bulk_word::length] = 64;
@@ -219,7 +226,8 @@ TYPED_TEST(hostile, get_reply_of_another_length_is_refused) {
     am::am_header req;
     ASSERT_TRUE(this->x_.receive(req));
     const am::control_word c = am::read_control(req);
-    auto h = hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::store, c.instance, c.sequence, h_bulk);
+    auto h = hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::store, c.instance,
+                                             c.sequence, h_bulk);
     h.word[am::bulk_word::target] = reinterpret_cast<uint64_t>(local.data());
     h.word[am::bulk_word::length] = len;
     const std::vector<uint8_t> data(len, 0xAB);
@@ -240,7 +248,8 @@ TYPED_TEST(hostile, get_answered_by_an_empty_ack_is_reported) {
   am::am_header req;
   ASSERT_TRUE(this->x_.receive(req));
   const am::control_word c = am::read_control(req);
-  this->x_.send(hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::ack, c.instance, c.sequence, 0));
+  this->x_.send(
+      hostile_peer<TypeParam>::header(msg_class::reply, msg_kind::ack, c.instance, c.sequence, 0));
   EXPECT_EQ(v.poll(), hpam::status::rejected);
   EXPECT_EQ(this->s_.bulk_runs, 0);
 }
@@ -262,7 +271,8 @@ TYPED_TEST(hostile, malformed_request_neither_consumes_its_sequence_nor_is_acked
   EXPECT_EQ(this->s_.bulk_runs, 0);
   am::am_header answer;
   EXPECT_FALSE(this->x_.receive(answer)) << "a malformed request was acknowledged";
-  this->x_.send(hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  this->x_.send(
+      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
   EXPECT_EQ(v.poll(), hpam::status::ok);
   EXPECT_EQ(this->s_.count_runs, 1);
   ASSERT_TRUE(this->x_.receive(answer));
@@ -285,7 +295,8 @@ TYPED_TEST(hostile, a_request_with_an_unknown_flag_is_malformed) {
   }
   EXPECT_EQ(v.peer_counters(1).malformed, 2u);
   EXPECT_EQ(this->s_.count_runs, 0);
-  this->x_.send(hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  this->x_.send(
+      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
   EXPECT_EQ(v.poll(), hpam::status::ok);
   EXPECT_EQ(this->s_.count_runs, 1);
   EXPECT_EQ(v.peer_counters(1).malformed, 2u);
@@ -339,7 +350,8 @@ TYPED_TEST(hostile, a_forged_source_is_refused_not_believed) {
   hostile_peer<TypeParam> x(4, 3);
   seen s;
   install(x.victim(), s);
-  const auto h = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
+  const auto h =
+      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
   auto pkt = hostile_peer<TypeParam>::packet(nic::wire_header{0, 0, 2, 0, 0}, h);
   x.forge(pkt.data(), static_cast<uint32_t>(pkt.size()));
   EXPECT_EQ(x.victim().poll(), hpam::status::ok);
@@ -360,7 +372,8 @@ TYPED_TEST(hostile, a_forged_source_is_refused_not_believed) {
 TYPED_TEST(hostile, a_refused_header_is_malformed_not_a_crc_failure) {
   seen s;
   install(this->x_.victim(), s);
-  const auto h = hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
+  const auto h =
+      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count);
   const auto good = hostile_peer<TypeParam>::packet(nic::wire_header{0, 0, 1, 0, 0}, h);
   const auto pkt = hostile_peer<TypeParam>::packet(
       nic::wire_header{0, static_cast<uint32_t>(good.size() + 8), 1, 0, 0}, h);
@@ -390,7 +403,8 @@ TYPED_TEST(hostile, the_handler_that_runs_is_the_one_accepted) {
   ASSERT_EQ(v.register_handler4(h_count, on_count, &accepted), hpam::status::ok);
   ASSERT_EQ(v.register_handler4(h_reply4, on_count, &other), hpam::status::ok);
   v.card().rewrite_handler_to(h_reply4);
-  x.send(hostile_peer<rewriting_card<TypeParam>>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  x.send(hostile_peer<rewriting_card<TypeParam>>::header(msg_class::request, msg_kind::short4, 0, 1,
+                                                         h_count));
   EXPECT_EQ(v.poll(), hpam::status::ok);
   ASSERT_EQ(v.card().rewrites(), 1);
   EXPECT_EQ(v.card().handler_in_block(), h_reply4);  // the block did change before dispatch
@@ -410,8 +424,8 @@ TYPED_TEST(segment_rules, stall_keeps_another_peers_unreachable_for_the_next_pol
   const uint64_t w[4] = {};
   ASSERT_EQ(j[0].request_4(2, h_count, w, false), hpam::status::ok);  // 2 never answers
   j.time().advance(1'000'000);
-  (void)j[0].poll();                                           // the request's first timeout
-  for (int i = 0; i < 16; ++i) j[2].card().service();          // 2 polls its card, takes nothing
+  (void)j[0].poll();                                   // the request's first timeout
+  for (int i = 0; i < 16; ++i) j[2].card().service();  // 2 polls its card, takes nothing
   j.time().advance(20'000'000);
   for (int i = 0; i < 16; ++i) ASSERT_EQ(j[0].poll(), hpam::status::ok);  // 0 reads its own queue
   j.time().advance(4'000'000);

@@ -48,8 +48,10 @@ TYPED_TEST(job_key, is_random_per_job_shared_by_its_processes_and_not_from_the_j
     EXPECT_NE(e0.key(), 0u);
     EXPECT_EQ(e1.key(), e0.key());
     EXPECT_NE(e0.key(), key_derived_from(id));
-    if (run == 0) first = e0.key();
-    else EXPECT_NE(e0.key(), first);
+    if (run == 0)
+      first = e0.key();
+    else
+      EXPECT_NE(e0.key(), first);
   }
 }
 
@@ -74,9 +76,13 @@ TYPED_TEST(job_key, packets_from_another_job_are_rejected_and_counted) {
   // Job B has a third process slot nobody took: the intruder takes it.
   am::endpoint<TypeParam> b0(config_for<TypeParam>(b, 3, 0)), b1(config_for<TypeParam>(b, 3, 1));
   int runs = 0;
-  ASSERT_EQ(b0.register_handler4(1, [](hpam_token*, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
-    ++*static_cast<int*>(ctx);
-  }, &runs), hpam::status::ok);
+  ASSERT_EQ(b0.register_handler4(
+                1,
+                [](hpam_token*, void* ctx, uint64_t, uint64_t, uint64_t, uint64_t) {
+                  ++*static_cast<int*>(ctx);
+                },
+                &runs),
+            hpam::status::ok);
   b0.connect(1);
   am::endpoint_config ci = config_for<TypeParam>(b, 3, 2, a0.key());
   sys::clock clk;
@@ -87,7 +93,8 @@ TYPED_TEST(job_key, packets_from_another_job_are_rejected_and_counted) {
   uint16_t seq = 1;
   for (uint64_t key : {a0.key(), key_derived_from(b), a1.key() ^ 1}) {
     std::byte* pkt = intruder.tx_block(block);
-    am::am_header h = hostile_peer<TypeParam>::header(am::msg_class::request, am::msg_kind::short4, 0, seq++, 1);
+    am::am_header h =
+        hostile_peer<TypeParam>::header(am::msg_class::request, am::msg_kind::short4, 0, seq++, 1);
     h.key = key;
     std::memcpy(pkt + nic::wire_header_size, &h, sizeof h);
     intruder.launch(0, block, am::packet_header_size);
@@ -98,7 +105,8 @@ TYPED_TEST(job_key, packets_from_another_job_are_rejected_and_counted) {
   EXPECT_EQ(b0.peer_counters(2).requests_received, 0u);
   // With job B's own key (which only B's processes know) it would run.
   std::byte* pkt = intruder.tx_block(block);
-  am::am_header h = hostile_peer<TypeParam>::header(am::msg_class::request, am::msg_kind::short4, 0, 1, 1);
+  am::am_header h =
+      hostile_peer<TypeParam>::header(am::msg_class::request, am::msg_kind::short4, 0, 1, 1);
   h.key = b1.key();
   std::memcpy(pkt + nic::wire_header_size, &h, sizeof h);
   intruder.launch(0, block, am::packet_header_size);

@@ -4,7 +4,6 @@
 // advances) yet never answers; a peer that lives and does not poll is only
 // busy, and its requests are retransmitted until it answers.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <string>
@@ -64,22 +63,24 @@ struct silent_child {
   pid_t pid = -1;
   explicit silent_child(char what) {
     if (pipe(go) != 0) throw std::runtime_error("pipe");
-    pid = fork_child([&] {
-      am::endpoint_config c = config(1);
-      am::endpoint<Card> e(c);
-      e.connect_all();
-      int notes = 0;
-      (void)e.register_handler4(h_note, on_note, &notes);
-      char byte;
-      if (read(go[0], &byte, 1) != 1) return 1;
-      if (what == 's') raise(SIGSTOP);
-      if (what == 'x') return 0;  // exits without answering
-      const uint64_t until = sys::clock::monotonic_ns() + 1'500'000'000ull;  // computes 1.5 s
-      volatile uint64_t x = 0;
-      while (sys::clock::monotonic_ns() < until) x = x + 1;
-      while (notes == 0) (void)e.poll();
-      return e.drain() == hpam::status::ok ? 0 : 2;
-    }, 30);
+    pid = fork_child(
+        [&] {
+          am::endpoint_config c = config(1);
+          am::endpoint<Card> e(c);
+          e.connect_all();
+          int notes = 0;
+          (void)e.register_handler4(h_note, on_note, &notes);
+          char byte;
+          if (read(go[0], &byte, 1) != 1) return 1;
+          if (what == 's') raise(SIGSTOP);
+          if (what == 'x') return 0;  // exits without answering
+          const uint64_t until = sys::clock::monotonic_ns() + 1'500'000'000ull;  // computes 1.5 s
+          volatile uint64_t x = 0;
+          while (sys::clock::monotonic_ns() < until) x = x + 1;
+          while (notes == 0) (void)e.poll();
+          return e.drain() == hpam::status::ok ? 0 : 2;
+        },
+        30);
   }
   am::endpoint_config config(int me) const {
     am::endpoint_config c;
@@ -110,7 +111,8 @@ uint64_t request_and_wait(am::endpoint<Card>& e, hpam::status& st) {
   st = e.request_4(1, h_note, w, true);
   if (st != hpam::status::ok) return 0;
   const uint64_t deadline = t0 + 10'000'000'000ull;
-  while (st == hpam::status::ok && e.request_outstanding(1) && sys::clock::monotonic_ns() < deadline)
+  while (st == hpam::status::ok && e.request_outstanding(1) &&
+         sys::clock::monotonic_ns() < deadline)
     st = e.poll();
   return (sys::clock::monotonic_ns() - t0) / 1'000'000;
 }

@@ -34,7 +34,7 @@ TEST(rtt_estimator, steady_round_trips_converge_to_the_round_trip) {
   rtt_estimator e = rtt_estimator::starting(1000 * us);
   for (int i = 0; i < 200; ++i) e.measured(40 * us, 1 * us, 1000 * us);
   EXPECT_EQ(e.srtt_ns, 40 * us);
-  EXPECT_LE(e.rttvar_ns, 1u);                 // the deviation decays to nothing
+  EXPECT_LE(e.rttvar_ns, 1u);  // the deviation decays to nothing
   EXPECT_LE(e.rto_ns, 40 * us + 4);
 }
 
@@ -112,8 +112,9 @@ TYPED_TEST(loss_recovery, a_gap_in_ordered_requests_triggers_exactly_one_early_r
   local_job<TypeParam> j(lossy_options(8, true), "early");
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
-  for (uint64_t k = 0; k < 8; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
-  ASSERT_TRUE(lose_next(j[1]));  // request 0 is lost
+  for (uint64_t k = 0; k < 8; ++k)
+    ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  ASSERT_TRUE(lose_next(j[1]));           // request 0 is lost
   for (int r = 0; r < 10; ++r) j.pump();  // the clock stands still: no timeout can fire
   EXPECT_EQ(j[0].peer_counters(1).early_resends, 1u);
   EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
@@ -123,8 +124,8 @@ TYPED_TEST(loss_recovery, a_gap_in_ordered_requests_triggers_exactly_one_early_r
   std::sort(sorted.begin(), sorted.end());
   ASSERT_EQ(sorted.size(), 8u);  // each once: the resent copy was the first to arrive
   for (uint64_t k = 0; k < 8; ++k) EXPECT_EQ(sorted[k], k);
-  EXPECT_EQ(log.args.back(), 0u);                              // ... last
-  EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 0u);      // and was needed
+  EXPECT_EQ(log.args.back(), 0u);                         // ... last
+  EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 0u);  // and was needed
   EXPECT_EQ(j[1].peer_counters(0).duplicates_reflected, 0u);
 }
 
@@ -132,7 +133,8 @@ TYPED_TEST(loss_recovery, fewer_than_three_answered_after_a_gap_trigger_none) {
   local_job<TypeParam> j(lossy_options(8, true), "early");
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
-  for (uint64_t k = 0; k < 3; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  for (uint64_t k = 0; k < 3; ++k)
+    ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
   ASSERT_TRUE(lose_next(j[1]));  // request 0 lost; only 1 and 2 follow it
   for (int r = 0; r < 10; ++r) j.pump();
   EXPECT_EQ(j[0].peer_counters(1).early_resends, 0u);
@@ -158,11 +160,13 @@ TYPED_TEST(loss_recovery, an_ack_packet_listing_later_answers_first_resends_noth
   local_job<TypeParam> j(o, "batch");
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
-  for (uint64_t k = 0; k < 5; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  for (uint64_t k = 0; k < 5; ++k)
+    ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
   for (int r = 0; r < 10; ++r) j.pump();
   ASSERT_FALSE(j[0].request_outstanding(1));
   const uint64_t combined_before = j[1].peer_counters(0).acks_combined;
-  for (uint64_t k = 5; k < 13; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  for (uint64_t k = 5; k < 13; ++k)
+    ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
   (void)j[1].poll();  // all eight run; one ack packet carries their answers
   for (int r = 0; r < 10; ++r) j.pump();
   EXPECT_EQ(j[1].peer_counters(0).acks_combined - combined_before, 7u);  // the case under test
@@ -176,15 +180,16 @@ TYPED_TEST(loss_recovery, a_lost_answer_is_resent_early_and_the_resend_is_not_sp
   local_job<TypeParam> j(lossy_options(8, true), "early");
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
-  for (uint64_t k = 0; k < 8; ++k) ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
-  (void)j[1].poll();            // all eight run, their acks go back
+  for (uint64_t k = 0; k < 8; ++k)
+    ASSERT_EQ(j[0].request_4(1, h_count, {k, 0, 0, 0}, false), status::ok);
+  (void)j[1].poll();             // all eight run, their acks go back
   ASSERT_TRUE(lose_next(j[0]));  // the first answer is lost
   for (int r = 0; r < 10; ++r) j.pump();
   EXPECT_FALSE(j[0].request_outstanding(1));
   EXPECT_EQ(j[0].peer_counters(1).early_resends, 1u);
   EXPECT_EQ(j[1].peer_counters(0).duplicates_reflected, 1u);  // answered from the stored ack
   EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 0u);      // which says so: a needed resend
-  EXPECT_EQ(log.args.size(), 8u);                              // no handler ran twice
+  EXPECT_EQ(log.args.size(), 8u);                             // no handler ran twice
 }
 
 TYPED_TEST(loss_recovery, a_resend_answered_from_the_first_copy_is_counted_spurious) {
@@ -322,7 +327,8 @@ TYPED_TEST(loss_recovery, repeated_loss_backs_off_exponentially) {
     idle_polls(j[1]);
     j.time().advance(wait - 1);
     (void)j[0].resend_due();
-    EXPECT_EQ(j[0].peer_counters(1).retransmissions, static_cast<uint64_t>(loss)) << "early at " << loss;
+    EXPECT_EQ(j[0].peer_counters(1).retransmissions, static_cast<uint64_t>(loss))
+        << "early at " << loss;
     j.time().advance(1);
     (void)j[0].resend_due();
     EXPECT_EQ(j[0].peer_counters(1).retransmissions, static_cast<uint64_t>(loss + 1));

@@ -89,7 +89,8 @@ TYPED_TEST_SUITE(multi_ack, card_types);
 // the sender takes the four packets and every request is answered exactly
 // once, none stale.
 TYPED_TEST(multi_ack, a_stream_is_answered_by_one_packet_per_threshold) {
-  static_assert(am::ack_threshold(16) == 4 && am::ack_threshold(4) == 2 && am::ack_threshold(64) == 16);
+  static_assert(am::ack_threshold(16) == 4 && am::ack_threshold(4) == 2 &&
+                am::ack_threshold(64) == 16);
   job_options o;
   o.depth = 16;
   o.receive_budget = 1;

@@ -14,7 +14,14 @@
 namespace hpam::test {
 namespace {
 
-enum : unsigned { h_add = 1, h_result = 2, h_silent = 3, h_bulk = 4, h_bad_request = 5, h_bad_reply = 6 };
+enum : unsigned {
+  h_add = 1,
+  h_result = 2,
+  h_silent = 3,
+  h_bulk = 4,
+  h_bad_request = 5,
+  h_bad_reply = 6
+};
 
 // What handlers saw, per endpoint.
 struct observed {
@@ -309,7 +316,8 @@ TYPED_TEST(protocol, hint_miss_falls_back_to_search) {
   EXPECT_EQ(j[0].peer_counters(1).hint_misses, 0u);
   (void)j[1].poll();  // handles only instance 0 (budget 1)
   (void)j[0].poll();  // its ack frees instance 0: the hint now names 0
-  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // instance 0, hint -> 1 (busy)
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false),
+            hpam::status::ok);  // instance 0, hint -> 1 (busy)
   EXPECT_EQ(j[0].peer_counters(1).hint_misses, 0u);
   ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // hint miss: finds 2
   EXPECT_EQ(j[0].peer_counters(1).hint_misses, 1u);
@@ -429,8 +437,9 @@ TYPED_TEST(protocol, requests_to_self_run_directly) {
   ASSERT_EQ(this->seen_[0].results.size(), 1u);
   std::vector<uint8_t> src(100, 3), dst(100, 0);
   ASSERT_EQ(j[0].set_segment(src.data(), src.size()), hpam::status::ok);
-  ASSERT_EQ(j[0].request_get(0, h_bulk, reinterpret_cast<uint64_t>(src.data()), dst.data(), 100, 1, true),
-            hpam::status::ok);
+  ASSERT_EQ(
+      j[0].request_get(0, h_bulk, reinterpret_cast<uint64_t>(src.data()), dst.data(), 100, 1, true),
+      hpam::status::ok);
   EXPECT_EQ(src, dst);
 }
 
@@ -519,8 +528,8 @@ TYPED_TEST(protocol, resend_due_resends_without_receiving) {
   j.time().advance(1'000'000);
   for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].resend_due(), hpam::status::ok);
   EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
-  EXPECT_EQ(this->seen_[0].counter, 0u);                 // nothing received
-  EXPECT_EQ(j[1].card().peer_heartbeat(0), beat);        // not a poll
+  EXPECT_EQ(this->seen_[0].counter, 0u);           // nothing received
+  EXPECT_EQ(j[1].card().peer_heartbeat(0), beat);  // not a poll
   ASSERT_EQ(j[0].poll(), hpam::status::ok);
   EXPECT_EQ(this->seen_[0].counter, 1u);
   EXPECT_NE(j[1].card().peer_heartbeat(0), beat);
@@ -576,8 +585,10 @@ TEST(protocol_packet, control_word_round_trips) {
   for (uint32_t cls = 0; cls < 2; ++cls)
     for (uint32_t kind = 0; kind < am::msg_kind_count; ++kind)
       for (uint32_t inst : {0u, 1u, 63u, am::max_depth - 1})
-        for (uint32_t seq : {0u, 1u, 0xFFFFu, 0x10000u, 0x3FFFFFu, 0x400000u, 0x2345678u, 0x3FFFFFFFu}) {
-          const am::control_word c{static_cast<am::msg_class>(cls), static_cast<am::msg_kind>(kind), inst, seq};
+        for (uint32_t seq :
+             {0u, 1u, 0xFFFFu, 0x10000u, 0x3FFFFFu, 0x400000u, 0x2345678u, 0x3FFFFFFFu}) {
+          const am::control_word c{static_cast<am::msg_class>(cls), static_cast<am::msg_kind>(kind),
+                                   inst, seq};
           am::am_header h{};
           am::write_control(h, c);
           const am::control_word d = am::read_control(h);

@@ -17,14 +17,18 @@ constexpr int per_peer = 240;  // requests to each peer: half fetch-and-add, hal
 constexpr size_t store_len = 1000;
 enum : unsigned { h_add = 1, h_result = 2, h_store = 3 };
 
-uint8_t pattern(int src, int i, size_t k) { return static_cast<uint8_t>(src * 131 + i * 7 + k * 13 + 1); }
+uint8_t pattern(int src, int i, size_t k) {
+  return static_cast<uint8_t>(src * 131 + i * 7 + k * 13 + 1);
+}
 
 // Allocated before fork, so every child has it at the same address: a bulk
 // store's target address is meaningful in every process.
 struct shared_layout {
   static constexpr size_t inbox_len = per_peer / 2 * store_len;
   std::vector<uint8_t> all = std::vector<uint8_t>(procs * inbox_len, 0);  // every process's segment
-  uint8_t* inbox(int src) { return all.data() + src * inbox_len; }  // per_peer/2 stores of store_len
+  uint8_t* inbox(int src) {
+    return all.data() + src * inbox_len;
+  }  // per_peer/2 stores of store_len
 };
 
 struct proc_state {
@@ -77,7 +81,8 @@ int exchange(const std::string& job, int me, const nic::fault_config& faults, sh
       } else {
         for (size_t k = 0; k < store_len; ++k) src[k] = pattern(me, i / 2, k);
         const uint64_t target = reinterpret_cast<uint64_t>(mem.inbox(me) + (i / 2) * store_len);
-        if (e.request_store(d, h_store, src.data(), store_len, target, 0, true) != hpam::status::ok) return 11;
+        if (e.request_store(d, h_store, src.data(), store_len, target, 0, true) != hpam::status::ok)
+          return 11;
       }
       (void)e.poll();
     }
@@ -135,16 +140,15 @@ TEST_P(protocol_fork, exactly_once_and_byte_exact_hamlyn) {
   run_exchange<nic::hamlyn_am_card>(GetParam().faults);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    faults, protocol_fork,
-    ::testing::Values(fault_case{"none", make(0, 0, 0, 0, 0)},
-                      fault_case{"drop", make(0.05, 0, 0, 0, 0)},
-                      fault_case{"duplicate", make(0, 0.05, 0, 0, 0)},
-                      fault_case{"corrupt", make(0, 0, 0.05, 0, 0)},
-                      fault_case{"reorder", make(0, 0, 0, 0.2, 0)},
-                      fault_case{"delay", make(0, 0, 0, 0, 0.05)},
-                      fault_case{"all", make(0.05, 0.02, 0.02, 0.1, 0.02)}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(faults, protocol_fork,
+                         ::testing::Values(fault_case{"none", make(0, 0, 0, 0, 0)},
+                                           fault_case{"drop", make(0.05, 0, 0, 0, 0)},
+                                           fault_case{"duplicate", make(0, 0.05, 0, 0, 0)},
+                                           fault_case{"corrupt", make(0, 0, 0.05, 0, 0)},
+                                           fault_case{"reorder", make(0, 0, 0, 0.2, 0)},
+                                           fault_case{"delay", make(0, 0, 0, 0, 0.05)},
+                                           fault_case{"all", make(0.05, 0.02, 0.02, 0.1, 0.02)}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // D = 1: every second request stalls until the reply to the first arrives,
 // serving the network meanwhile; nothing is lost.

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "hpam_knobs.h"
 #include "am/endpoint_impl.hpp"
+#include "hpam_knobs.h"
 #include "nic/wire/wire.hpp"
 #include "protocol_fixture.hpp"
 
@@ -20,8 +20,8 @@ namespace {
 enum : unsigned { h_count = 1, h_counted = 2 };
 
 struct counts {
-  uint64_t runs = 0;                 // request handler runs at the receiver
-  std::vector<uint64_t> answers;     // at the requester: the run number each reply names
+  uint64_t runs = 0;              // request handler runs at the receiver
+  std::vector<uint64_t> answers;  // at the requester: the run number each reply names
 };
 
 template <class Card>

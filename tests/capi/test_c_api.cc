@@ -53,17 +53,27 @@ int run_proc(const std::string& job, int me, std::vector<char>& area) {
   const int peer = 1 - me;
   for (int i = 0; i < 100; ++i)
     if (hpam_request_4(ep, peer, h_echo, i, 1, 0, 0) != HPAM_OK) return 12;
-  if (!spin_until([&] { hpam_poll(ep); return c.done == 100; })) return 13;
+  if (!spin_until([&] {
+        hpam_poll(ep);
+        return c.done == 100;
+      }))
+    return 13;
   if (c.sum != 100u * 99 / 2 + 100) return 14;
   // get the peer's area (same address in both: allocated before fork)
   std::vector<char> got(area.size());
-  if (hpam_get(ep, peer, h_bulk, reinterpret_cast<uint64_t>(area.data()), got.data(), got.size(), 0) != HPAM_OK)
+  if (hpam_get(ep, peer, h_bulk, reinterpret_cast<uint64_t>(area.data()), got.data(), got.size(),
+               0) != HPAM_OK)
     return 15;
-  if (!spin_until([&] { hpam_poll(ep); return c.done == 101; })) return 16;
+  if (!spin_until([&] {
+        hpam_poll(ep);
+        return c.done == 101;
+      }))
+    return 16;
   if (got != area) return 17;
   // Just past the peer's segment: refused, reported by hpam_poll, counted.
   char past[8] = {};
-  if (hpam_get(ep, peer, h_bulk, reinterpret_cast<uint64_t>(area.data() + area.size()), past, 8, 0) != HPAM_OK)
+  if (hpam_get(ep, peer, h_bulk, reinterpret_cast<uint64_t>(area.data() + area.size()), past, 8,
+               0) != HPAM_OK)
     return 21;
   if (!spin_until([&] { return hpam_poll(ep) == HPAM_ERR_REJECTED; })) return 22;
   if (std::string(hpam_last_error()).find("segment") == std::string::npos) return 23;
@@ -72,7 +82,10 @@ int run_proc(const std::string& job, int me, std::vector<char>& area) {
       k.refusals_received != 1)
     return 18;
   // The peer refused mine as I refused its: wait until it has seen that.
-  if (!spin_until([&] { hpam_poll(ep); return hpam_get_counters(ep, &k) == HPAM_OK && k.segment_rejections == 1; }))
+  if (!spin_until([&] {
+        hpam_poll(ep);
+        return hpam_get_counters(ep, &k) == HPAM_OK && k.segment_rejections == 1;
+      }))
     return 24;
   if (hpam_ep_destroy(ep) != HPAM_OK) return 19;
   return 0;
@@ -110,7 +123,8 @@ TEST(c_api, bad_configuration_is_a_clear_error) {
   cfg.crc_check = 0;
   cfg.fault_corrupt = 0.001;  // a flipped bit would go unnoticed: refused
   EXPECT_EQ(hpam_ep_create(&cfg, &ep), HPAM_ERR_INVALID);
-  EXPECT_NE(std::string(hpam_last_error()).find("fault_corrupt"), std::string::npos) << hpam_last_error();
+  EXPECT_NE(std::string(hpam_last_error()).find("fault_corrupt"), std::string::npos)
+      << hpam_last_error();
   EXPECT_EQ(hpam_ep_create(nullptr, &ep), HPAM_ERR_INVALID);
   EXPECT_EQ(hpam_set_segment(nullptr, nullptr, 0), HPAM_ERR_INVALID);
 }
@@ -156,7 +170,7 @@ TEST(c_api, peer_lost_names_every_lost_peer) {
   const int first = hpam_unreachable_peer(ep[0]);
   EXPECT_TRUE(first == 1 || first == 2) << first;
   EXPECT_EQ(hpam_peer_lost(ep[0], 0), 0);
-  EXPECT_EQ(hpam_peer_lost(ep[0], 3), 0);   // out of range: not a peer
+  EXPECT_EQ(hpam_peer_lost(ep[0], 3), 0);  // out of range: not a peer
   EXPECT_EQ(hpam_peer_lost(ep[0], -1), 0);
   EXPECT_EQ(hpam_peer_lost(nullptr, 1), 0);
   for (auto* e : ep) hpam_ep_destroy(e);
@@ -196,7 +210,8 @@ TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
   ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
   ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
   const std::string body(200, 'b');
-  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "head", 4, body.data(), body.size(), 7), HPAM_OK);
+  EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "head", 4, body.data(), body.size(), 7),
+            HPAM_OK);
   EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, nullptr, 0, "x", 1, 8), HPAM_OK);
   EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "y", 1, nullptr, 0, 9), HPAM_ERR_BUSY);
   const size_t max = hpam_max_bulk(ep[0]);
@@ -227,7 +242,6 @@ TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
   EXPECT_EQ(k.busy_returns, 1u);
   for (auto* e : ep) hpam_ep_destroy(e);
 }
-
 
 // A sender that makes no call after its sends (it computes, or spins on
 // memory another process writes): requests the wire dropped reach the
@@ -270,10 +284,12 @@ TEST_P(background_resend, silent_senders_loss_arrives_only_with_the_thread) {
   for (uint64_t i = 0; i < depth; ++i)
     ASSERT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, &i, sizeof i, nullptr, 0, i), HPAM_OK);
   // From here the sender gets no call: only its background thread may resend.
-  const bool all = spin_until([&] {
-    (void)hpam_poll(ep[1]);
-    return got.size() == depth;
-  }, on ? 20'000 : 300);
+  const bool all = spin_until(
+      [&] {
+        (void)hpam_poll(ep[1]);
+        return got.size() == depth;
+      },
+      on ? 20'000 : 300);
   hpam_counters_t k;
   ASSERT_EQ(hpam_get_counters(ep[0], &k), HPAM_OK);
   ASSERT_GT(k.wire_dropped, 0u) << "the seed must make the wire drop one of the first sends";

@@ -137,9 +137,9 @@ struct pending_fixture : ::testing::Test {
   hpam_pending_t p;
   hpam_pending_queue_t q[3];
   std::vector<send_req> reqs = std::vector<send_req>(16);
-  std::vector<int> sent;      // ids in the order they went
-  int room[3] = {0, 0, 0};    // sends each endpoint takes now (back-pressure)
-  bool partly = false;        // the next refused send went partly
+  std::vector<int> sent;    // ids in the order they went
+  int room[3] = {0, 0, 0};  // sends each endpoint takes now (back-pressure)
+  bool partly = false;      // the next refused send went partly
   void SetUp() override {
     hpam_pending_init(&p);
     for (auto& x : q) hpam_pending_queue_init(&x);
@@ -218,11 +218,12 @@ TEST_F(pending_fixture, purge_hands_over_every_item_in_order_and_unlists) {
   push(2, 1);
   push(0, 2);
   std::vector<int> dropped;
-  hpam_pending_purge(&p, &q[2],
-                     [](hpam_pending_item_t* i, void* ctx) {
-                       static_cast<std::vector<int>*>(ctx)->push_back(req_of(i)->id);
-                     },
-                     &dropped);
+  hpam_pending_purge(
+      &p, &q[2],
+      [](hpam_pending_item_t* i, void* ctx) {
+        static_cast<std::vector<int>*>(ctx)->push_back(req_of(i)->id);
+      },
+      &dropped);
   EXPECT_EQ(dropped, (std::vector<int>{0, 1}));
   EXPECT_FALSE(q[2].listed);
   EXPECT_EQ(p.first, &q[0]);
@@ -315,8 +316,8 @@ TEST_F(rdma_fixture, operations_stay_in_flight_until_done_then_finish_once) {
   EXPECT_EQ(hpam_rdma_ops_issued(&t), 2u);
   EXPECT_TRUE(hpam_rdma_ops_busy(&t, &a, UINT64_MAX));
   EXPECT_TRUE(hpam_rdma_ops_busy(&t, nullptr, UINT64_MAX));
-  EXPECT_FALSE(hpam_rdma_ops_busy(&t, &a, 0));   // a flush before it waits for nothing
-  EXPECT_FALSE(hpam_rdma_ops_busy(&t, &b, 1));   // b's op was the second
+  EXPECT_FALSE(hpam_rdma_ops_busy(&t, &a, 0));  // a flush before it waits for nothing
+  EXPECT_FALSE(hpam_rdma_ops_busy(&t, &b, 1));  // b's op was the second
   for (int i = 0; i < 1000 && hpam_rdma_ops_inflight(&t) != 0; ++i) {
     serve_owner();
     hpam_dep_progress(d[0]);
@@ -347,12 +348,12 @@ TEST_F(rdma_fixture, an_orphaned_operation_finishes_unobserved) {
   ASSERT_EQ(get(&a, 1, 2), 0);
   ASSERT_EQ(get(&b, 2, 3), 0);
   std::vector<int> orphaned;
-  hpam_rdma_ops_orphan(&t, &a,
-                       [](hpam_rdma_op_t* op, void* ctx) {
-                         static_cast<std::vector<int>*>(ctx)->push_back(
-                             reinterpret_cast<record*>(op)->id);
-                       },
-                       &orphaned);
+  hpam_rdma_ops_orphan(
+      &t, &a,
+      [](hpam_rdma_op_t* op, void* ctx) {
+        static_cast<std::vector<int>*>(ctx)->push_back(reinterpret_cast<record*>(op)->id);
+      },
+      &orphaned);
   EXPECT_EQ(orphaned, (std::vector<int>{1}));
   EXPECT_FALSE(hpam_rdma_ops_busy(&t, &a, UINT64_MAX));
   EXPECT_TRUE(hpam_rdma_ops_busy(&t, &b, UINT64_MAX));

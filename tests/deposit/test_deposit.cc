@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "deposit/deposit.hpp"
 #include "../common/test_util.hpp"
+#include "deposit/deposit.hpp"
 
 namespace hpam::deposit {
 namespace {
@@ -93,7 +93,8 @@ TEST_P(deposit_paths, put_then_get_round_trips_every_size) {
     ASSERT_EQ(j->e[0]->put(data.data(), len, t, 1000, &h), status::ok);
     ASSERT_EQ(j->finish(h), status::ok) << len;
     if (len) {
-      for (int i = 0; i < 100; ++i) j->e[1]->progress();  // fallback packets land when the owner polls
+      for (int i = 0; i < 100; ++i)
+        j->e[1]->progress();  // fallback packets land when the owner polls
       EXPECT_EQ(std::memcmp(target + 1000, data.data(), len), 0) << len;
     }
     std::vector<uint8_t> back(len + 1, 0x11);
@@ -108,7 +109,11 @@ TEST_P(deposit_paths, put_then_get_round_trips_every_size) {
 }
 
 TEST_P(deposit_paths, atomics_fetch_the_old_value) {
-  struct row { atomic_op op; atomic_width w; uint64_t operand, compare, old, after; };
+  struct row {
+    atomic_op op;
+    atomic_width w;
+    uint64_t operand, compare, old, after;
+  };
   const row rows[] = {{atomic_op::add, atomic_width::w64, 5, 0, 0, 5},
                       {atomic_op::add, atomic_width::w64, 1ull << 33, 0, 5, (1ull << 33) + 5},
                       {atomic_op::swap, atomic_width::w64, 42, 0, (1ull << 33) + 5, 42},
@@ -130,7 +135,8 @@ TEST_P(deposit_paths, atomics_fetch_the_old_value) {
   *w32 = 0xFFFFFFFF;
   uint64_t fetched = 0;
   op_handle h;
-  ASSERT_EQ(j->e[0]->atomic(atomic_op::add, atomic_width::w32, t, 128, 2, 0, &fetched, &h), status::ok);
+  ASSERT_EQ(j->e[0]->atomic(atomic_op::add, atomic_width::w32, t, 128, 2, 0, &fetched, &h),
+            status::ok);
   ASSERT_EQ(j->finish(h), status::ok);
   EXPECT_EQ(fetched, 0xFFFFFFFFu);
   EXPECT_EQ(*w32, 1u);
@@ -149,7 +155,8 @@ TEST_P(deposit_paths, wrong_key_and_revoked_ticket_write_nothing) {
   const status posted = j->e[0]->put(data.data(), data.size(), bad, 0, &h);
   if (is_ok(posted)) (void)j->finish(h);
   uint64_t v = 0;
-  EXPECT_NE(j->e[0]->atomic(atomic_op::add, atomic_width::w64, bad, 0, 1, 0, &v, nullptr), status::ok);
+  EXPECT_NE(j->e[0]->atomic(atomic_op::add, atomic_width::w64, bad, 0, 1, 0, &v, nullptr),
+            status::ok);
   std::vector<uint8_t> back(16);
   const status g = j->e[0]->get(back.data(), 16, bad, 0, &h);
   EXPECT_TRUE(g == status::rejected || (is_ok(g) && j->finish(h) == status::rejected));
@@ -176,7 +183,8 @@ INSTANTIATE_TEST_SUITE_P(kinds, deposit_paths,
                          ::testing::Values(target_kind{true, true}, target_kind{false, true},
                                            target_kind{false, false}),
                          [](const ::testing::TestParamInfo<target_kind>& i) {
-                           return std::string(i.param.card_memory ? "card_memory" : "private_memory") +
+                           return std::string(i.param.card_memory ? "card_memory"
+                                                                  : "private_memory") +
                                   (i.param.cross_memory ? "_cross" : "_fallback");
                          });
 
@@ -219,7 +227,7 @@ TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {
   ASSERT_EQ(j.e[1]->register_memory(mem.data(), mem.size() * 8, t), status::ok);
   connection_ticket ct;
   ASSERT_EQ(j.e[1]->open_connection(0, t, 1u << 0, 0, ct), status::ok);  // the tail is readable
-  ASSERT_EQ(j.e[1]->set_register(ct, 0, 16), status::ok);  // queue tail at byte 16
+  ASSERT_EQ(j.e[1]->set_register(ct, 0, 16), status::ok);                // queue tail at byte 16
   hybrid_op app{};
   app.code = hybrid_code::store_post_increment;
   app.reg_i = 0;
@@ -247,7 +255,8 @@ TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {
   EXPECT_EQ(j.e[1]->hybrid(ct, app, mem.data(), 8, nullptr, 0, nullptr, nullptr), status::rejected);
   connection_ticket forged = ct;
   forged.connection_key++;
-  EXPECT_EQ(j.e[0]->hybrid(forged, app, mem.data(), 8, nullptr, 0, nullptr, nullptr), status::rejected);
+  EXPECT_EQ(j.e[0]->hybrid(forged, app, mem.data(), 8, nullptr, 0, nullptr, nullptr),
+            status::rejected);
 }
 
 }  // namespace
@@ -299,7 +308,8 @@ TEST(deposit, forged_packets_change_nothing) {
   // The endpoints still work.
   uint64_t v = 5, fetched = 0;
   op_handle h;
-  ASSERT_EQ(j.e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, v, 0, &fetched, &h), status::ok);
+  ASSERT_EQ(j.e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, v, 0, &fetched, &h),
+            status::ok);
   ASSERT_EQ(j.finish(h), status::ok);
   EXPECT_EQ(fetched, 0x0123456789ABCDEFull);
 }
@@ -331,7 +341,7 @@ void serve_a_conditional_operation_without_connection() {
   h.destination = 1;
   h.source = 0;
   h.slot = t.slot;
-  h.metadata_index = 0xFFFFFFFFu;  // no connection
+  h.metadata_index = 0xFFFFFFFFu;       // no connection
   h.protection_key = t.protection_key;  // the right key
   h.metadata_length = sizeof op;
   h.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::operation, false);

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "deposit/deposit.hpp"
 #include "../common/test_util.hpp"
+#include "deposit/deposit.hpp"
 
 namespace hpam::deposit {
 namespace {
@@ -151,10 +151,14 @@ TEST(deposit_batch, forged_entries_inside_a_batch_are_refused_and_counted_the_re
     uint64_t at;
     status expect;
   };
-  const entry entries[] = {{&t, 0, status::ok},          {&wrong_key, 64, status::rejected},
-                           {&t, 128, status::ok},        {&wide, 4090, status::rejected},
-                           {&t, 256, status::ok},        {&revoked, 0, status::rejected},
-                           {&no_slot, 512, status::rejected}, {&t, 4088, status::ok}};
+  const entry entries[] = {{&t, 0, status::ok},
+                           {&wrong_key, 64, status::rejected},
+                           {&t, 128, status::ok},
+                           {&wide, 4090, status::rejected},
+                           {&t, 256, status::ok},
+                           {&revoked, 0, status::rejected},
+                           {&no_slot, 512, status::rejected},
+                           {&t, 4088, status::ok}};
   const uint64_t value = 0x0102030405060708ull;
   op_handle h[8];
   for (int i = 0; i < 8; ++i)
@@ -272,11 +276,13 @@ TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
   uint64_t back = 0, old = 0;
   ASSERT_EQ(j.e[0]->get_now(&back, 8, card, 64), status::ok);
   EXPECT_EQ(back, v);
-  ASSERT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 64, 1, 0, &old), status::ok);
+  ASSERT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 64, 1, 0, &old),
+            status::ok);
   EXPECT_EQ(old, v);
   EXPECT_EQ(words[8], v + 1);
-  ASSERT_EQ(j.e[0]->atomic_now(atomic_op::compare_swap, atomic_width::w64, card, 64, 5, v + 1, &old),
-            status::ok);
+  ASSERT_EQ(
+      j.e[0]->atomic_now(atomic_op::compare_swap, atomic_width::w64, card, 64, 5, v + 1, &old),
+      status::ok);
   EXPECT_EQ(words[8], 5u);
   // Refusals: wrong key (counted), beyond the ticket, misaligned atomic.
   ticket forged = card;

@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "../common/test_util.hpp"
 #include "deposit/deposit.hpp"
 #include "sys/clock.hpp"
-#include "../common/test_util.hpp"
 
 namespace hpam::deposit {
 namespace {
@@ -61,7 +61,8 @@ int sender(const std::string& job, int me, bool cross, ticket counter, connectio
   for (uint32_t i = 0; i < appends_each; ++i) {
     const record r{static_cast<uint32_t>(me), i};
     op_handle h;
-    if (!is_ok(e.hybrid(queue, app, &r, sizeof r, nullptr, 0, nullptr, &h)) || !is_ok(e.wait(h))) return 6;
+    if (!is_ok(e.hybrid(queue, app, &r, sizeof r, nullptr, 0, nullptr, &h)) || !is_ok(e.wait(h)))
+      return 6;
   }
   // Everyone counts itself in; the one that completes the count is notified on.
   hybrid_op done{};
@@ -74,7 +75,8 @@ int sender(const std::string& job, int me, bool cross, ticket counter, connectio
   done.cond_reg = 1;
   done.compare = senders;
   op_handle h;
-  if (!is_ok(e.hybrid(queue, done, nullptr, 0, nullptr, 0, nullptr, &h)) || !is_ok(e.wait(h))) return 7;
+  if (!is_ok(e.hybrid(queue, done, nullptr, 0, nullptr, 0, nullptr, &h)) || !is_ok(e.wait(h)))
+    return 7;
   // Serve the network until the owner says it is finished with us.
   const uint64_t deadline = sys::clock::monotonic_ns() + 60'000'000'000ull;
   while (!e.card().peer_done(0) && sys::clock::monotonic_ns() < deadline) {
@@ -110,7 +112,8 @@ TEST_P(deposit_fork, concurrent_atomics_sum_exactly_and_queue_appends_are_exact)
   ASSERT_EQ(owner.open_connection(-1, queue_t, 0, 1u << 1, queue_ct), status::ok);
   std::vector<pid_t> kids;
   for (int p = 1; p <= senders; ++p)
-    kids.push_back(test::fork_child([&, p] { return sender(job, p, cross, counter_t, queue_ct); }, 120));
+    kids.push_back(
+        test::fork_child([&, p] { return sender(job, p, cross, counter_t, queue_ct); }, 120));
   owner.attach_all();
   // The owner's own CPU atomics on the same word, while the senders work.
   uint64_t own_adds = 0;

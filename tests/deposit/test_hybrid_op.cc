@@ -26,8 +26,8 @@ struct bench {
   }
   status run(const hybrid_op& op, const void* data = nullptr, uint32_t len = 0, void* out = nullptr,
              uint32_t out_len = 0) {
-    return execute(&c, m, op, static_cast<const std::byte*>(data), len, static_cast<std::byte*>(out),
-                   out_len, r);
+    return execute(&c, m, op, static_cast<const std::byte*>(data), len,
+                   static_cast<std::byte*>(out), out_len, r);
   }
   hybrid_result r;
 };
@@ -43,16 +43,25 @@ hybrid_op op_of(hybrid_code code, addressing mode = addressing::direct) {
 }
 
 TEST(hybrid_op, register_functions_and_comparisons_from_tables) {
-  struct fn_row { register_fn fn; uint64_t a, b, out; };
-  const fn_row fns[] = {{register_fn::set, 5, 9, 9}, {register_fn::add, ~0ull, 2, 1},
-                        {register_fn::bit_and, 0xF0, 0x3C, 0x30}, {register_fn::bit_or, 0xF0, 0x0F, 0xFF},
+  struct fn_row {
+    register_fn fn;
+    uint64_t a, b, out;
+  };
+  const fn_row fns[] = {{register_fn::set, 5, 9, 9},
+                        {register_fn::add, ~0ull, 2, 1},
+                        {register_fn::bit_and, 0xF0, 0x3C, 0x30},
+                        {register_fn::bit_or, 0xF0, 0x0F, 0xFF},
                         {register_fn::bit_xor, 0xFF, 0x0F, 0xF0}};
   for (const auto& r : fns) EXPECT_EQ(apply_register_fn(r.fn, r.a, r.b), r.out);
-  struct cmp_row { compare_fn fn; uint64_t a, b; bool out; };
+  struct cmp_row {
+    compare_fn fn;
+    uint64_t a, b;
+    bool out;
+  };
   const cmp_row cmps[] = {{compare_fn::none, 1, 1, false}, {compare_fn::eq, 3, 3, true},
-                          {compare_fn::ne, 3, 3, false}, {compare_fn::lt, 2, 3, true},
-                          {compare_fn::le, 3, 3, true}, {compare_fn::gt, 3, 3, false},
-                          {compare_fn::ge, 4, 3, true}, {compare_fn::lt, ~0ull, 0, false}};
+                          {compare_fn::ne, 3, 3, false},   {compare_fn::lt, 2, 3, true},
+                          {compare_fn::le, 3, 3, true},    {compare_fn::gt, 3, 3, false},
+                          {compare_fn::ge, 4, 3, true},    {compare_fn::lt, ~0ull, 0, false}};
   for (const auto& r : cmps) EXPECT_EQ(holds(r.fn, r.a, r.b), r.out);
 }
 
@@ -229,14 +238,22 @@ TEST(hybrid_op, memory_atomics_32_and_64_bit) {
   uint64_t* w64 = reinterpret_cast<uint64_t*>(b.m.base + 32);
   *w32 = 10;
   *w64 = 1000;
-  struct row { hybrid_code code; uint8_t width; uint64_t value, compare, old, after; };
-  const row rows[] = {
-      {hybrid_code::fetch_add, 4, 5, 0, 10, 15},          {hybrid_code::fetch_add, 4, 0xFFFFFFFF, 0, 15, 14},
-      {hybrid_code::swap, 4, 77, 0, 14, 77},              {hybrid_code::compare_swap, 4, 1, 76, 77, 77},
-      {hybrid_code::compare_swap, 4, 1, 77, 77, 1},       {hybrid_code::fetch_or, 4, 6, 0, 1, 7},
-      {hybrid_code::fetch_and, 4, 3, 0, 7, 3},            {hybrid_code::fetch_xor, 4, 1, 0, 3, 2},
-      {hybrid_code::fetch_add, 8, 24, 0, 1000, 1024},     {hybrid_code::swap, 8, 1ull << 40, 0, 1024, 1ull << 40},
-      {hybrid_code::compare_swap, 8, 9, 1ull << 40, 1ull << 40, 9}};
+  struct row {
+    hybrid_code code;
+    uint8_t width;
+    uint64_t value, compare, old, after;
+  };
+  const row rows[] = {{hybrid_code::fetch_add, 4, 5, 0, 10, 15},
+                      {hybrid_code::fetch_add, 4, 0xFFFFFFFF, 0, 15, 14},
+                      {hybrid_code::swap, 4, 77, 0, 14, 77},
+                      {hybrid_code::compare_swap, 4, 1, 76, 77, 77},
+                      {hybrid_code::compare_swap, 4, 1, 77, 77, 1},
+                      {hybrid_code::fetch_or, 4, 6, 0, 1, 7},
+                      {hybrid_code::fetch_and, 4, 3, 0, 7, 3},
+                      {hybrid_code::fetch_xor, 4, 1, 0, 3, 2},
+                      {hybrid_code::fetch_add, 8, 24, 0, 1000, 1024},
+                      {hybrid_code::swap, 8, 1ull << 40, 0, 1024, 1ull << 40},
+                      {hybrid_code::compare_swap, 8, 9, 1ull << 40, 1ull << 40, 9}};
   for (const row& r : rows) {
     hybrid_op o = op_of(r.code);
     o.width = r.width;
@@ -247,7 +264,8 @@ TEST(hybrid_op, memory_atomics_32_and_64_bit) {
     EXPECT_EQ(b.r.fetched, r.old);
     EXPECT_EQ(r.width == 4 ? uint64_t{*w32} : *w64, r.after);
   }
-  EXPECT_EQ(*reinterpret_cast<uint32_t*>(b.m.base + 20), 0x5A5A5A5Au);  // the neighbour is untouched
+  EXPECT_EQ(*reinterpret_cast<uint32_t*>(b.m.base + 20),
+            0x5A5A5A5Au);  // the neighbour is untouched
   hybrid_op bad = op_of(hybrid_code::fetch_add);
   bad.operand = 17;  // misaligned
   EXPECT_EQ(b.run(bad), status::invalid_argument);

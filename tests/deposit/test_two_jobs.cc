@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "deposit/deposit.hpp"
 #include "../common/test_util.hpp"
+#include "deposit/deposit.hpp"
 
 namespace hpam::deposit {
 namespace {

@@ -50,7 +50,8 @@ struct world {
   guarded<4096> segment;
   guarded<4096> get_buffer;
   std::vector<asked> outstanding;
-  uint32_t expected[4] = {1, 1, 1, 1};  // next sequence process 0 takes per instance (from its acks)
+  uint32_t expected[4] = {1, 1, 1,
+                          1};  // next sequence process 0 takes per instance (from its acks)
 
   world() {
     const std::string job = "fuzz-am-" + std::to_string(getpid());
@@ -99,10 +100,18 @@ struct world {
   void victim_asks(uint8_t how) {
     const uint64_t w[4] = {how, 0, 0, 0};
     switch (how % 4) {
-      case 0: (void)victim->request_4(1, h_reply, w, false); break;
-      case 1: (void)victim->request_get(1, h_bulk, 0x1000, get_buffer.data(), how % 200, 7, false); break;
-      case 2: (void)victim->request_store(1, h_bulk, segment.data(), how % 100, 0x2000, 0, false); break;
-      default: (void)victim->request_4(1, h_reply_store, w, false); break;
+      case 0:
+        (void)victim->request_4(1, h_reply, w, false);
+        break;
+      case 1:
+        (void)victim->request_get(1, h_bulk, 0x1000, get_buffer.data(), how % 200, 7, false);
+        break;
+      case 2:
+        (void)victim->request_store(1, h_bulk, segment.data(), how % 100, 0x2000, 0, false);
+        break;
+      default:
+        (void)victim->request_4(1, h_reply_store, w, false);
+        break;
     }
   }
 };
@@ -159,7 +168,8 @@ void world::step(input& in) {
   h.sequence_high = am::encode_sequence_high(c);
   if (!(lie & 32)) {
     const uint64_t base = reinterpret_cast<uint64_t>(w.segment.data());
-    h.word[am::bulk_word::target] = base - 64 + h.word[am::bulk_word::target] % (w.segment.size() + 128);
+    h.word[am::bulk_word::target] =
+        base - 64 + h.word[am::bulk_word::target] % (w.segment.size() + 128);
   }
   const uint32_t hdr = am::header_bytes(c.kind);
   std::byte* pkt = w.peer->tx_block(w.block);
@@ -190,7 +200,8 @@ void world::step(input& in) {
   w.peer->transmit_block(w.block, len);
   (void)w.victim->poll();
   w.drain_peer();
-  if (w.outstanding.size() > 32) w.outstanding.erase(w.outstanding.begin(), w.outstanding.begin() + 16);
+  if (w.outstanding.size() > 32)
+    w.outstanding.erase(w.outstanding.begin(), w.outstanding.begin() + 16);
 }
 
 }  // namespace

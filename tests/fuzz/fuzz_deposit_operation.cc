@@ -24,9 +24,9 @@ using nic::hamlyn::packet_kind;
 
 struct world {
   std::unique_ptr<deposit::endpoint> e[2];
-  guarded<1024> memory;                 // endpoint 1's private memory
-  void* card_memory = nullptr;           // endpoint 1's card memory (1024 bytes)
-  std::vector<uint8_t> card_shadow;      // what was there before a refused operation
+  guarded<1024> memory;              // endpoint 1's private memory
+  void* card_memory = nullptr;       // endpoint 1's card memory (1024 bytes)
+  std::vector<uint8_t> card_shadow;  // what was there before a refused operation
   deposit::ticket private_ticket{}, card_ticket{};
   deposit::connection_ticket conn[2];
   uint64_t fetched = 0;

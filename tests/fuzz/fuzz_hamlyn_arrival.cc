@@ -33,9 +33,9 @@ struct world {
   std::unique_ptr<card> sender, owner;
   uint32_t slot[slots] = {};
   uint64_t key[slots] = {};
-  uint64_t area_offset = 0;         // the owner's card memory for slots 0-3, with guards
+  uint64_t area_offset = 0;  // the owner's card memory for slots 0-3, with guards
   static constexpr uint64_t area = 1024, guard = 256;
-  guarded<1024> private_memory;     // slot 4
+  guarded<1024> private_memory;  // slot 4
   uint64_t replies = 0;
 
   static card_config config(const std::string& job, int me) {
@@ -60,9 +60,10 @@ struct world {
     sender->attach_all();
     owner->attach_all();
     if (!is_ok(owner->slots().allocate_area(4 * (area + guard) + guard, area_offset))) violated();
-    std::memset(owner->slots().area_address(area_offset), guarded<1>::pattern, 4 * (area + guard) + guard);
-    const slot_mode modes[4] = {slot_mode::normal, slot_mode::paranoid, slot_mode::paranoid_one_shot,
-                                slot_mode::fast};
+    std::memset(owner->slots().area_address(area_offset), guarded<1>::pattern,
+                4 * (area + guard) + guard);
+    const slot_mode modes[4] = {slot_mode::normal, slot_mode::paranoid,
+                                slot_mode::paranoid_one_shot, slot_mode::fast};
     for (int s = 0; s < slots; ++s) {
       slot_spec spec;
       spec.memory = s < 4 ? area_memory::card : area_memory::process;
@@ -103,9 +104,10 @@ struct world {
     h.destination = 1;
     const int s = in.take<uint8_t>() % slots;
     if (choose & 1) h.slot = slot[s];
-    if (choose & 2) h.protection_key = s == 1 ? 0x9A9A + (h.metadata_index & 3)
-                                       : s == 2 ? 0x05E5 + (h.metadata_index & 3)
-                                                : key[s];
+    if (choose & 2)
+      h.protection_key = s == 1   ? 0x9A9A + (h.metadata_index & 3)
+                         : s == 2 ? 0x05E5 + (h.metadata_index & 3)
+                                  : key[s];
     if (choose & 4) h.metadata_index = s == 3 ? fast_index : h.metadata_index & 3;
     if (choose & 8) h.offset %= area + 64;
     if (choose & 16) h.length %= 600;
@@ -185,7 +187,7 @@ struct world {
         if (what % 4 == 2) (void)owner->slots().rearm(slot[s], in.take<uint8_t>() % 5);
         if (what % 4 == 3)
           (void)owner->slots().set_paranoid(slot[s], in.take<uint8_t>() % 5, in.take<uint64_t>(),
-                                    in.take<uint16_t>(), in.take<uint16_t>());
+                                            in.take<uint16_t>(), in.take<uint16_t>());
         break;
       }
       default: {  // the sender sends a real message by ticket (segmented, counted)

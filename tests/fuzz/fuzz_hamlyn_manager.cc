@@ -86,13 +86,15 @@ struct world {
     // waits for time to pass.
     if (!is_ok(out->open(*m0, peer_in->make_seed(), 64, 0)) ||
         !is_ok(peer_out->open(*m1, in->make_seed(), 64, 0)) ||
-        !is_ok(to_dgram.open(*m1, dgram->make_seed())) || !is_ok(to_tagged.open(*m1, tagged->make_seed())))
+        !is_ok(to_dgram.open(*m1, dgram->make_seed())) ||
+        !is_ok(to_tagged.open(*m1, tagged->make_seed())))
       violated();
     guard_high = guard();
     slots[0] = dgram->make_seed().target.slot;
     slots[1] = tagged->make_seed().target.slot;
     slots[2] = in->make_seed().target.slot;
-    for (uint32_t s = 0; s < 16; ++s)  // my stream sender's credit slot: the fast one with inline delivery
+    for (uint32_t s = 0; s < 16;
+         ++s)  // my stream sender's credit slot: the fast one with inline delivery
       if (mine->slots().slot_at(s).inline_limit == sizeof(stream_credit)) slots[3] = s;
   }
 
@@ -129,10 +131,18 @@ struct world {
     const uint32_t len = in_.take<uint16_t>() % 600;
     std::byte data[600] = {};
     switch (what % 4) {
-      case 0: (void)to_dgram.send(what % 5, data, len % 300); break;
-      case 1: (void)to_tagged.send(data, len, in_.take<uint16_t>() % 1100, in_.take<uint64_t>()); break;
-      case 2: (void)peer_out->send(data, len); break;
-      default: (void)peer_out->flush(); break;
+      case 0:
+        (void)to_dgram.send(what % 5, data, len % 300);
+        break;
+      case 1:
+        (void)to_tagged.send(data, len, in_.take<uint16_t>() % 1100, in_.take<uint64_t>());
+        break;
+      case 2:
+        (void)peer_out->send(data, len);
+        break;
+      default:
+        (void)peer_out->flush();
+        break;
     }
     for (int i = 0; i < 4; ++i) {
       (void)m0->poll_nowait();
@@ -158,25 +168,41 @@ struct world {
         if (dgram->receive(what % 5, d) && !inside_area(d.data, d.length)) violated();
         dgram->release(in_.take<uint8_t>() % 5);
         break;
-      case 1: (void)tagged->get_tag(tag); break;
-      case 2: (void)tagged->get_specific_tag(in_.take<uint64_t>() % 8); break;
+      case 1:
+        (void)tagged->get_tag(tag);
+        break;
+      case 2:
+        (void)tagged->get_specific_tag(in_.take<uint64_t>() % 8);
+        break;
       case 3:
         if (in->receive(r)) {
           if (!inside_area(r.data, r.length)) violated();
           last_id = r.id;
         }
         break;
-      case 4: (void)in->release(last_id - in_.take<uint8_t>() % 3); break;
-      default: (void)out->send(&tag, in_.take<uint8_t>() % 9); break;
+      case 4:
+        (void)in->release(last_id - in_.take<uint8_t>() % 3);
+        break;
+      default:
+        (void)out->send(&tag, in_.take<uint8_t>() % 9);
+        break;
     }
   }
 
   void step(input& in_) {
     switch (in_.take<uint8_t>() % 4) {
-      case 0: forged_notification(in_); break;
-      case 1: lying_metadata(in_); break;
-      case 2: honest(in_); break;
-      default: application(in_); break;
+      case 0:
+        forged_notification(in_);
+        break;
+      case 1:
+        lying_metadata(in_);
+        break;
+      case 2:
+        honest(in_);
+        break;
+      default:
+        application(in_);
+        break;
     }
   }
 

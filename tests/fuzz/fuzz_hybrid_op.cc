@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t flags = in.take<uint8_t>();
   w.c.readable = in.take<uint32_t>();
   w.c.writable = in.take<uint32_t>();
-  for (auto& r : w.c.address_register) r.store(in.take<uint16_t>() % 1100, std::memory_order_relaxed);
+  for (auto& r : w.c.address_register)
+    r.store(in.take<uint16_t>() % 1100, std::memory_order_relaxed);
   hybrid_op op = in.take<hybrid_op>();
   const uint32_t out_len = in.take<uint16_t>() % 257;
   size_t n = 0;
@@ -42,9 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   connection_record* c = (flags & 1) ? &w.c : nullptr;
   const target_memory m{reinterpret_cast<std::byte*>(w.memory.data()), w.memory.size()};
   hybrid_result r;
-  const hpam::status st = execute(c, m, op, reinterpret_cast<const std::byte*>(bytes),
-                                  static_cast<uint32_t>(n), reinterpret_cast<std::byte*>(w.out.data()),
-                                  out_len, r);
+  const hpam::status st =
+      execute(c, m, op, reinterpret_cast<const std::byte*>(bytes), static_cast<uint32_t>(n),
+              reinterpret_cast<std::byte*>(w.out.data()), out_len, r);
   if (!w.memory.intact() || !w.out.intact()) violated();
   if (!hpam::is_ok(st)) {
     if (std::memcmp(before, w.memory.data(), sizeof before) != 0) violated();

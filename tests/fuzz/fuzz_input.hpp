@@ -53,7 +53,9 @@ struct guarded {
 };
 
 // A finding: stop here so libFuzzer saves the input.
-[[noreturn]] inline void violated() { __builtin_trap(); }
+[[noreturn]] inline void violated() {
+  __builtin_trap();
+}
 
 template <class W, class = void>
 struct has_begin : std::false_type {};

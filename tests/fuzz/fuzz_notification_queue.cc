@@ -44,7 +44,7 @@ struct world {
   std::unique_ptr<card_t> peer;
   guarded<2048> segment;
   nic::hamlyn::am_sender_entry mine{};  // process 1's region at process 0: slot and key
-  uint32_t expected[4] = {1, 1, 1, 1};   // next sequence process 0 takes per instance
+  uint32_t expected[4] = {1, 1, 1, 1};  // next sequence process 0 takes per instance
 
   // Process 1 takes what process 0 sent; its answers say which sequence
   // numbers it has taken.
@@ -134,7 +134,8 @@ struct world {
         std::memcpy(packet.data() + nic::wire_header_size, &h,
                     std::min<size_t>(sizeof h, n - nic::wire_header_size));
       }
-      w.crc = nic::wire_crc(reinterpret_cast<const std::byte*>(packet.data()), static_cast<uint32_t>(n));
+      w.crc = nic::wire_crc(reinterpret_cast<const std::byte*>(packet.data()),
+                            static_cast<uint32_t>(n));
       std::memcpy(packet.data(), &w, sizeof w);
     }
     return packet;
@@ -179,7 +180,8 @@ struct world {
           const std::vector<uint8_t> packet = packet_from(in, op);
           if (op & 8) n.length = packet.size();
           std::vector<uint8_t> room(nic::hamlyn::notification_inline_bytes, 0);
-          if (!packet.empty()) std::memcpy(room.data(), packet.data(), std::min(packet.size(), room.size()));
+          if (!packet.empty())
+            std::memcpy(room.data(), packet.data(), std::min(packet.size(), room.size()));
           (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n,
                                                  reinterpret_cast<const std::byte*>(room.data()));
         } else {
@@ -201,9 +203,10 @@ struct world {
         // A flag for a cursor value near the reader's (stale, current or
         // ahead) in any state, or any 64 bits.
         const uint64_t near = c + in.take<uint8_t>() % (3 * cap) - cap;
-        const uint64_t flag = (op & 64) ? in.take<uint64_t>()
-                                        : nic::hamlyn::encode_wrap_flag(near, static_cast<nic::hamlyn::entry_state>(
-                                                                                  in.take<uint8_t>() % 4));
+        const uint64_t flag =
+            (op & 64) ? in.take<uint64_t>()
+                      : nic::hamlyn::encode_wrap_flag(
+                            near, static_cast<nic::hamlyn::entry_state>(in.take<uint8_t>() % 4));
         v.entries(0)[i].wrap_flag.store(flag, std::memory_order_release);
         if (op & 16) q.cursor.store(q.cursor.load() + in.take<uint16_t>() % (4 * cap) - 2 * cap);
         if (op & 32) {  // fields of an entry
@@ -215,7 +218,8 @@ struct world {
           e.flags = (op & 8) ? nic::hamlyn::entry_flag_carried : in.take<uint16_t>();
           e.length = in.take<uint32_t>();
           size_t n = 0;
-          const uint8_t* bytes = in.rest(n, in.take<uint8_t>() % (nic::hamlyn::notification_inline_bytes + 1));
+          const uint8_t* bytes =
+              in.rest(n, in.take<uint8_t>() % (nic::hamlyn::notification_inline_bytes + 1));
           if (n) std::memcpy(e.message, bytes, n);
         }
         break;

@@ -104,7 +104,8 @@ inline int run(int procs, unsigned seconds, const std::function<int(int)>& fn) {
   for (int p = 0; p < procs; ++p) {
     const int rc = test::reap(kids[p], static_cast<int>(seconds) * 1000 + 5000);
     if (rc != 0) {
-      std::fprintf(stderr, "gam: process %d %s %d\n", p, rc < 0 ? "was killed or died:" : "failed with code", rc);
+      std::fprintf(stderr, "gam: process %d %s %d\n", p,
+                   rc < 0 ? "was killed or died:" : "failed with code", rc);
       bad = 1;
     }
   }
@@ -132,9 +133,10 @@ inline bool barrier(control* c, hpam_ep_t* ep, int procs, uint64_t round,
 // packet; both run prepare(len), process 0 runs measure(len), both run
 // check(len), between barriers; then the endpoint is destroyed. Returns the
 // first nonzero code.
-inline int each_size(const char* prog, control* c, hpam_ep_t* ep, int me, const std::vector<size_t>& list,
-                     const std::function<void(size_t)>& prepare,
-                     const std::function<int(size_t)>& measure, const std::function<int(size_t)>& check) {
+inline int each_size(const char* prog, control* c, hpam_ep_t* ep, int me,
+                     const std::vector<size_t>& list, const std::function<void(size_t)>& prepare,
+                     const std::function<int(size_t)>& measure,
+                     const std::function<int(size_t)>& check) {
   int r = 0;
   uint64_t round = 0;
   for (size_t len : list) {
@@ -181,8 +183,8 @@ inline endpoint_options endpoint_from(const std::vector<option>& opts) {
 
 // Creates and connects process `me`'s endpoint and, unless segment is
 // null, gives it its segment; nullptr (with the reason printed) on failure.
-inline hpam_ep_t* open_endpoint(const std::string& job, int procs, int me, const endpoint_options& o,
-                                void* segment, size_t segment_len) {
+inline hpam_ep_t* open_endpoint(const std::string& job, int procs, int me,
+                                const endpoint_options& o, void* segment, size_t segment_len) {
   hpam_config_t cfg;
   hpam_config_init(&cfg);
   cfg.job = job.c_str();

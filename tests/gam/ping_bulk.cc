@@ -14,11 +14,13 @@ namespace {
 
 enum : unsigned { h_there = 1, h_back = 2 };
 
-uint8_t pattern(uint64_t i, size_t k) { return static_cast<uint8_t>(i * 31 + k * 7 + 3); }
+uint8_t pattern(uint64_t i, size_t k) {
+  return static_cast<uint8_t>(i * 31 + k * 7 + 3);
+}
 
 struct state {
-  uint8_t* seg;       // this process's segment (the same address in both)
-  uint8_t* src;       // process 0: what it sends (pattern of the current i)
+  uint8_t* seg;  // this process's segment (the same address in both)
+  uint8_t* src;  // process 0: what it sends (pattern of the current i)
   size_t len = 0;
   uint64_t arrivals = 0, bad = 0;
 };
@@ -32,7 +34,8 @@ void there(hpam_token_t* t, void* ctx, void* data, size_t len, uint64_t i) {
   auto* s = static_cast<state*>(ctx);
   if (!lands_right(*s, data, len, i)) s->bad++;
   s->arrivals++;
-  if (hpam_reply_store(t, h_back, data, len, reinterpret_cast<uint64_t>(s->seg), i) != HPAM_OK) s->bad++;
+  if (hpam_reply_store(t, h_back, data, len, reinterpret_cast<uint64_t>(s->seg), i) != HPAM_OK)
+    s->bad++;
 }
 void back(hpam_token_t*, void* ctx, void* data, size_t len, uint64_t i) {
   auto* s = static_cast<state*>(ctx);
@@ -47,7 +50,8 @@ int measure(hpam_ep_t* ep, state& s, uint64_t iters, const std::string& nic) {
   for (uint64_t i = 0; i < warm + iters; ++i) {
     if (i == warm) t0 = now_s();
     for (size_t k = 0; k < s.len; ++k) s.src[k] = pattern(i, k);
-    if (hpam_store(ep, 1, h_there, s.src, s.len, reinterpret_cast<uint64_t>(s.seg), i) != HPAM_OK) return 10;
+    if (hpam_store(ep, 1, h_there, s.src, s.len, reinterpret_cast<uint64_t>(s.seg), i) != HPAM_OK)
+      return 10;
     const double deadline = now_s() + 30;
     while (s.arrivals <= i)
       if (hpam_poll(ep) < 0 || now_s() > deadline) return 11;
@@ -62,7 +66,8 @@ int measure(hpam_ep_t* ep, state& s, uint64_t iters, const std::string& nic) {
 
 int main(int argc, char** argv) {
   using namespace hpam::gam;
-  std::vector<option> opts = {{"nic", "medusa|hamlyn", "medusa"}, {"iters", "n", "2000"},
+  std::vector<option> opts = {{"nic", "medusa|hamlyn", "medusa"},
+                              {"iters", "n", "2000"},
                               {"sizes", "bytes,...", "64,1024,4096,8000"}};
   if (!parse(argc, argv, "ping_bulk", opts)) return 2;
   const std::string job = hpam::test::unique_job("gam-ping-bulk");
@@ -81,7 +86,8 @@ int main(int argc, char** argv) {
     return each_size(
         "ping_bulk", c, ep, me, list, [&](size_t len) { s.len = len, s.arrivals = 0; },
         [&](size_t) { return measure(ep, s, iters, get(opts, "nic")); },
-        [&](size_t len) {  // the last transfer each way, whole: process 1 holds process 0's, and back
+        [&](size_t
+                len) {  // the last transfer each way, whole: process 1 holds process 0's, and back
           for (size_t k = 0; k < len; ++k)
             if (seg[k] != pattern(last, k)) return 13;
           return s.bad ? 14 : 0;

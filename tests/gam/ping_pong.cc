@@ -35,7 +35,8 @@ int pinger(hpam_ep_t* ep, state& s, uint64_t iters, const std::string& nic) {
       if (hpam_poll(ep) < 0 || now_s() > deadline) return 11;
     if (s.last != i + 1 || s.replies != i + 1) return 12;
   }
-  std::printf("ping_pong,%s,rtt_us,%.3f\n", nic.c_str(), (now_s() - t0) / static_cast<double>(iters) * 1e6);
+  std::printf("ping_pong,%s,rtt_us,%.3f\n", nic.c_str(),
+              (now_s() - t0) / static_cast<double>(iters) * 1e6);
   return 0;
 }
 

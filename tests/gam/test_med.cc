@@ -69,7 +69,8 @@ void serve(hpam_ep_t* ep, torture_state& s) {
       continue;
     }
     const iovec iov{s.seg + s.lay.offset(1, reader, k), s.lay.length(reader, s.me, k)};
-    if (hpam_request_medium(ep, reader, h_answer, &iov, 1, encode(s.me, k)) != HPAM_OK) s.misplaced++;
+    if (hpam_request_medium(ep, reader, h_answer, &iov, 1, encode(s.me, k)) != HPAM_OK)
+      s.misplaced++;
   }
 }
 

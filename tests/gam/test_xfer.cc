@@ -33,8 +33,8 @@ void got(hpam_token_t*, void* ctx, void* data, size_t len, uint64_t arg) {
   auto* s = static_cast<torture_state*>(ctx);
   const int owner = proc_of(arg);
   const uint64_t k = k_of(arg);
-  if (owner >= s->lay.procs || k >= s->lay.per_pair || data != s->seg + s->lay.offset(2, owner, k) ||
-      len != s->lay.length(s->me, owner, k)) {
+  if (owner >= s->lay.procs || k >= s->lay.per_pair ||
+      data != s->seg + s->lay.offset(2, owner, k) || len != s->lay.length(s->me, owner, k)) {
     s->misplaced++;
     return;
   }

@@ -16,7 +16,9 @@ namespace {
 enum : unsigned { h_data = 1, h_count = 2, h_counted = 3 };
 constexpr uint64_t ring = 16;
 
-uint8_t pattern(uint64_t i, size_t k) { return static_cast<uint8_t>(i * 13 + k * 5 + 1); }
+uint8_t pattern(uint64_t i, size_t k) {
+  return static_cast<uint8_t>(i * 13 + k * 5 + 1);
+}
 
 struct state {
   uint8_t* seg;
@@ -61,7 +63,8 @@ int measure(hpam_ep_t* ep, state& s, uint64_t iters, const std::string& nic) {
       if (hpam_poll(ep) < 0 || now_s() > deadline) return 12;
   }
   const double t = now_s() - t0;
-  std::printf("thru_bulk,%s,%zu,%.1f\n", nic.c_str(), s.len, static_cast<double>(iters) * s.len / t / 1e6);
+  std::printf("thru_bulk,%s,%zu,%.1f\n", nic.c_str(), s.len,
+              static_cast<double>(iters) * s.len / t / 1e6);
   return s.bad || s.counted != iters ? 13 : 0;
 }
 
@@ -70,7 +73,8 @@ int measure(hpam_ep_t* ep, state& s, uint64_t iters, const std::string& nic) {
 
 int main(int argc, char** argv) {
   using namespace hpam::gam;
-  std::vector<option> opts = {{"nic", "medusa|hamlyn", "medusa"}, {"iters", "n", "20000"},
+  std::vector<option> opts = {{"nic", "medusa|hamlyn", "medusa"},
+                              {"iters", "n", "20000"},
                               {"sizes", "bytes,...", "64,1024,4096,8000"}};
   if (!parse(argc, argv, "thru_bulk", opts)) return 2;
   const std::string job = hpam::test::unique_job("gam-thru-bulk");

@@ -37,7 +37,9 @@ int transfer(hpam_ep_t* ep, torture_state& s, const torture_ops& ops) {
       if (ops.get(ep, s, d, k) != HPAM_OK) return 21;
       if (ops.serve) ops.serve(ep, s);
     }
-  const auto landed = [&] { return sum(s.stores_in) == s.expect_stores() && sum(s.gets_in) == s.expect_gets(); };
+  const auto landed = [&] {
+    return sum(s.stores_in) == s.expect_stores() && sum(s.gets_in) == s.expect_gets();
+  };
   return wait_for(ep, s, ops, landed, 60) ? 0 : 22;
 }
 
@@ -58,7 +60,9 @@ int probe(hpam_ep_t* ep, torture_state& s, const torture_ops& ops) {
   if (hpam_store(ep, d, 1, junk, sizeof junk, edge, 0) != HPAM_OK) return 30;
   if (hpam_get(ep, d, 1, edge, s.seg + s.lay.offset(2, d, 0), sizeof junk, 0) != HPAM_OK) return 31;
   hpam_counters_t c;
-  const auto refused = [&] { return hpam_get_counters(ep, &c) == HPAM_OK && c.refusals_received >= 2; };
+  const auto refused = [&] {
+    return hpam_get_counters(ep, &c) == HPAM_OK && c.refusals_received >= 2;
+  };
   return wait_for(ep, s, ops, refused, 20, true) ? 0 : 32;
 }
 
@@ -71,7 +75,8 @@ int probed_here(const torture_state& s) {
 int check(const torture_state& s, const char* when) {
   const size_t bad = first_wrong_byte(s);
   if (bad == SIZE_MAX && !s.misplaced) return 0;
-  std::fprintf(stderr, "%s: process %d: %s: byte %zu of the segment (%zu bytes) is wrong; %llu misplaced\n",
+  std::fprintf(stderr,
+               "%s: process %d: %s: byte %zu of the segment (%zu bytes) is wrong; %llu misplaced\n",
                s.pattern.c_str(), s.me, when, bad, s.lay.segment_bytes(),
                static_cast<unsigned long long>(s.misplaced));
   return 40;
@@ -90,7 +95,9 @@ int one_process(const torture_ops& ops, const run_config& rc, int me) {
   if (hpam_set_segment(ep, s.seg, s.lay.segment_bytes()) != HPAM_OK) return 2;
   ops.install(ep, &s);
   fill_segment(s);
-  const auto serve = [&] { if (ops.serve) ops.serve(ep, s); };
+  const auto serve = [&] {
+    if (ops.serve) ops.serve(ep, s);
+  };
   if (!barrier(rc.ctl, ep, rc.procs, 1, serve)) return 3;
   int r = transfer(ep, s, ops);
   if (!barrier(rc.ctl, ep, rc.procs, 2, serve)) return r ? r : 4;
@@ -98,16 +105,18 @@ int one_process(const torture_ops& ops, const run_config& rc, int me) {
   if (ops.probe_segment && !r) r = probe(ep, s, ops);
   if (!barrier(rc.ctl, ep, rc.procs, 3, serve)) return r ? r : 5;
   hpam_counters_t c;
-  if (ops.probe_segment && !r && (hpam_get_counters(ep, &c) != HPAM_OK ||
-                                  c.segment_rejections != static_cast<uint64_t>(probed_here(s))))
+  if (ops.probe_segment && !r &&
+      (hpam_get_counters(ep, &c) != HPAM_OK ||
+       c.segment_rejections != static_cast<uint64_t>(probed_here(s))))
     r = 41;
   if (ops.probe_segment && !r) r = check(s, "after the refused transfers");
   if (!barrier(rc.ctl, ep, rc.procs, 4, serve)) return r ? r : 6;
-  if (rc.ep.drop + rc.ep.duplicate + rc.ep.corrupt + rc.ep.reorder > 0 && hpam_get_counters(ep, &c) == HPAM_OK)
-    std::printf("%s,%s,%s,process,%d,wire_faults,%llu,retransmissions,%llu\n", ops.name, rc.nic.c_str(),
-                rc.pattern.c_str(), me,
-                static_cast<unsigned long long>(c.wire_dropped + c.wire_duplicated + c.wire_corrupted +
-                                                c.wire_reordered),
+  if (rc.ep.drop + rc.ep.duplicate + rc.ep.corrupt + rc.ep.reorder > 0 &&
+      hpam_get_counters(ep, &c) == HPAM_OK)
+    std::printf("%s,%s,%s,process,%d,wire_faults,%llu,retransmissions,%llu\n", ops.name,
+                rc.nic.c_str(), rc.pattern.c_str(), me,
+                static_cast<unsigned long long>(c.wire_dropped + c.wire_duplicated +
+                                                c.wire_corrupted + c.wire_reordered),
                 static_cast<unsigned long long>(c.retransmissions));
   return hpam_ep_destroy(ep) == HPAM_OK ? r : 7;
 }
@@ -135,7 +144,7 @@ int torture_main(int argc, char** argv, const torture_ops& ops) {
   for (const char* pattern : {"1to1", "all-to-1", "all-to-all"}) {
     if (which != "all" && which != pattern) continue;
     run_config rc{test::unique_job(ops.name), pattern, get(opts, "nic"), procs, k,
-                  endpoint_from(opts), seg, make_control()};
+                  endpoint_from(opts),        seg,     make_control()};
     const double t0 = now_s();
     const int r = run(procs, 120, [&](int me) { return one_process(ops, rc, me); });
     std::printf("%s,%s,%s,procs,%d,seconds,%.3f,%s\n", ops.name, rc.nic.c_str(), pattern, procs,

@@ -20,7 +20,7 @@ struct torture_layout {
   uint64_t per_pair = 16;  // K: stores and gets per (source, destination) pair
   size_t max_len = 1;      // largest transfer (the endpoint's max_bulk)
   static constexpr size_t guard = 64;
-  size_t slot = 0;         // bytes per slot: guard, up to 7 bytes of misalignment, data, guard
+  size_t slot = 0;  // bytes per slot: guard, up to 7 bytes of misalignment, data, guard
 
   void init(int p, uint64_t k, size_t most) {
     procs = p;
@@ -39,7 +39,9 @@ struct torture_layout {
     if (k == 0) return 1;
     if (k == 1) return max_len;
     if (k == 2) return max_len - 1;
-    return 1 + app_like_mix(static_cast<uint64_t>(s) * 1000003 + static_cast<uint64_t>(d) * 1009 + k) % max_len;
+    return 1 +
+           app_like_mix(static_cast<uint64_t>(s) * 1000003 + static_cast<uint64_t>(d) * 1009 + k) %
+               max_len;
   }
   static uint64_t app_like_mix(uint64_t x) {
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -48,7 +50,9 @@ struct torture_layout {
   }
 };
 
-inline uint8_t guard_byte(size_t pos) { return static_cast<uint8_t>(pos * 131 + 0x5a); }
+inline uint8_t guard_byte(size_t pos) {
+  return static_cast<uint8_t>(pos * 131 + 0x5a);
+}
 // Byte b of the k-th store from s to d; a get's bytes have the top bit flipped.
 inline uint8_t store_byte(int s, int d, uint64_t k, size_t b) {
   return static_cast<uint8_t>(s * 37 + d * 11 + k * 5 + b * 3 + 1);
@@ -70,9 +74,9 @@ struct torture_state {
   std::string pattern;
   int me = 0;
   uint8_t* seg = nullptr;
-  std::vector<uint64_t> stores_in;  // per source: stores that landed here, checked
-  std::vector<uint64_t> gets_in;    // per owner: gets that landed here, checked
-  uint64_t misplaced = 0;           // a handler saw the wrong place, length or source
+  std::vector<uint64_t> stores_in;               // per source: stores that landed here, checked
+  std::vector<uint64_t> gets_in;                 // per owner: gets that landed here, checked
+  uint64_t misplaced = 0;                        // a handler saw the wrong place, length or source
   std::deque<std::pair<int, uint64_t>> pending;  // medium gets to answer: (reader, k)
   std::vector<std::vector<uint8_t>> sources;     // store data, kept until the end
   uint64_t expect_stores() const;
@@ -96,9 +100,15 @@ inline uint64_t sum(const std::vector<uint64_t>& v) {
 }
 
 // The argument word of a transfer: (k, source process).
-inline uint64_t encode(int proc, uint64_t k) { return k << 16 | static_cast<uint64_t>(proc); }
-inline int proc_of(uint64_t arg) { return static_cast<int>(arg & 0xffff); }
-inline uint64_t k_of(uint64_t arg) { return arg >> 16; }
+inline uint64_t encode(int proc, uint64_t k) {
+  return k << 16 | static_cast<uint64_t>(proc);
+}
+inline int proc_of(uint64_t arg) {
+  return static_cast<int>(arg & 0xffff);
+}
+inline uint64_t k_of(uint64_t arg) {
+  return arg >> 16;
+}
 
 struct torture_ops {
   const char* name;

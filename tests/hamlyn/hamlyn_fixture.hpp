@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "nic/hamlyn/hamlyn_card.hpp"
 #include "../common/test_util.hpp"
+#include "nic/hamlyn/hamlyn_card.hpp"
 
 namespace hpam::test {
 
@@ -49,7 +49,7 @@ class hamlyn_job {
 struct guarded_area {
   static constexpr uint64_t guard = 256;
   static constexpr std::byte pattern{0xA5};
-  uint64_t offset = 0;      // the slot's base in card memory
+  uint64_t offset = 0;  // the slot's base in card memory
   std::byte* memory = nullptr;
   uint64_t bytes = 0;
   guarded_area(nic::hamlyn::card& c, uint64_t n) : bytes(n) {
@@ -61,7 +61,8 @@ struct guarded_area {
   }
   bool guards_intact() const {
     for (uint64_t i = 0; i < guard; ++i)
-      if (memory[-1 - static_cast<int64_t>(i)] != pattern || memory[bytes + i] != pattern) return false;
+      if (memory[-1 - static_cast<int64_t>(i)] != pattern || memory[bytes + i] != pattern)
+        return false;
     return true;
   }
   bool untouched() const {

@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "../common/test_util.hpp"
 #include "am/endpoint_impl.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
-#include "../common/test_util.hpp"
 
 namespace hpam::test {
 namespace {
@@ -52,7 +52,8 @@ struct am_pair {
   // Writes a packet carrying `tag` in a claimed block of card 0 and launches it.
   void launch(uint32_t block, uint64_t tag, uint32_t len = 200) {
     std::byte* b = c[0]->tx_block(block);
-    std::memset(b + nic::wire_header_size, static_cast<int>(tag & 0xFF), len - nic::wire_header_size);
+    std::memset(b + nic::wire_header_size, static_cast<int>(tag & 0xFF),
+                len - nic::wire_header_size);
     std::memcpy(b + nic::wire_header_size, &tag, sizeof tag);
     c[0]->launch(1, block, len);
   }
@@ -161,7 +162,8 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
   am_pair j(4, 2);
   const auto& v = j.c[0]->hamlyn().view(1);
   nic::hamlyn::notification n{0, nic::hamlyn::fast_index, 0, 9999, 100};
-  ASSERT_TRUE(nic::hamlyn::notification_append(*v.queue(0), v.entries(0), v.geo.notify_capacity, n));
+  ASSERT_TRUE(
+      nic::hamlyn::notification_append(*v.queue(0), v.entries(0), v.geo.notify_capacity, n));
   nic::rx_packet p;
   EXPECT_FALSE(j.c[1]->receive(p));
   EXPECT_EQ(j.c[1]->malformed(), 1u);
@@ -193,7 +195,9 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
     if (nic::hamlyn::wrap_flag_state(f) == static_cast<uint64_t>(nic::hamlyn::entry_state::free)) {
       e.slot = static_cast<uint32_t>(rng());  // fields no sender wrote
       e.metadata = rng();
-      e.wrap_flag.store(i % 2 ? ~0ull : nic::hamlyn::encode_wrap_flag(lap_before, nic::hamlyn::entry_state::written));
+      e.wrap_flag.store(
+          i % 2 ? ~0ull
+                : nic::hamlyn::encode_wrap_flag(lap_before, nic::hamlyn::entry_state::written));
       ++planted;
     }
     j.launch(b, i);
@@ -203,8 +207,8 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
   for (uint64_t i = 0; i < 400; ++i) EXPECT_EQ(got[i], i);
   const nic::hamlyn::notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
   EXPECT_GT(planted, 100u);
-  EXPECT_GT(r.damaged, 0u);        // the planted flags it came to
-  EXPECT_GT(r.holes, 0u);          // entries writers skipped while the cursor pointed ahead
+  EXPECT_GT(r.damaged, 0u);            // the planted flags it came to
+  EXPECT_GT(r.holes, 0u);              // entries writers skipped while the cursor pointed ahead
   EXPECT_EQ(j.c[1]->malformed(), 0u);  // no planted entry was ever taken as a notification
   EXPECT_EQ(q.overruns.load(), 0u);
 }
@@ -303,7 +307,8 @@ TEST(hamlyn_am_card, faults_delay_and_reorder) {
   std::vector<uint32_t> blocks(40);
   for (auto& x : blocks) ASSERT_TRUE(r.c[0]->claim_tx_block(x));
   for (uint64_t i = 0; i < 40; ++i) r.launch(blocks[i], i);
-  for (uint64_t k = 0; k < 20; ++k) r.launch(blocks[k], 100 + k);  // the first one not held flushes the rest
+  for (uint64_t k = 0; k < 20; ++k)
+    r.launch(blocks[k], 100 + k);  // the first one not held flushes the rest
   auto got = r.drain();
   EXPECT_GT(r.c[0]->wire_stats().reordered, 0u);
   std::vector<uint64_t> first40;
@@ -339,10 +344,14 @@ TEST(hamlyn_am_card, forked_echo_at_the_card_level) {
     }
     // Keep serving (the last echoes may wait in the backlog for a block)
     // until the parent has them all.
-    return spin_until([&] {
-             c.service();
-             return c.peer_done(0);
-           }, 30'000) ? 0 : 4;
+    return spin_until(
+               [&] {
+                 c.service();
+                 return c.peer_done(0);
+               },
+               30'000)
+               ? 0
+               : 4;
   });
   hamlyn_am_card c(am_setup(job, 2, 0, 8, 8));
   c.attach_peer(1);
@@ -351,22 +360,24 @@ TEST(hamlyn_am_card, forked_echo_at_the_card_level) {
   std::vector<int> seen(n, 0);
   uint64_t sent = 0, got = 0;
   nic::rx_packet p;
-  ASSERT_TRUE(spin_until([&] {
-    c.service();
-    if (sent < n && sent - got < 4) {  // at most 4 in flight: within the child's region
-      std::memcpy(c.tx_block(b) + nic::wire_header_size, &sent, 8);
-      c.launch(1, b, 64);
-      ++sent;
-    }
-    while (c.receive(p)) {
-      uint64_t tag;
-      std::memcpy(&tag, p.data + nic::wire_header_size, 8);
-      if (p.crc_ok && tag < n) seen[tag]++;
-      c.release(p);
-      ++got;
-    }
-    return got == n;
-  }, 30'000));
+  ASSERT_TRUE(spin_until(
+      [&] {
+        c.service();
+        if (sent < n && sent - got < 4) {  // at most 4 in flight: within the child's region
+          std::memcpy(c.tx_block(b) + nic::wire_header_size, &sent, 8);
+          c.launch(1, b, 64);
+          ++sent;
+        }
+        while (c.receive(p)) {
+          uint64_t tag;
+          std::memcpy(&tag, p.data + nic::wire_header_size, 8);
+          if (p.crc_ok && tag < n) seen[tag]++;
+          c.release(p);
+          ++got;
+        }
+        return got == n;
+      },
+      30'000));
   c.announce_done();
   EXPECT_EQ(reap(child), 0);
   for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << i;
@@ -388,12 +399,13 @@ TEST(hamlyn_am_card, a_sender_cannot_write_another_senders_region) {
   ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
                                      nic::hamlyn::am_inbound_version, ib, at),
             nic::hamlyn::client_lookup::found);
-  const auto* senders = reinterpret_cast<const nic::hamlyn::am_sender_entry*>(v.area + ib.senders_offset);
+  const auto* senders =
+      reinterpret_cast<const nic::hamlyn::am_sender_entry*>(v.area + ib.senders_offset);
   nic::hamlyn::ticket forged{};
   forged.node = 2;
-  forged.slot = senders[1].slot;              // proc 1's region at proc 2 ...
+  forged.slot = senders[1].slot;  // proc 1's region at proc 2 ...
   forged.metadata_index = nic::hamlyn::fast_index;
-  forged.protection_key = senders[0].key;     // ... with proc 0's key
+  forged.protection_key = senders[0].key;  // ... with proc 0's key
   forged.range = 1024;
   std::vector<std::byte> pkt(64);
   iovec piece{pkt.data(), pkt.size()};
@@ -422,7 +434,8 @@ TEST(hamlyn_am_card, a_revoked_or_rekeyed_region_refuses_and_counts) {
                                      nic::hamlyn::am_inbound_version, ib, at),
             nic::hamlyn::client_lookup::found);
   const uint32_t slot =
-      reinterpret_cast<const nic::hamlyn::am_sender_entry*>(h1.view(1).area + ib.senders_offset)[0].slot;
+      reinterpret_cast<const nic::hamlyn::am_sender_entry*>(h1.view(1).area + ib.senders_offset)[0]
+          .slot;
   uint32_t b;
   ASSERT_TRUE(j.c[0]->claim_tx_block(b));
   j.launch(b, 1);
@@ -548,10 +561,12 @@ TEST(hamlyn_am_protocol, forked_peers_exchange_requests) {
     seen s;
     (void)e.register_handler4(h_add, on_add, &s);
     (void)e.register_handler4(h_result, on_result, &s);
-    if (!spin_until([&] {
-          (void)e.poll();
-          return s.counter == static_cast<uint64_t>(n);
-        }, 30'000))
+    if (!spin_until(
+            [&] {
+              (void)e.poll();
+              return s.counter == static_cast<uint64_t>(n);
+            },
+            30'000))
       return 2;
     return is_ok(e.drain()) ? 0 : 3;
   });

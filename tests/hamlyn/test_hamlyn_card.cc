@@ -68,7 +68,8 @@ TEST(hamlyn_layout, wrap_flag_round_trip) {
       EXPECT_EQ(wrap_flag_state(f), static_cast<uint64_t>(s));
     }
   // Flags for the same entry one lap apart differ, in every state.
-  EXPECT_NE(encode_wrap_flag(3, entry_state::written), encode_wrap_flag(3 + 8, entry_state::written));
+  EXPECT_NE(encode_wrap_flag(3, entry_state::written),
+            encode_wrap_flag(3 + 8, entry_state::written));
   EXPECT_EQ(wrap_flag_state(~0ull), 3u);  // no state: damaged
 }
 
@@ -99,7 +100,8 @@ TEST(hamlyn_ticket, split_keeps_the_counter_sum_and_the_range) {
   ticket c{};
   EXPECT_EQ(split_ticket(t, 1000, c), status::invalid_argument);  // nothing left for t
   t.delta = 1;
-  EXPECT_EQ(split_ticket(t, 10, c), status::invalid_argument);    // 1 cannot be split into non-zero parts
+  EXPECT_EQ(split_ticket(t, 10, c),
+            status::invalid_argument);  // 1 cannot be split into non-zero parts
 }
 
 TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified) {
@@ -221,7 +223,8 @@ TEST(hamlyn_card, group_receive_notifies_exactly_once_after_every_sender) {
   for (int sender = 0; sender < 3; ++sender) {
     EXPECT_FALSE(j[3].receiver().receive(0, n)) << "notified before sender " << sender;
     const auto data = pattern(sizes[sender], static_cast<uint8_t>(sender));
-    ASSERT_EQ(send_bytes(j[sender], tickets[sender], data.data(), data.size()).state, send_state::sent);
+    ASSERT_EQ(send_bytes(j[sender], tickets[sender], data.data(), data.size()).state,
+              send_state::sent);
     EXPECT_EQ(std::memcmp(a.memory + tickets[sender].offset, data.data(), data.size()), 0);
   }
   ASSERT_TRUE(j[3].receiver().receive(0, n));
@@ -244,7 +247,8 @@ TEST(hamlyn_card, notification_queue_wraps_many_times_and_refuses_overrun) {
   uint64_t expect = 0;
   for (uint64_t i = 0; i < 1000; ++i) {
     const uint64_t word = i * 0x9E3779B97F4A7C15ull;
-    ASSERT_EQ(send_bytes(j[0], t, &i, sizeof i, (i % 100) * 8, nullptr, 0, word).state, send_state::sent);
+    ASSERT_EQ(send_bytes(j[0], t, &i, sizeof i, (i % 100) * 8, nullptr, 0, word).state,
+              send_state::sent);
     if (i % 5 == 4) {  // read in batches that straddle the wrap point
       notification n;
       while (j[1].receiver().receive(0, n)) {
@@ -257,7 +261,8 @@ TEST(hamlyn_card, notification_queue_wraps_many_times_and_refuses_overrun) {
   EXPECT_EQ(expect, 1000u);
   EXPECT_EQ(j[1].view(1).queue(0)->overruns.load(), 0u);
   uint64_t v = 1;
-  for (int i = 0; i < 9; ++i) ASSERT_EQ(send_bytes(j[0], t, &v, 8, 0, nullptr, 0, 500 + i).state, send_state::sent);
+  for (int i = 0; i < 9; ++i)
+    ASSERT_EQ(send_bytes(j[0], t, &v, 8, 0, nullptr, 0, 500 + i).state, send_state::sent);
   EXPECT_EQ(j[1].view(1).queue(0)->overruns.load(), 1u);
   notification n;
   for (int i = 0; i < 8; ++i) {
@@ -280,7 +285,8 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
   EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
   // A forged ticket wider than the slot: the receiving side's bounds check.
   const ticket wide = j[1].slots().make_ticket(s, 0, 0, 1 << 20, true);
-  for (uint64_t off : {uint64_t{1024 - 199}, uint64_t{1024}, uint64_t{5000}, uint64_t{~0ull - 100}}) {
+  for (uint64_t off :
+       {uint64_t{1024 - 199}, uint64_t{1024}, uint64_t{5000}, uint64_t{~0ull - 100}}) {
     ticket w = wide;
     w.offset = off;
     w.range = 1000;
@@ -363,7 +369,8 @@ TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
   const uint32_t s = make_slot(j[1], a, slot_mode::fast);
   const ticket t = j[1].slots().make_ticket(s, fast_index, 0, 4096, true);
   const auto data = pattern(150, 4);
-  ASSERT_EQ(send_bytes(j[0], t, data.data(), 150, 300, nullptr, 0, 0xFEEDull).state, send_state::sent);
+  ASSERT_EQ(send_bytes(j[0], t, data.data(), 150, 300, nullptr, 0, 0xFEEDull).state,
+            send_state::sent);
   notification n;
   ASSERT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_EQ(n.metadata_index, fast_index);
@@ -371,7 +378,8 @@ TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
   EXPECT_EQ(n.length, 150u);
   EXPECT_EQ(std::memcmp(a.memory + 300, data.data(), 150), 0);
   const auto big = pattern(1000, 4);
-  EXPECT_EQ(send_bytes(j[0], t, big.data(), 1000).posted, status::invalid_argument);  // not one packet
+  EXPECT_EQ(send_bytes(j[0], t, big.data(), 1000).posted,
+            status::invalid_argument);  // not one packet
   ticket normal = t;
   normal.metadata_index = 0;
   EXPECT_EQ(send_bytes(j[0], normal, data.data(), 10).error, status::rejected);
@@ -572,13 +580,15 @@ TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
     h.metadata_length = static_cast<uint32_t>(rng() % 5 == 0 ? rng() : rng() % 64);
     h.flags = static_cast<uint32_t>(rng() % 2 ? rng() : rng() % 8);
     h.fast_word = rng();
-    iovec piece{junk.data(), std::min<size_t>(junk.size(), 448 - std::min<uint32_t>(h.metadata_length, 448))};
+    iovec piece{junk.data(),
+                std::min<size_t>(junk.size(), 448 - std::min<uint32_t>(h.metadata_length, 448))};
     if (j[0].push_packet(1, h, &piece, 1)) ++pushed;
     (void)j[1].receiver().poll_inbound();
   }
   // Forged entries in the ready FIFO: a buffer number out of range, a
   // length beyond the buffers, a length shorter than a header.
-  for (uint64_t forged : {inbound_entry(1u << 30, 64), inbound_entry(0, 1u << 30), inbound_entry(0, 8)}) {
+  for (uint64_t forged :
+       {inbound_entry(1u << 30, 64), inbound_entry(0, 1u << 30), inbound_entry(0, 8)}) {
     uint64_t pos;
     std::byte* cell = j[0].view(1).rx_ready.claim(pos);
     ASSERT_NE(cell, nullptr);

@@ -19,7 +19,9 @@ using namespace nic::hamlyn;
 constexpr size_t guard = 4096;
 constexpr uint8_t guard_byte = 0xC3;
 
-uint8_t expected_byte(size_t i) { return static_cast<uint8_t>(i * 131 + (i >> 10)); }
+uint8_t expected_byte(size_t i) {
+  return static_cast<uint8_t>(i * 131 + (i >> 10));
+}
 
 struct pipe_pair {
   int fd[2];
@@ -29,14 +31,19 @@ struct pipe_pair {
     close(fd[1]);
   }
   template <class T>
-  bool put(const T& v) { return write(fd[1], &v, sizeof v) == static_cast<ssize_t>(sizeof v); }
+  bool put(const T& v) {
+    return write(fd[1], &v, sizeof v) == static_cast<ssize_t>(sizeof v);
+  }
   template <class T>
-  bool get(T& v) { return read(fd[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v); }
+  bool get(T& v) {
+    return read(fd[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v);
+  }
 };
 
 // The receiver: registers private memory, hands its ticket over, and checks
 // what is in the memory before and after it polls.
-int receiver(const std::string& job, bool cross, size_t bytes, pipe_pair& to_parent, pipe_pair& from_parent) {
+int receiver(const std::string& job, bool cross, size_t bytes, pipe_pair& to_parent,
+             pipe_pair& from_parent) {
   card_config c = hamlyn_config(job, 2, 1);
   c.cross_memory = cross;
   card me(c);

@@ -19,7 +19,7 @@ using namespace nic::hamlyn;
 struct replies {
   std::vector<std::byte> bytes;  // every reply byte, in arrival order
   uint64_t packets = 0;
-  uint64_t max_end = 0;          // highest offset + length seen
+  uint64_t max_end = 0;  // highest offset + length seen
 };
 bool on_reply(void* ctx, card&, const packet_header& h, const std::byte* payload) {
   auto* r = static_cast<replies*>(ctx);
@@ -170,7 +170,8 @@ TEST(hamlyn_hostile, one_shot_admits_one_sender_even_while_its_message_is_incomp
   ASSERT_TRUE(j[1].receiver().receive(0, n));
   EXPECT_EQ(n.source, 0u);
   EXPECT_FALSE(j[1].receiver().receive(0, n));
-  for (int i = 0; i < 200; ++i) ASSERT_EQ(a.memory[i], std::byte{0}) << i;  // sender 2 wrote nothing
+  for (int i = 0; i < 200; ++i)
+    ASSERT_EQ(a.memory[i], std::byte{0}) << i;  // sender 2 wrote nothing
   EXPECT_EQ(j[1].slots().metadata(s, 0)->packet_accumulator.load(), 0u);
 }
 

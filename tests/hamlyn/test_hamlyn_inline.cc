@@ -61,7 +61,8 @@ TEST(hamlyn_inline, fast_messages_up_to_the_limit_travel_in_the_entry) {
     const ticket t = j[1].slots().make_ticket(s, fast_index, 0, 1024, true);
     uint64_t messages = 0;
     for (uint32_t len : {0u, 1u, limit - 1, limit, limit + 1, limit + 33}) {
-      const auto msg = bytes_of(len + 1, static_cast<uint8_t>(len + limit));  // never a null pointer
+      const auto msg =
+          bytes_of(len + 1, static_cast<uint8_t>(len + limit));  // never a null pointer
       send_handle h;
       ASSERT_EQ(j[0].terminus().send_fast(t, 512, msg.data(), len, 1000 + len, h), status::ok);
       ++messages;
@@ -169,7 +170,8 @@ TEST(hamlyn_inline, queued_and_fallback_fast_messages_are_carried_too) {
   ASSERT_EQ(j[0].terminus().send_fast(j[1].slots().make_ticket(fs, fast_index, 0, 256, true), 0,
                                       msg.data(), 72, 9, h),
             status::ok);
-  for (int k = 0; k < 100 && j[0].terminus().state(h) != send_state::sent; ++k) j[0].terminus().kick();
+  for (int k = 0; k < 100 && j[0].terminus().state(h) != send_state::sent; ++k)
+    j[0].terminus().kick();
   notification n;
   std::byte got[notification_inline_bytes];
   ASSERT_TRUE(j[1].receiver().receive(0, n, got));

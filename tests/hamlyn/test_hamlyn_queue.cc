@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "nic/hamlyn/notification_queue.hpp"
 #include "../common/test_util.hpp"
+#include "nic/hamlyn/notification_queue.hpp"
 
 namespace hpam::test {
 namespace {
@@ -53,7 +53,8 @@ TEST(hamlyn_queue, the_entry_carries_every_length_up_to_its_room_byte_exact) {
 TEST(hamlyn_queue, a_message_longer_than_the_room_or_none_is_not_carried) {
   queue k;
   const auto msg = bytes_of(notification_inline_bytes + 1, 5);
-  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 1, notification_inline_bytes + 1}, msg.data()));
+  ASSERT_TRUE(
+      k.append(notification{1, fast_index, 0, 1, notification_inline_bytes + 1}, msg.data()));
   ASSERT_TRUE(k.append(notification{1, fast_index, 0, 2, 40}));  // no message given
   notification n;
   std::byte got[notification_inline_bytes];

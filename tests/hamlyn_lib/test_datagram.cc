@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "lib_fixture.hpp"
 #include "hamlyn_lib/datagram.hpp"
+#include "lib_fixture.hpp"
 
 namespace hpam::test {
 namespace {
@@ -102,8 +102,12 @@ TEST_F(datagram_case, lying_metadata_is_counted_and_makes_nothing_ready) {
   struct lie {
     uint32_t offset, length, flags, meta_bytes;
   };
-  const lie lies[] = {{60, 8, 0, 12}, {0, 65, 0, 12}, {0xFFFFFFFFu, 2, 0, 12}, {0, 4, 2, 12},
-                      {0, 4, datagram_metadata::flag_reply, 12}, {0, 4, 0, 8}};
+  const lie lies[] = {{60, 8, 0, 12},
+                      {0, 65, 0, 12},
+                      {0xFFFFFFFFu, 2, 0, 12},
+                      {0, 4, 2, 12},
+                      {0, 4, datagram_metadata::flag_reply, 12},
+                      {0, 4, 0, 8}};
   for (const lie& l : lies) {
     std::byte meta[hw::user_metadata_bytes] = {};
     std::memcpy(meta, &l.offset, 4);

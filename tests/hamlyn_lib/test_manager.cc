@@ -6,9 +6,9 @@
 
 #include <memory>
 
-#include "lib_fixture.hpp"
 #include "hamlyn_lib/datagram.hpp"
 #include "hamlyn_lib/tagged_write.hpp"
+#include "lib_fixture.hpp"
 
 namespace hpam::test {
 namespace {
@@ -83,19 +83,19 @@ TEST_F(seed_case, forged_seeds_are_refused_and_counted) {
     change(s);
     forged.push_back(s);
   };
-  forge([](seed& s) { s.target.protection_key ^= 1; });       // wrong key
-  forge([](seed& s) { s.target.protection_key = 0; });        // no key
-  forge([](seed& s) { s.target.generation++; });              // another setup of the slot
-  forge([](seed& s) { s.target.slot ^= 1; });                 // another slot
-  forge([](seed& s) { s.target.slot = 1u << 20; });           // no such slot
-  forge([](seed& s) { s.target.node = 9; });                  // no such process
-  forge([](seed& s) { s.target.range += 1; });                // past the slot's bound
-  forge([](seed& s) { s.target.offset = ~0ull; });            // offset overflows
-  forge([](seed& s) { s.entries = 5; });                      // more entries than the slot has
-  forge([](seed& s) { s.target.metadata_index = 1; });        // entries 1..4 of a 4-entry slot
-  forge([](seed& s) { s.entry_bytes = 1u << 30; });           // instances past the range
-  forge([](seed& s) { s.magic ^= 1; });                       // not a seed
-  forge([](seed& s) { s.version++; });                        // another layout
+  forge([](seed& s) { s.target.protection_key ^= 1; });  // wrong key
+  forge([](seed& s) { s.target.protection_key = 0; });   // no key
+  forge([](seed& s) { s.target.generation++; });         // another setup of the slot
+  forge([](seed& s) { s.target.slot ^= 1; });            // another slot
+  forge([](seed& s) { s.target.slot = 1u << 20; });      // no such slot
+  forge([](seed& s) { s.target.node = 9; });             // no such process
+  forge([](seed& s) { s.target.range += 1; });           // past the slot's bound
+  forge([](seed& s) { s.target.offset = ~0ull; });       // offset overflows
+  forge([](seed& s) { s.entries = 5; });                 // more entries than the slot has
+  forge([](seed& s) { s.target.metadata_index = 1; });   // entries 1..4 of a 4-entry slot
+  forge([](seed& s) { s.entry_bytes = 1u << 30; });      // instances past the range
+  forge([](seed& s) { s.magic ^= 1; });                  // not a seed
+  forge([](seed& s) { s.version++; });                   // another layout
   forge([](seed& s) { s.kind = static_cast<uint32_t>(protocol::stream); });  // another protocol
   forge([](seed& s) { s.reserved = 1; });
   for (size_t i = 0; i < forged.size(); ++i) {
@@ -131,9 +131,11 @@ TEST_F(seed_case, a_stale_seed_is_refused_and_its_old_sender_is_refused_by_the_c
   EXPECT_EQ(after.open(sm, old), status::rejected);
   EXPECT_EQ(sm.counters().seeds_refused, 2u);
   // The sender built before keeps its old ticket: the card refuses it.
-  const uint64_t keys = j[1].counters().key_rejections.load() + j[1].counters().revoked_rejections.load();
+  const uint64_t keys =
+      j[1].counters().key_rejections.load() + j[1].counters().revoked_rejections.load();
   EXPECT_EQ(before.send(0, "stale", 5), status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load() + j[1].counters().revoked_rejections.load(), keys + 1);
+  EXPECT_EQ(j[1].counters().key_rejections.load() + j[1].counters().revoked_rejections.load(),
+            keys + 1);
   datagram d;
   EXPECT_FALSE(again.receive(0, d));
 }

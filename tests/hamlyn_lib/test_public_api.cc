@@ -40,7 +40,8 @@ int receiving_side(const std::string& job, int up) {
   if (!dgrams.receive_block(3, d, 20'000'000'000ull)) return 9;
   if (d.length != 5 || std::memcmp(d.data, "hello", 5) != 0 || !d.has_reply) return 3;
   hm::datagram_sender back;
-  if (back.open_reply(m, d.reply) != hm::status::ok || back.send(0, "world", 5) != hm::status::ok) return 4;
+  if (back.open_reply(m, d.reply) != hm::status::ok || back.send(0, "world", 5) != hm::status::ok)
+    return 4;
   dgrams.release(3);
   std::string text;
   hm::stream_record r;
@@ -51,7 +52,8 @@ int receiving_side(const std::string& job, int up) {
   }
   if (text != "abcdefghijklmnopqrstuvwxyz") return 7;
   uint64_t tag = 0;
-  if (!tags.get_specific_tag_block(42, 20'000'000'000ull) || !tags.get_tag_block(tag, 1'000'000)) return 10;
+  if (!tags.get_specific_tag_block(42, 20'000'000'000ull) || !tags.get_tag_block(tag, 1'000'000))
+    return 10;
   if (tags.get_tag_block(tag, 2'000'000)) return 11;  // nothing more: times out
   if (tag != 7 || std::memcmp(static_cast<char*>(tags.buffer()) + 100, "tagged", 6) != 0) return 8;
   return 0;
@@ -80,7 +82,7 @@ TEST(hamlyn_public_api, every_protocol_between_two_processes) {
   ASSERT_EQ(out.open(m, s.stream), hm::status::ok);
   ASSERT_EQ(out.send("abcdefghijklm", 13), hm::status::ok);  // coalesced ...
   ASSERT_EQ(out.send("nopqrstuvwxyz", 13), hm::status::ok);
-  ASSERT_EQ(out.flush(), hm::status::ok);                    // ... and forced out
+  ASSERT_EQ(out.flush(), hm::status::ok);  // ... and forced out
   hm::tagged_write_sender w;
   ASSERT_EQ(w.open(m, s.tags), hm::status::ok);
   ASSERT_EQ(w.send("tagged", 6, 100, 7), hm::status::ok);

@@ -7,8 +7,8 @@
 
 #include <cstring>
 
-#include "lib_fixture.hpp"
 #include "hamlyn_lib/stream.hpp"
+#include "lib_fixture.hpp"
 
 namespace hpam::test {
 namespace {
@@ -50,11 +50,18 @@ TEST_F(stream_case, bytes_arrive_in_order_with_and_without_coalescing) {
         drain(r, got);
       }
     ASSERT_EQ(s.flush(), status::ok);
-    ASSERT_TRUE(rm.wait_until([&] { drain(r, got); return got.size() == sent.size(); }, 10'000'000'000ull));
+    ASSERT_TRUE(rm.wait_until(
+        [&] {
+          drain(r, got);
+          return got.size() == sent.size();
+        },
+        10'000'000'000ull));
     EXPECT_EQ(got, sent) << "coalesce " << coalesce;
     EXPECT_EQ(r.counters().malformed, 0u);
-    if (coalesce) EXPECT_GT(s.counters().coalesced, 0u);
-    else EXPECT_EQ(s.counters().coalesced, 0u);
+    if (coalesce)
+      EXPECT_GT(s.counters().coalesced, 0u);
+    else
+      EXPECT_EQ(s.counters().coalesced, 0u);
   }
 }
 
@@ -112,7 +119,8 @@ TEST_F(stream_case, a_sender_out_of_tickets_waits_and_never_overruns) {
   stream_receiver r(rm, cfg);
   stream_sender s;
   ASSERT_EQ(s.open(sm, r.make_seed(), 0, 20'000'000), status::ok);  // waits 20 ms
-  const auto a = bytes_of(1000, 1), b = bytes_of(1000, 2), c = bytes_of(1000, 3), d = bytes_of(1000, 4);
+  const auto a = bytes_of(1000, 1), b = bytes_of(1000, 2), c = bytes_of(1000, 3),
+             d = bytes_of(1000, 4);
   ASSERT_EQ(s.send(a.data(), 1000), status::ok);
   ASSERT_EQ(s.send(b.data(), 1000), status::ok);
   ASSERT_EQ(s.send(c.data(), 1000), status::ok);
@@ -192,7 +200,12 @@ TEST_F(stream_case, records_reordered_and_delayed_by_the_wire_come_out_in_order)
     drain(r, got);
   }
   ASSERT_EQ(s.flush(), status::ok);
-  ASSERT_TRUE(rm.wait_until([&] { drain(r, got); return got.size() == sent.size(); }, 10'000'000'000ull));
+  ASSERT_TRUE(rm.wait_until(
+      [&] {
+        drain(r, got);
+        return got.size() == sent.size();
+      },
+      10'000'000'000ull));
   EXPECT_EQ(got, sent);
   ASSERT_NE(s.wire_stats(), nullptr);
   EXPECT_GT(s.wire_stats()->reordered, 10u);
@@ -243,8 +256,9 @@ TEST_F(stream_case, lying_records_and_credits_are_counted_and_change_nothing) {
   c.released = 99;
   c.kind = stream_credit_release;
   hw::send_handle h;
-  ASSERT_EQ(j[1].terminus().send_fast(credit, 0, reinterpret_cast<const std::byte*>(&c), sizeof c, 0, h),
-            status::ok);
+  ASSERT_EQ(
+      j[1].terminus().send_fast(credit, 0, reinterpret_cast<const std::byte*>(&c), sizeof c, 0, h),
+      status::ok);
   (void)sm.poll_nowait();
   EXPECT_EQ(s.counters().malformed, 1u);
   ASSERT_EQ(s.send("second", 6), status::ok);
@@ -287,7 +301,8 @@ TEST(stream_fork, a_stream_crosses_processes_in_order) {
     stream_record rec;
     while (at < total) {
       if (!r.receive_block(rec, 20'000'000'000ull)) return 3;
-      if (rec.length > total - at || std::memcmp(rec.data, want.data() + at, rec.length) != 0) return 4;
+      if (rec.length > total - at || std::memcmp(rec.data, want.data() + at, rec.length) != 0)
+        return 4;
       at += rec.length;
       if (rec.id % 3 == 0 && r.release(rec.id) != status::ok) return 5;  // releases in batches
     }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "lib_fixture.hpp"
 #include "hamlyn_lib/tagged_write.hpp"
+#include "lib_fixture.hpp"
 
 namespace hpam::test {
 namespace {
@@ -35,8 +35,8 @@ TEST_F(tagged_case, writes_land_at_their_offsets_and_tags_come_in_any_order_aske
   ASSERT_TRUE(r.get_specific_tag(103, &t));  // from the middle
   EXPECT_EQ(t.length, 96u);
   EXPECT_EQ(t.source, 0u);
-  EXPECT_FALSE(r.get_specific_tag(103));  // taken once only
-  EXPECT_FALSE(r.get_specific_tag(7));    // never sent
+  EXPECT_FALSE(r.get_specific_tag(103));                 // taken once only
+  EXPECT_FALSE(r.get_specific_tag(7));                   // never sent
   EXPECT_FALSE(r.get_specific_tag_block(7, 2'000'000));  // waits 2 ms for it, in vain
   ASSERT_TRUE(r.get_specific_tag(106, &t));
   EXPECT_EQ(t.length, 4032u);
@@ -54,7 +54,7 @@ TEST_F(tagged_case, a_write_that_is_not_one_packet_or_outside_the_buffer_is_refu
   tagged_write_sender w;
   ASSERT_EQ(w.open(sm, r.make_seed()), status::ok);
   std::vector<std::byte> big(4033);
-  EXPECT_NE(w.send(big.data(), 4033, 0, 1), status::ok);  // two packets: not fast mode
+  EXPECT_NE(w.send(big.data(), 4033, 0, 1), status::ok);   // two packets: not fast mode
   EXPECT_NE(w.send(big.data(), 16, 8190, 2), status::ok);  // past the buffer
   uint64_t tag;
   EXPECT_FALSE(r.get_tag(tag));
@@ -101,7 +101,8 @@ TEST(tagged_write_fork, tags_and_data_cross_processes) {
     if (write(fds[1], &s, sizeof s) != sizeof s) return 2;
     std::vector<bool> seen(writes);
     for (int want = writes - 1; want >= 0; want -= 2)  // the odd ones, last first
-      if (!m.wait_until([&] { return r.get_specific_tag(static_cast<uint64_t>(want)); }, 20'000'000'000ull))
+      if (!m.wait_until([&] { return r.get_specific_tag(static_cast<uint64_t>(want)); },
+                        20'000'000'000ull))
         return 3;
       else
         seen[static_cast<size_t>(want)] = true;
@@ -126,7 +127,8 @@ TEST(tagged_write_fork, tags_and_data_cross_processes) {
   ASSERT_EQ(w.open(m, s), status::ok);
   for (int i = 0; i < writes; ++i) {
     const auto data = bytes_of(64, static_cast<uint8_t>(i));
-    ASSERT_EQ(w.send(data.data(), 64, 64 * static_cast<uint64_t>(i), static_cast<uint64_t>(i)), status::ok);
+    ASSERT_EQ(w.send(data.data(), 64, 64 * static_cast<uint64_t>(i), static_cast<uint64_t>(i)),
+              status::ok);
   }
   EXPECT_EQ(reap(child), 0);
   close(fds[0]);

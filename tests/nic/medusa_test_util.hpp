@@ -79,7 +79,8 @@ inline bool forge_rx_ready(medusa_card& c, uint64_t entry, const std::byte* pack
   std::byte* cell = c.rx_ready_fifo().claim(pos);
   if (!cell) return false;
   const uint32_t len = medusa::entry_length(entry);
-  if (packet && len <= c.inline_bytes()) std::memcpy(cell + sys::cell_fifo::head_bytes, packet, len);
+  if (packet && len <= c.inline_bytes())
+    std::memcpy(cell + sys::cell_fifo::head_bytes, packet, len);
   c.rx_ready_fifo().publish(cell, pos, entry);
   return true;
 }

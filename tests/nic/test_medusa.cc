@@ -23,7 +23,7 @@ using medusa::entry_block;
 using medusa::entry_length;
 
 TEST(medusa_entry, encode_decode_round_trip) {
-  const uint32_t values[] = {0,     1,     2,       63,        64,        4095,     8192,
+  const uint32_t values[] = {0,     1,     2,        63,        64,        4095,      8192,
                              65535, 65536, 1u << 20, 0x7fffffu, 0x800000u, 0xfffffeu, 0xffffffu};
   const uint32_t sources[] = {0, 1, 2, 255, 256, 65534, 65535};
   for (uint32_t b : values)
@@ -710,8 +710,9 @@ TEST(medusa_card, packets_inline_or_in_their_block_around_the_cell_boundary) {
     ASSERT_EQ(b.inline_bytes(), cell - 16);
     uint32_t t;
     ASSERT_TRUE(a.claim_tx_block(t));
-    const uint32_t lengths[] = {payload_offset, 32, 47, 48, 49, 63, 64, 65, 111, 112, 113,
-                                cell - 17, cell - 16, cell - 15, 500, 1024};
+    const uint32_t lengths[] = {
+        payload_offset, 32,        47,        48,  49,  63, 64, 65, 111, 112, 113,
+        cell - 17,      cell - 16, cell - 15, 500, 1024};
     for (uint32_t len : lengths) {
       if (len < payload_offset || len > a.block_size()) continue;
       SCOPED_TRACE("length " + std::to_string(len));

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "../common/test_util.hpp"
 #include "sys/cell_fifo.hpp"
 #include "sys/clock.hpp"
 #include "sys/shared_segment.hpp"
-#include "../common/test_util.hpp"
 
 namespace hpam::sys {
 namespace {
@@ -45,7 +45,8 @@ void fill(std::byte* cell, uint32_t inline_bytes, uint64_t v) {
 }
 bool filled(const std::byte* cell, uint32_t inline_bytes, uint64_t v) {
   for (uint32_t i = 0; i < inline_bytes; ++i)
-    if (cell[cell_fifo::head_bytes + i] != static_cast<std::byte>((v * 31 + i) & 0xff)) return false;
+    if (cell[cell_fifo::head_bytes + i] != static_cast<std::byte>((v * 31 + i) & 0xff))
+      return false;
   return true;
 }
 
@@ -217,8 +218,9 @@ int consume(std::byte* payload) {
 
 TEST(cell_fifo, multi_process_every_value_exactly_once_with_its_bytes) {
   const std::string name = segment_name("cellstress" + std::to_string(getpid()), "cell", 0);
-  shared_segment seg = shared_segment::create(
-      name, (sizeof(stress_area) + 63) / 64 * 64 + cell_fifo::bytes_for(stress_capacity, stress_cell));
+  shared_segment seg =
+      shared_segment::create(name, (sizeof(stress_area) + 63) / 64 * 64 +
+                                       cell_fifo::bytes_for(stress_capacity, stress_cell));
   seg.unlink();
   std::byte* payload = seg.payload();
   cell_fifo(stress_fifo_at(payload), stress_capacity, stress_cell).init();

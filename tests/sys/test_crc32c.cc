@@ -61,7 +61,8 @@ TEST(crc32c, hardware_equals_portable_through_every_round) {
   for (size_t len = 0; len <= 2200; ++len) {
     const size_t offset = len % 8;
     const uint32_t seed = static_cast<uint32_t>(rng());
-    ASSERT_EQ(crc32c(buf.data() + offset, len, seed), crc32c_portable(buf.data() + offset, len, seed))
+    ASSERT_EQ(crc32c(buf.data() + offset, len, seed),
+              crc32c_portable(buf.data() + offset, len, seed))
         << "offset " << offset << " len " << len;
   }
   for (size_t len : {3071, 3072, 3073, 4605, 8192, 32768 + 13, 39990})
@@ -88,22 +89,21 @@ TEST(crc32c, every_single_bit_flip_changes_it) {
   }
 }
 
-
 // Long buffers take the three-stream path (rounds of 3 x 512 bytes, then a
 // tail): lengths around every round boundary must match the table version.
 TEST(crc32c, three_stream_path_equals_portable) {
   std::mt19937_64 rng(99);
   std::vector<uint8_t> buf(70016);  // room for the longest length at the largest offset
   for (auto& b : buf) b = static_cast<uint8_t>(rng());
-  for (size_t len : {1535u, 1536u, 1537u, 1543u, 3071u, 3072u, 3080u, 4607u, 8128u, 8192u,
-                     65536u, 69999u})
+  for (size_t len :
+       {1535u, 1536u, 1537u, 1543u, 3071u, 3072u, 3080u, 4607u, 8128u, 8192u, 65536u, 69999u})
     for (size_t offset : {0u, 1u, 7u}) {
       const uint32_t seed = static_cast<uint32_t>(rng());
-      ASSERT_EQ(crc32c(buf.data() + offset, len, seed), crc32c_portable(buf.data() + offset, len, seed))
+      ASSERT_EQ(crc32c(buf.data() + offset, len, seed),
+                crc32c_portable(buf.data() + offset, len, seed))
           << "offset " << offset << " len " << len;
     }
 }
 
 }  // namespace
 }  // namespace hpam::sys
-

@@ -7,11 +7,11 @@
 #include <set>
 #include <string>
 
+#include "../common/test_util.hpp"
 #include "sys/clock.hpp"
 #include "sys/placement.hpp"
 #include "sys/protection_key.hpp"
 #include "sys/status.hpp"
-#include "../common/test_util.hpp"
 
 namespace hpam::sys {
 namespace {

@@ -40,7 +40,7 @@ const math_row math_table[] = {
     {5, 13, 8, 8, 0, true, true, 5},
     {8, 8, 8, 0, 8, false, false, 0},
     {15, 16, 8, 1, 7, true, false, 0},  // third lap
-    {1, 1, 1, 0, 1, false, false, 0},    // capacity 1
+    {1, 1, 1, 0, 1, false, false, 0},   // capacity 1
     {1, 2, 1, 1, 0, true, true, 0},
     {top, top, 8, 0, 8, false, false, 7},  // counters at 2^64 - 1
     {top - 3, top, 8, 3, 5, true, false, 7},
@@ -146,7 +146,7 @@ TEST(mpmc_fifo, give_back_waits_for_a_consumer_still_in_its_cell) {
   ASSERT_TRUE(f.pop(e));  // position 0: the stalled consumer's
   ASSERT_EQ(e, 0u);
   cell_of(f, 0).sequence.store(1);  // ...counter moved, cell not yet freed
-  ASSERT_TRUE(f.pop(e));  // position 1, by another consumer
+  ASSERT_TRUE(f.pop(e));            // position 1, by another consumer
   ASSERT_EQ(e, 1u);
   EXPECT_FALSE(f.try_push_sole_producer(1));  // position 4 is cell 0: still taken
   EXPECT_TRUE(back.give_back(f, 1));

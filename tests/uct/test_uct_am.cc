@@ -169,9 +169,8 @@ TEST_P(UctAm, BcopyAndIovCarryTheBytes) {
   EXPECT_EQ(ssize_t(len), uct_ep_am_bcopy(ab, kAm, packer::pack, &len, 0));
   uint64_t header = 12, tail[3] = {1, 2, 3};
   uct_iov_t iov[2] = {{&header, 8, nullptr, 0, 1}, {tail, sizeof tail, nullptr, 0, 1}};
-  ASSERT_TRUE(progress_until({&a, &b}, [&] {
-    return uct_ep_am_short_iov(ab, kAm, iov, 2) != UCS_ERR_NO_RESOURCE;
-  }));
+  ASSERT_TRUE(progress_until(
+      {&a, &b}, [&] { return uct_ep_am_short_iov(ab, kAm, iov, 2) != UCS_ERR_NO_RESOURCE; }));
   ASSERT_TRUE(progress_until({&a, &b}, [&] { return box.got.size() == 2; }));
   EXPECT_EQ((std::vector<uint64_t>{11, 12}), box.got);
   EXPECT_EQ(len + 8 + sizeof tail, box.bytes);
@@ -185,15 +184,23 @@ TEST_P(UctAm, BcopyAndIovCarryTheBytes) {
 // retransmitted requests arrive after later ones, and the transport must
 // still hand every message to UCX exactly once and in order.
 TEST_P(UctAm, FaultyWireDeliversOnceInOrder) {
-  open({{"DEPTH", "4"}, {"FAULT_DROP", "0.05"}, {"FAULT_DUPLICATE", "0.05"},
-        {"FAULT_CORRUPT", "0.05"}, {"FAULT_REORDER", "0.2"}, {"TIMEOUT_US", "100"},
+  open({{"DEPTH", "4"},
+        {"FAULT_DROP", "0.05"},
+        {"FAULT_DUPLICATE", "0.05"},
+        {"FAULT_CORRUPT", "0.05"},
+        {"FAULT_REORDER", "0.2"},
+        {"TIMEOUT_US", "100"},
         {"FAULT_SEED", "7"}});
   constexpr uint64_t kCount = 3000;
   uint64_t next = 0;
-  ASSERT_TRUE(progress_until({&a, &b}, [&] {
-    while (next < kCount && uct_ep_am_short(ab, kAm, next, &next, sizeof next) == UCS_OK) ++next;
-    return next == kCount && box.got.size() == kCount;
-  }, 60));
+  ASSERT_TRUE(progress_until(
+      {&a, &b},
+      [&] {
+        while (next < kCount && uct_ep_am_short(ab, kAm, next, &next, sizeof next) == UCS_OK)
+          ++next;
+        return next == kCount && box.got.size() == kCount;
+      },
+      60));
   for (uint64_t i = 0; i < kCount; ++i) ASSERT_EQ(i, box.got[i]) << "at " << i;
 }
 

@@ -2,17 +2,16 @@
 // values out of range are refused with the variable's name, rules between
 // variables and between processes of a job are checked, and iface_query
 // reports exactly the capabilities the transport implements.
-#include "uct_fixture.hpp"
-
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "hpam_knobs.h"
+#include "uct_fixture.hpp"
 
 extern "C" {
 #include "uct_hpam_registry.h"
@@ -57,7 +56,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_value{"FAULT_DROP", "1.5", "invalid UCX_HPAM_FAULT_DROP = 1.5: valid range is [0, 1]"},
         bad_value{"FAULT_REORDER", "-0.1", "invalid UCX_HPAM_FAULT_REORDER = -0.1"},
         bad_value{"FAULT_SEED", "seven", "Expected: UCX_HPAM_FAULT_SEED, a whole number"},
-        bad_value{"GIVE_UP_MS", "0", "invalid UCX_HPAM_GIVE_UP_MS = 0: valid range is [1, 3600000]"},
+        bad_value{"GIVE_UP_MS", "0",
+                  "invalid UCX_HPAM_GIVE_UP_MS = 0: valid range is [1, 3600000]"},
         bad_value{"NIC", "ether", "invalid UCX_HPAM_NIC = ether: valid values are medusa, hamlyn"},
         bad_value{"KEY_CHECK", "maybe", "Expected: UCX_HPAM_KEY_CHECK, y or n"},
         bad_value{"STATS", "2", "Expected: UCX_HPAM_STATS, y or n"},
@@ -124,7 +124,8 @@ static std::string sanitizer_runtimes() {
 // itself): in $HPAM_BUILDDIR (make check), else beside this program's
 // directory tests/uct/.
 static std::string built_library() {
-  if (const char* builddir = std::getenv("HPAM_BUILDDIR")) return std::string(builddir) + "/uct/.libs/libuct_hpam.so";
+  if (const char* builddir = std::getenv("HPAM_BUILDDIR"))
+    return std::string(builddir) + "/uct/.libs/libuct_hpam.so";
   char exe[PATH_MAX] = {};
   if (readlink("/proc/self/exe", exe, sizeof exe - 1) <= 0) return "libuct_hpam.so";
   std::string dir(exe);
@@ -151,8 +152,11 @@ TEST(UctParams, LibraryLoadsIntoAnyProgram) {
 
 TEST(UctParams, GoodValuesOpen) {
   uct_md_h md = nullptr;
-  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"DEPTH", "64"}, {"BLOCK_SIZE", "0x400"},
-                             {"FAULT_DROP", "1"}, {"TIMEOUT_US", "30000000"}},
+  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()},
+                             {"DEPTH", "64"},
+                             {"BLOCK_SIZE", "0x400"},
+                             {"FAULT_DROP", "1"},
+                             {"TIMEOUT_US", "30000000"}},
                             &md));
   uct_md_close(md);
 }
@@ -202,17 +206,16 @@ class UctCaps : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(UctCaps, AdvertisesWhatItImplements) {
   uct_md_h md = nullptr;
-  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", GetParam()}, {"BLOCK_SIZE", "4096"}},
-                            &md));
+  ASSERT_EQ(UCS_OK,
+            open_md({{"JOB", unique_job()}, {"NIC", GetParam()}, {"BLOCK_SIZE", "4096"}}, &md));
   side s;
   ASSERT_EQ(UCS_OK, s.open(md, GetParam()));
-  const uint64_t want = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                        UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
-                        UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
-                        UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU |
-                        UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
-                        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
-                        UCT_IFACE_FLAG_EP_CHECK;
+  const uint64_t want =
+      UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+      UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
+      UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU | UCT_IFACE_FLAG_PENDING |
+      UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE | UCT_IFACE_FLAG_EP_CHECK;
   EXPECT_EQ(want, s.attr.cap.flags);  // nothing more: no AM_ZCOPY, no AM_DUP, no async callbacks
   EXPECT_EQ(0u, s.attr.cap.event_flags);
   const uint64_t ops = UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) |
@@ -264,9 +267,9 @@ TEST(UctReach, OnlyTheSameJob) {
   EXPECT_FALSE(reach(other, b));
   std::vector<uint8_t> elsewhere = b.dev_addr;  // another node: a different system id
   elsewhere[0] ^= 0x5a;
-  EXPECT_FALSE(uct_iface_is_reachable(a.iface,
-                                      reinterpret_cast<const uct_device_addr_t*>(elsewhere.data()),
-                                      reinterpret_cast<const uct_iface_addr_t*>(b.iface_addr.data())));
+  EXPECT_FALSE(
+      uct_iface_is_reachable(a.iface, reinterpret_cast<const uct_device_addr_t*>(elsewhere.data()),
+                             reinterpret_cast<const uct_iface_addr_t*>(b.iface_addr.data())));
   close_together({&a, &b, &other});
   uct_md_close(md2);
   uct_md_close(md1);

@@ -118,8 +118,10 @@ ucs_status_t allocate_on(uct_md_h md, size_t length, uct_allocated_memory_t* mem
 class UctRma : public ::testing::TestWithParam<rma_case> {
  protected:
   void SetUp() override {
-    ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", GetParam().nic},
-                               {"CROSS_MEMORY", GetParam().cross_memory}, {"GIVE_UP_MS", "500"}},
+    ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()},
+                               {"NIC", GetParam().nic},
+                               {"CROSS_MEMORY", GetParam().cross_memory},
+                               {"GIVE_UP_MS", "500"}},
                               &md));
     ASSERT_EQ(UCS_OK, a.open(md, GetParam().nic));
     ASSERT_EQ(UCS_OK, b.open(md, GetParam().nic));
@@ -186,15 +188,15 @@ TEST_P(UctRma, PutGetBetweenInterfaces) {
   for (int i = 0; i < 16; ++i) block[i] = 100 + i;
   uct_iov_t iov{block, sizeof block, nullptr, 0, 1};
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_put_zcopy(ab, &iov, 1, addr(16), rkey.rkey, c);
-  }));
+              return uct_ep_put_zcopy(ab, &iov, 1, addr(16), rkey.rkey, c);
+            }));
   ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_ep_flush(ab, 0, nullptr) == UCS_OK; }));
   EXPECT_EQ(0, std::memcmp(block, &target[16], sizeof block));
   uint64_t back[16] = {};
   uct_iov_t into{back, sizeof back, nullptr, 0, 1};
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_get_zcopy(ab, &into, 1, addr(16), rkey.rkey, c);
-  }));
+              return uct_ep_get_zcopy(ab, &into, 1, addr(16), rkey.rkey, c);
+            }));
   EXPECT_EQ(0, std::memcmp(block, back, sizeof back));
   struct unpacked {
     uint64_t words[4];
@@ -203,8 +205,9 @@ TEST_P(UctRma, PutGetBetweenInterfaces) {
     }
   } u{};
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_get_bcopy(ab, unpacked::unpack, &u, sizeof u.words, addr(16), rkey.rkey, c);
-  }));
+              return uct_ep_get_bcopy(ab, unpacked::unpack, &u, sizeof u.words, addr(16), rkey.rkey,
+                                      c);
+            }));
   EXPECT_EQ(100u, u.words[0]);
   EXPECT_EQ(103u, u.words[3]);
 }
@@ -232,7 +235,8 @@ TEST_P(UctRma, InterfaceFlushWaitsForPendingRequests) {
   ASSERT_EQ(UCS_OK, uct_ep_pending_add(ab, &p.req, 0));
   EXPECT_EQ(UCS_INPROGRESS, uct_iface_flush(a.iface, 0, nullptr));
   EXPECT_EQ(0u, target[5]);
-  ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_iface_flush(a.iface, 0, nullptr) == UCS_OK; }));
+  ASSERT_TRUE(
+      progress_until({&a, &b}, [&] { return uct_iface_flush(a.iface, 0, nullptr) == UCS_OK; }));
   EXPECT_GE(p.calls, 1);
   EXPECT_EQ(p.value, target[5]);
 }
@@ -241,40 +245,42 @@ TEST_P(UctRma, AtomicsAreAtomicAtTheTarget) {
   target[0] = 10;
   uint64_t old = 0;
   ASSERT_EQ(UCS_OK, start([&] {
-    return uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_ADD, 5, addr(0), rkey.rkey);
-  }));
+              return uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_ADD, 5, addr(0), rkey.rkey);
+            }));
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_ADD, 1, &old, addr(0), rkey.rkey, c);
-  }));
+              return uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_ADD, 1, &old, addr(0), rkey.rkey, c);
+            }));
   EXPECT_EQ(15u, old);  // the post before it completed first
   EXPECT_EQ(16u, target[0]);
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_SWAP, 99, &old, addr(0), rkey.rkey, c);
-  }));
+              return uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_SWAP, 99, &old, addr(0), rkey.rkey, c);
+            }));
   EXPECT_EQ(16u, old);
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_atomic_cswap64(ab, 98, 7, addr(0), rkey.rkey, &old, c);
-  }));
+              return uct_ep_atomic_cswap64(ab, 98, 7, addr(0), rkey.rkey, &old, c);
+            }));
   EXPECT_EQ(99u, old);  // no match: unchanged
   EXPECT_EQ(99u, target[0]);
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_atomic_cswap64(ab, 99, 7, addr(0), rkey.rkey, &old, c);
-  }));
+              return uct_ep_atomic_cswap64(ab, 99, 7, addr(0), rkey.rkey, &old, c);
+            }));
   EXPECT_EQ(7u, target[0]);
   auto* words = reinterpret_cast<uint32_t*>(&target[1]);
   words[0] = 0xf0;
   words[1] = 0x5555;
   uint32_t old32 = 0;
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_atomic32_fetch(ab, UCT_ATOMIC_OP_OR, 0x0f, &old32, addr(1), rkey.rkey, c);
-  }));
+              return uct_ep_atomic32_fetch(ab, UCT_ATOMIC_OP_OR, 0x0f, &old32, addr(1), rkey.rkey,
+                                           c);
+            }));
   EXPECT_EQ(0xf0u, old32);
   ASSERT_EQ(UCS_OK, run([&](uct_completion_t* c) {
-    return uct_ep_atomic_cswap32(ab, 0xff, 1, addr(1), rkey.rkey, &old32, c);
-  }));
+              return uct_ep_atomic_cswap32(ab, 0xff, 1, addr(1), rkey.rkey, &old32, c);
+            }));
   EXPECT_EQ(1u, words[0]);
   EXPECT_EQ(0x5555u, words[1]);  // the neighbouring word is untouched
-  EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_SWAP, 1, addr(0), rkey.rkey));
+  EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+            uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_SWAP, 1, addr(0), rkey.rkey));
 }
 
 TEST_P(UctRma, OutsideTheRegistrationIsRefused) {
@@ -300,13 +306,15 @@ TEST_P(UctRma, TamperedRkeyIsRefusedByUnpack) {
 // The peer stops answering (its interface is gone): after the give-up time
 // its endpoints fail through UCX's error handler, and the error names it.
 TEST_P(UctRma, LostPeerFailsItsEndpointsNamingIt) {
-  ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(b.iface, 3, [](void*, void*, size_t, unsigned) {
-    return UCS_OK;
-  }, nullptr, 0));
+  ASSERT_EQ(UCS_OK,
+            uct_iface_set_am_handler(
+                b.iface, 3, [](void*, void*, size_t, unsigned) { return UCS_OK; }, nullptr, 0));
   b.close();  // serves until its drain gives up on a (0.5 s), then removes its card
   log_capture log;
   ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, 3, 0, nullptr, 0));
-  ASSERT_TRUE(progress_until({&a}, [&] { return !a.errors.empty(); }, 20)) << log.all();
+  ASSERT_TRUE(progress_until(
+      {&a}, [&] { return !a.errors.empty(); }, 20))
+      << log.all();
   EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, a.errors[0]);
   EXPECT_TRUE(log.contains("hpam: lost peer: process")) << log.all();
   EXPECT_TRUE(log.contains("pid " + std::to_string(getpid()))) << log.all();
@@ -319,7 +327,8 @@ TEST_P(UctRma, LostPeerFailsItsEndpointsNamingIt) {
 // no progress by anyone, even where cross-memory attach is forbidden.
 TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
   uct_md_h md = nullptr;
-  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CROSS_MEMORY", "n"}}, &md));
+  ASSERT_EQ(UCS_OK,
+            open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CROSS_MEMORY", "n"}}, &md));
   side a, b;
   ASSERT_EQ(UCS_OK, a.open(md, "hamlyn"));
   ASSERT_EQ(UCS_OK, b.open(md, "hamlyn"));
@@ -346,7 +355,8 @@ TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
   EXPECT_EQ(w, words[511]);
   uint64_t old = 0;
   completion c;
-  ASSERT_EQ(UCS_OK, uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_ADD, 5, &old, at + 8, rkey.rkey, &c.comp));
+  ASSERT_EQ(UCS_OK,
+            uct_ep_atomic64_fetch(ab, UCT_ATOMIC_OP_ADD, 5, &old, at + 8, rkey.rkey, &c.comp));
   EXPECT_EQ(v, old);  // done within the call: no completion to wait for
   EXPECT_EQ(v + 5, words[1]);
   ASSERT_EQ(UCS_OK, uct_ep_atomic_cswap64(ab, v + 5, 3, at + 8, rkey.rkey, &old, &c.comp));
@@ -357,7 +367,8 @@ TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
   EXPECT_EQ(w, back);
   EXPECT_FALSE(c.done);  // no callback for what completed within its call
   log_capture log;
-  EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_ep_put_short(ab, &v, 8, at + 4090, rkey.rkey));  // past its end
+  EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+            uct_ep_put_short(ab, &v, 8, at + 4090, rkey.rkey));  // past its end
   EXPECT_EQ(3u, words[1]);
   uct_rkey_release(hpam_component(), &rkey);
   uct_ep_destroy(ab);
@@ -371,7 +382,8 @@ TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
 // which works the same; freed card memory is allocated again.
 TEST(UctCardMemory, RunningOutFallsBackToPrivateMemory) {
   uct_md_h md = nullptr;
-  ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CARD_MEMORY", "65536"}}, &md));
+  ASSERT_EQ(UCS_OK,
+            open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CARD_MEMORY", "65536"}}, &md));
   side a, b;
   ASSERT_EQ(UCS_OK, a.open(md, "hamlyn"));
   ASSERT_EQ(UCS_OK, b.open(md, "hamlyn"));
@@ -412,7 +424,8 @@ TEST(UctCardMemory, RunningOutFallsBackToPrivateMemory) {
 INSTANTIATE_TEST_SUITE_P(Nics, UctRma,
                          ::testing::Values(rma_case{"medusa", "y"}, rma_case{"hamlyn", "y"},
                                            rma_case{"medusa", "n"}, rma_case{"hamlyn", "n"},
-                                           rma_case{"medusa", "y", true}, rma_case{"hamlyn", "n", true}),
+                                           rma_case{"medusa", "y", true},
+                                           rma_case{"hamlyn", "n", true}),
                          [](const ::testing::TestParamInfo<rma_case>& i) {
                            return std::string(i.param.nic) +
                                   (*i.param.cross_memory == 'y' ? "_cross_memory" : "_packets") +

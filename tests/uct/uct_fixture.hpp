@@ -169,8 +169,8 @@ inline void close_together(std::vector<side*> sides) {
 
 inline ucs_status_t connect(side& from, const side& to, uct_ep_h* ep) {
   uct_ep_params_t p{};
-  p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
-                 UCT_EP_PARAM_FIELD_IFACE_ADDR;
+  p.field_mask =
+      UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
   p.iface = from.iface;
   p.dev_addr = reinterpret_cast<const uct_device_addr_t*>(to.dev_addr.data());
   p.iface_addr = reinterpret_cast<const uct_iface_addr_t*>(to.iface_addr.data());
@@ -180,8 +180,7 @@ inline ucs_status_t connect(side& from, const side& to, uct_ep_h* ep) {
 // Progresses the sides until pred() holds; false after `seconds`.
 inline bool progress_until(std::vector<side*> sides, const std::function<bool()>& pred,
                            double seconds = 20) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!pred()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     for (side* s : sides) s->progress();

@@ -57,7 +57,9 @@ struct am_inbound_layout {
   uint32_t ring_stride;  // bytes per free FIFO, whole cache lines
 };
 
-constexpr uint64_t cache_lines(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+constexpr uint64_t cache_lines(uint64_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
 
 // ring_capacity: entries of each free FIFO (a power of two >= per_sender).
 constexpr am_inbound_layout compute_inbound_layout(uint32_t nprocs, uint32_t per_sender,

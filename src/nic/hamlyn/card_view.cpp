@@ -22,7 +22,8 @@ card_geometry card_geometry_for(card_geometry g) {
   g.rx_free_offset = off = sys::align_up(off, 64);
   off += sys::align_up(sys::mpmc_fifo::bytes_for(rx_free_capacity(g.rx_packets)), 64);
   g.rx_ready_offset = off;
-  off += sys::align_up(sys::cell_fifo::bytes_for(rx_ready_capacity(g.rx_packets), rx_ready_cell), 64);
+  off +=
+      sys::align_up(sys::cell_fifo::bytes_for(rx_ready_capacity(g.rx_packets), rx_ready_cell), 64);
   g.rx_buffers_offset = off;
   off = sys::align_up(off + uint64_t{g.rx_packets} * g.packet_size, 4096);
   g.area_offset = off;
@@ -57,12 +58,13 @@ bool push_packet(const card_view& v, const packet_header& h, const iovec* pieces
   const uint64_t length = sizeof h + total;
   uint64_t pos;
   std::byte* cell = v.rx_ready.claim_free(pos);  // room: my buffer stands for the cell
-  std::byte* p = length <= v.rx_ready.inline_bytes() ? cell + sys::cell_fifo::head_bytes
-                                                     : v.rx_buffer(buffer);
+  std::byte* p =
+      length <= v.rx_ready.inline_bytes() ? cell + sys::cell_fifo::head_bytes : v.rx_buffer(buffer);
   std::memcpy(p, &h, sizeof h);
   detail::gather(p + sizeof h, pieces, n);
   // Publish: the packet is complete before its entry is on the FIFO.
-  v.rx_ready.publish(cell, pos, inbound_entry(static_cast<uint32_t>(buffer), static_cast<uint32_t>(length)));
+  v.rx_ready.publish(cell, pos,
+                     inbound_entry(static_cast<uint32_t>(buffer), static_cast<uint32_t>(length)));
   v.rx_free->prefetch_pop();  // my next packet here takes the next free buffer
   return true;
 }

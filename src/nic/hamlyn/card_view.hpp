@@ -42,14 +42,14 @@ struct card_config {
   uint32_t work_queue_entries = 64;  // send terminus work queue (power of two)
   uint32_t direct_io_limit = default_direct_io_limit;  // messages up to this size are copied
                                                        // inline
-  uint32_t engine_budget = 0;        // packets the card sends per kick; 0 = all it can
-  uint32_t batch_limit = 0;          // messages up to this size (<= direct_io_limit) to memory reached
-                                     // by cross-memory attach wait in the work queue and are deposited
-                                     // together at the next kick, full queue or flush; 0: each at once
-  bool cross_memory = true;          // use/accept process_vm_writev/readv; false forces packets
+  uint32_t engine_budget = 0;  // packets the card sends per kick; 0 = all it can
+  uint32_t batch_limit = 0;    // messages up to this size (<= direct_io_limit) to memory reached
+                               // by cross-memory attach wait in the work queue and are deposited
+                               // together at the next kick, full queue or flush; 0: each at once
+  bool cross_memory = true;    // use/accept process_vm_writev/readv; false forces packets
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for the
-                                                         // peer's card
-  uint64_t job_key = 0;                 // published in the card header for the job (0: none)
+                                                           // peer's card
+  uint64_t job_key = 0;  // published in the card header for the job (0: none)
 };
 
 // A card's counts and where its parts lie, computed from the counts alone
@@ -133,17 +133,25 @@ client_lookup find_client(const card_view& v, uint64_t magic, uint32_t version, 
 // there is a cell for every buffer a sender holds, so a sender claims its
 // cell without looking.
 constexpr uint32_t rx_ready_cell = 128;
-constexpr uint64_t rx_ready_capacity(uint32_t rx_packets) { return rx_packets < 2 ? 2 : rx_packets; }
+constexpr uint64_t rx_ready_capacity(uint32_t rx_packets) {
+  return rx_packets < 2 ? 2 : rx_packets;
+}
 // rx_free has room for twice the buffers: the owner gives a buffer back
 // half a ring away from the one senders take next, never into the same
 // cache line (a full ring would put them side by side, and every sender's
 // take would wait for the line the owner has just written).
-constexpr uint64_t rx_free_capacity(uint32_t rx_packets) { return 2 * rx_ready_capacity(rx_packets); }
+constexpr uint64_t rx_free_capacity(uint32_t rx_packets) {
+  return 2 * rx_ready_capacity(rx_packets);
+}
 constexpr uint64_t inbound_entry(uint32_t buffer, uint32_t length) {
   return (uint64_t{length} << 32) | buffer;
 }
-constexpr uint32_t inbound_buffer(uint64_t entry) { return static_cast<uint32_t>(entry); }
-constexpr uint32_t inbound_length(uint64_t entry) { return static_cast<uint32_t>(entry >> 32); }
+constexpr uint32_t inbound_buffer(uint64_t entry) {
+  return static_cast<uint32_t>(entry);
+}
+constexpr uint32_t inbound_length(uint64_t entry) {
+  return static_cast<uint32_t>(entry >> 32);
+}
 
 namespace detail {
 // The pieces, one after the other, at dst.

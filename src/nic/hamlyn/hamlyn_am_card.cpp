@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <thread>
 
-
 namespace hpam::nic {
 namespace {
 
@@ -72,17 +71,20 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
     throw std::runtime_error("hpam hamlyn: card memory too small for the inbound area");
   my_area_ = card_.slots().area_address(at);
   inbound_ = my_area_ + layout_.regions;
-  auto* senders = reinterpret_cast<hamlyn::am_sender_entry*>(card_.slots().area_address(at + layout_.senders));
+  auto* senders =
+      reinterpret_cast<hamlyn::am_sender_entry*>(card_.slots().area_address(at + layout_.senders));
   sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
   slot_sender_.assign(static_cast<size_t>(nprocs_) + 1, ~0u);
   for (int p = 0; p < nprocs_; ++p) {
     if (p == my_proc_) continue;
-    sender_slot_[p] = create_sender_slot(at + layout_.regions + region_bytes() * static_cast<uint64_t>(p));
+    sender_slot_[p] =
+        create_sender_slot(at + layout_.regions + region_bytes() * static_cast<uint64_t>(p));
     slot_sender_.at(sender_slot_[p]) = static_cast<uint32_t>(p);
     senders[p] = {sender_slot_[p], 0, card_.slots().slot_at(sender_slot_[p]).protection_key.load()};
   }
   for (int p = 0; p < nprocs_; ++p) my_free_ring(p)->init(ring_capacity_);
-  my_overflow_ = reinterpret_cast<std::atomic<uint64_t>*>(card_.slots().area_address(at + layout_.overflow));
+  my_overflow_ =
+      reinterpret_cast<std::atomic<uint64_t>*>(card_.slots().area_address(at + layout_.overflow));
   auto* h = reinterpret_cast<hamlyn::am_inbound_header*>(card_.slots().area_address(at));
   *h = expected_header(at);
   card_.publish_client(at, hamlyn::am_inbound_magic);  // peers wait for it
@@ -169,10 +171,12 @@ uint64_t hamlyn_am_card::peer_inbound(int proc, const hamlyn::card_view& v) cons
   }
   const hamlyn::am_inbound_header want = expected_header(at);
   if (found != hamlyn::client_lookup::found || layout_.total > v.header->area_bytes - at)
-    throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) + " has a damaged card");
-  if (std::memcmp(&h, &want, sizeof h) != 0)
     throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
-                             " has a different inbound layout (rx_blocks, block_size or nprocs differ)");
+                             " has a damaged card");
+  if (std::memcmp(&h, &want, sizeof h) != 0)
+    throw std::runtime_error(
+        "hpam hamlyn: process " + std::to_string(proc) +
+        " has a different inbound layout (rx_blocks, block_size or nprocs differ)");
   return at;
 }
 
@@ -192,7 +196,7 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
 // relaunch); the wire hands the packet to send_or_wait (one call) or, when
 // it made a copy, sends that without waiting.
 [[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
-                                                                 uint32_t len, bool may_wait) {
+                                                                  uint32_t len, bool may_wait) {
   // (Unsigned compares: dest in [0, nprocs), len in [wire_header_size,
   // block_size]; my own entry has no free ring.)
   if (static_cast<uint32_t>(dest) >= static_cast<uint32_t>(nprocs_) || b >= tx_blocks_ ||
@@ -206,9 +210,13 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
   wire_.transmit(sink, dest, pkt, len);
 }
 
-void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, true); }
+void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
+  transmit_block(dest, b, len, true);
+}
 
-void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) { transmit_block(dest, b, len, false); }
+void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) {
+  transmit_block(dest, b, len, false);
+}
 
 // A packet that may not wait (a copy sent again, or one the wire made: held
 // back, corrupted): now, or dropped and counted at dest.
@@ -224,16 +232,16 @@ void hamlyn_am_card::overflow(int dest) {
 // before this packet; otherwise the packet waits in the backlog (or, when
 // that is full, is dropped).
 [[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
-                                                    const std::byte* packet, uint32_t len) {
-  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len))
-    return;
+                                                                const std::byte* packet,
+                                                                uint32_t len) {
+  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len)) return;
   wait_or_drop(dest, block, len);
 }
 
 // send_or_wait's other cases: packets already waiting go first; then this
 // one is sent if a block is left, or waits, or (backlog full) is dropped.
 [[gnu::cold, gnu::noinline]] void hamlyn_am_card::wait_or_drop(int dest, uint32_t block,
-                                                              uint32_t len) {
+                                                               uint32_t len) {
   peer_state& ps = peers_[dest];
   if (!ps.backlog.empty() && flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
   for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
@@ -291,7 +299,8 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   if (ps.free_blocks.empty() && !refill(ps)) return false;
   const uint32_t blk = ps.free_blocks.back();
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
+  if (!is_ok(
+          card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }
@@ -324,8 +333,8 @@ bool hamlyn_am_card::receive(rx_packet& p) {
     wire_header w;
     std::memcpy(&w, p.data, sizeof w);
     p.crc_ok = !crc_ || w.crc == wire_crc(p.data, p.length);
-    if (p.crc_ok && (w.length != p.length || w.src != sender ||
-                     w.dst != static_cast<uint32_t>(my_proc_))) {
+    if (p.crc_ok &&
+        (w.length != p.length || w.src != sender || w.dst != static_cast<uint32_t>(my_proc_))) {
       malformed_++;
       p.crc_ok = false;
       p.rejected = true;

@@ -57,7 +57,8 @@ class hamlyn_am_card {
   uint32_t block_size() const { return block_size_; }
   std::byte* tx_block(uint32_t b) { return tx_memory_.get() + size_t{b} * block_size_; }
   bool claim_tx_block(uint32_t& b);
-  void launch(int dest, uint32_t b, uint32_t len);  // the packet's first 16 bytes are the wire header
+  void launch(int dest, uint32_t b,
+              uint32_t len);  // the packet's first 16 bytes are the wire header
   // A copy sent again (retransmission, reflected reply): now if my region at
   // dest has a free block, else dropped and counted (the protocol sends it
   // again if it is still needed). It never waits in the backlog, so copies
@@ -92,10 +93,10 @@ class hamlyn_am_card {
  private:
   // Where the wire delivers: into the destination's inbound slot.
   struct wire_sink {
-    hamlyn_am_card* card;              // this card
-    const std::byte* own = nullptr;    // my outbound block `block`, as transmitted (null: none)
+    hamlyn_am_card* card;            // this card
+    const std::byte* own = nullptr;  // my outbound block `block`, as transmitted (null: none)
     uint32_t block = 0;
-    bool may_wait = false;             // a packet from `own` may wait in the backlog
+    bool may_wait = false;  // a packet from `own` may wait in the backlog
     // The packet as transmitted (own block) or a copy the wire made
     // (corrupted, held back): only the first may wait for a free block.
     [[gnu::always_inline]] void deliver(int dest, const std::byte* packet,
@@ -116,8 +117,8 @@ class hamlyn_am_card {
     std::vector<waiting> backlog;       // packets waiting for a free block (FIFO, bounded)
     size_t backlog_head = 0;            // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
-    sys::spsc_fifo* free_ring = nullptr;  // the peer's FIFO of blocks it gave back to me
-    hamlyn::ticket ticket;              // my region at the peer (fast mode, notify)
+    sys::spsc_fifo* free_ring = nullptr;        // the peer's FIFO of blocks it gave back to me
+    hamlyn::ticket ticket;                      // my region at the peer (fast mode, notify)
   };
 
   void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
@@ -147,22 +148,23 @@ class hamlyn_am_card {
   sys::clock own_clock_;
   const sys::clock* clock_;
   uint64_t attach_timeout_ms_;
-  uint32_t notify_inline_;          // my regions' slots carry packets this short in the entry
-  uint32_t per_sender_ = 0;         // inbound blocks each sender owns here
-  uint64_t ring_capacity_ = 0;      // entries of each free FIFO
+  uint32_t notify_inline_;            // my regions' slots carry packets this short in the entry
+  uint32_t per_sender_ = 0;           // inbound blocks each sender owns here
+  uint64_t ring_capacity_ = 0;        // entries of each free FIFO
   hamlyn::am_inbound_layout layout_;  // my inbound area, and every peer's
   hamlyn::card card_;
   std::vector<uint32_t> sender_slot_;  // [sender]: my slot over its region (~0u: none, me)
   std::vector<uint32_t> slot_sender_;  // [slot]: the sender whose region it is (~0u: none)
-  std::byte* my_area_ = nullptr;    // my inbound area (am_inbound.hpp), header first
-  std::byte* inbound_ = nullptr;    // its regions
-  wire wire_;                       // the seeded fault model between cards
+  std::byte* my_area_ = nullptr;       // my inbound area (am_inbound.hpp), header first
+  std::byte* inbound_ = nullptr;       // its regions
+  wire wire_;                          // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;
-  uint32_t tx_blocks_ = 0;          // outbound blocks
-  std::vector<uint32_t> tx_free_;   // outbound blocks not yet claimed
+  uint32_t tx_blocks_ = 0;         // outbound blocks
+  std::vector<uint32_t> tx_free_;  // outbound blocks not yet claimed
   std::vector<peer_state> peers_;
-  uint32_t backlogged_ = 0;         // peers with packets waiting in their backlog
-  std::atomic<uint64_t>* my_overflow_ = nullptr;  // packets senders dropped for want of a block here
+  uint32_t backlogged_ = 0;  // peers with packets waiting in their backlog
+  std::atomic<uint64_t>* my_overflow_ =
+      nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
   // The message of the entry receive() took last, when the entry carried it
   // (inline delivery): the packet it handed out, until the next receive().

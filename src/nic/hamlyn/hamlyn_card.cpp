@@ -26,9 +26,11 @@ const card_config& checked(const card_config& c) {
   if (c.nprocs < 1 || c.nprocs > 65535) bad("nprocs must be in [1, 65535]");
   if (c.my_proc < 0 || c.my_proc >= c.nprocs) bad("my_proc must be in [0, nprocs-1]");
   if (c.slot_count < 1 || c.slot_count > 65536) bad("slot_count must be in [1, 65536]");
-  if (c.notification_queues < 1 || c.notification_queues > 64) bad("notification_queues must be in [1, 64]");
+  if (c.notification_queues < 1 || c.notification_queues > 64)
+    bad("notification_queues must be in [1, 64]");
   if (!is_power_of_two(c.notify_capacity)) bad("notify_capacity must be a power of two");
-  if (c.packet_size < 128 || c.packet_size % 64) bad("packet_size must be a multiple of 64, >= 128");
+  if (c.packet_size < 128 || c.packet_size % 64)
+    bad("packet_size must be a multiple of 64, >= 128");
   if (!is_power_of_two(c.rx_packets)) bad("rx_packets must be a power of two");
   if (!is_power_of_two(c.work_queue_entries)) bad("work_queue_entries must be a power of two");
   if (c.direct_io_limit > 4096) bad("direct_io_limit must be <= 4096");
@@ -73,10 +75,10 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
   if (h.my_proc != static_cast<uint32_t>(proc) || h.nprocs != static_cast<uint32_t>(nprocs))
     return "belongs to another process or job size";
   if (h.slot_count < 1 || h.slot_count > 65536 || h.metadata_entries > (1u << 24) ||
-      h.notification_queues < 1 || h.notification_queues > 64 || !is_power_of_two(h.notify_capacity) ||
-      h.notify_capacity > (1ull << 24) || h.packet_size < 128 || h.packet_size % 64 ||
-      h.packet_size > (1u << 26) || !is_power_of_two(h.rx_packets) || h.rx_packets > (1u << 20) ||
-      h.area_bytes > (1ull << 40))
+      h.notification_queues < 1 || h.notification_queues > 64 ||
+      !is_power_of_two(h.notify_capacity) || h.notify_capacity > (1ull << 24) ||
+      h.packet_size < 128 || h.packet_size % 64 || h.packet_size > (1u << 26) ||
+      !is_power_of_two(h.rx_packets) || h.rx_packets > (1u << 20) || h.area_bytes > (1ull << 40))
     return "counts out of range";
   const card_geometry g = geometry_of(h);
   if (h.slots_offset != g.slots_offset || h.metadata_offset != g.metadata_offset ||
@@ -89,7 +91,9 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
 
 }  // namespace
 
-uint64_t card::segment_bytes() const { return geometry_of(cfg_).size; }
+uint64_t card::segment_bytes() const {
+  return geometry_of(cfg_).size;
+}
 
 void card::layout_segment() {
   card_view& v = views_[my_proc_];
@@ -125,7 +129,8 @@ void card::layout_segment() {
   bind_view(v);
   for (uint32_t q = 0; q < g.notification_queues; ++q) {
     v.queue(q)->capacity = g.notify_capacity;  // informative: users take geo's
-    v.queue(q)->entries_offset = g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
+    v.queue(q)->entries_offset =
+        g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
     notification_queue_init(*v.queue(q), v.entries(q), g.notify_capacity);
   }
   v.rx_free->init(rx_free_capacity(cfg_.rx_packets));
@@ -162,8 +167,8 @@ card::card(const card_config& cfg)
 // once this process is gone.
 card::~card() {
   card_view& v = views_[my_proc_];
-  if (v.segment.valid() &&
-      v.header->attached_peers.load(std::memory_order_acquire) >= static_cast<uint32_t>(nprocs_ - 1))
+  if (v.segment.valid() && v.header->attached_peers.load(std::memory_order_acquire) >=
+                               static_cast<uint32_t>(nprocs_ - 1))
     v.segment.unlink();
   for (int p = 0; p < nprocs_; ++p)  // cards of peers that died before they could remove them
     if (p != my_proc_ && views_[p].attached && !peer_alive(p)) views_[p].segment.unlink();
@@ -171,13 +176,15 @@ card::~card() {
 
 void card::attach_peer(int proc) {
   if (proc < 0 || proc >= nprocs_)
-    throw std::invalid_argument("hpam hamlyn: attach_peer(" + std::to_string(proc) + ") out of range");
+    throw std::invalid_argument("hpam hamlyn: attach_peer(" + std::to_string(proc) +
+                                ") out of range");
   card_view& v = views_[proc];
   if (v.attached) return;
   v.segment = sys::shared_segment::attach(sys::segment_name(cfg_.job, cfg_.what, proc),
                                           cfg_.attach_timeout_ms);
   if (v.segment.payload_size() < sizeof(card_header))
-    throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " is too small");
+    throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) +
+                             " is too small");
   card_header h;  // one copy: checked, then its counts and offsets are the view's
   std::memcpy(static_cast<void*>(&h), v.segment.payload(), sizeof h);
   const std::string problem = header_problem(h, v.segment.payload_size(), proc, nprocs_);

@@ -46,7 +46,8 @@ class card {
   card(const card&) = delete;
   card& operator=(const card&) = delete;
 
-  void attach_peer(int proc);  // maps proc's card and probes cross-memory attach (throws on timeout)
+  void attach_peer(
+      int proc);  // maps proc's card and probes cross-memory attach (throws on timeout)
   void attach_all();
   bool attached(int proc) const { return views_[proc].attached; }
   bool cross_memory_to(int proc) const { return views_[proc].cross_memory; }
@@ -91,7 +92,8 @@ class card {
   // says of its process, and how often it has polled (beat()).
   sys::process_state peer_process(int proc) const;
   uint32_t peer_heartbeat(int proc) const {  // modulo 2^32
-    return views_[proc].attached ? views_[proc].header->heartbeat.load(std::memory_order_relaxed) : 0;
+    return views_[proc].attached ? views_[proc].header->heartbeat.load(std::memory_order_relaxed)
+                                 : 0;
   }
   // The owner is polling: advance the heartbeat peers read.
   void beat() { header().heartbeat.store(++beats_, std::memory_order_relaxed); }
@@ -104,14 +106,14 @@ class card {
   int my_proc_;
   int nprocs_;
   std::string segment_name_;
-  std::vector<card_view> views_;                  // [proc]; views_[my_proc_] is my own card
-  uint64_t probe_word_ = 0;                       // read by peers to probe cross-memory attach
-  slot_table slots_;                              // the setup code's part of my card
-  receiving_interface receiver_;                  // my receiving interface
-  send_terminus terminus_;                        // my send terminus and engine
-  uint32_t beats_ = 0;                            // my heartbeat, mirrored in the header
-  card_header* own_header_ = nullptr;             // my card's header (views_[my_proc_]'s, kept
-                                                  // for the poll's heartbeat: no index)
+  std::vector<card_view> views_;       // [proc]; views_[my_proc_] is my own card
+  uint64_t probe_word_ = 0;            // read by peers to probe cross-memory attach
+  slot_table slots_;                   // the setup code's part of my card
+  receiving_interface receiver_;       // my receiving interface
+  send_terminus terminus_;             // my send terminus and engine
+  uint32_t beats_ = 0;                 // my heartbeat, mirrored in the header
+  card_header* own_header_ = nullptr;  // my card's header (views_[my_proc_]'s, kept
+                                       // for the poll's heartbeat: no index)
 };
 
 }  // namespace hpam::nic::hamlyn

@@ -19,9 +19,10 @@
 namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
-constexpr uint32_t card_version = 4;  // 2: notification entries carry the whole cursor;
-                                      // 3: entries of 128 bytes that can carry a message; inline_limit;
-                                      // 4: the inbound ready FIFO's cells carry small packets
+constexpr uint32_t card_version =
+    4;  // 2: notification entries carry the whole cursor;
+        // 3: entries of 128 bytes that can carry a message; inline_limit;
+        // 4: the inbound ready FIFO's cells carry small packets
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -46,24 +47,25 @@ struct slot {
   std::atomic<uint64_t> protection_key;  // must match the packet's key; 0 = none matches
   std::atomic<uint32_t> state;           // slot_state, published after the fields below
   std::atomic<uint32_t> users;           // senders inside an arrival on this slot right now
-  uint64_t base;                         // card: offset in the area memory; process: owner's address
-  uint64_t bound;                        // bytes in the message area
-  uint32_t mode;                         // slot_mode
-  uint32_t memory;                       // area_memory
-  uint32_t metadata_base;                // first entry of this slot's metadata area in the pool
-  uint32_t metadata_count;               // entries in the metadata area (0 in fast mode)
-  uint32_t notification_queue;           // which of the card's queues gets this slot's arrivals
-  uint32_t generation;                   // bumped each time the slot is set up
-  uint32_t inline_limit;                 // fast mode: a message of up to this many bytes travels
-                                         // in its notification entry, not at base + offset
-                                         // (0: never; at most notification_inline_bytes)
-  uint32_t reserved;                     // zero
+  uint64_t base;                // card: offset in the area memory; process: owner's address
+  uint64_t bound;               // bytes in the message area
+  uint32_t mode;                // slot_mode
+  uint32_t memory;              // area_memory
+  uint32_t metadata_base;       // first entry of this slot's metadata area in the pool
+  uint32_t metadata_count;      // entries in the metadata area (0 in fast mode)
+  uint32_t notification_queue;  // which of the card's queues gets this slot's arrivals
+  uint32_t generation;          // bumped each time the slot is set up
+  uint32_t inline_limit;        // fast mode: a message of up to this many bytes travels
+                                // in its notification entry, not at base + offset
+                                // (0: never; at most notification_inline_bytes)
+  uint32_t reserved;            // zero
 };
 static_assert(std::is_standard_layout_v<slot>);
 static_assert(sizeof(slot) == 64);
 static_assert(offsetof(slot, base) == 16);
 static_assert(offsetof(slot, inline_limit) == 56);
-static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free &&
+              std::atomic<uint64_t>::is_always_lock_free);
 
 constexpr uint32_t user_metadata_bytes = 60;  // OSDI'96: up to 60 bytes in the first packet
 constexpr uint32_t fast_index = 0xFFFFFFFFu;  // metadata index all ones: fast mode (2.7)
@@ -71,15 +73,15 @@ constexpr uint32_t fast_index = 0xFFFFFFFFu;  // metadata index all ones: fast m
 // One entry of a metadata area (OSDI'96 Table 2), one per expected message.
 struct metadata_entry {
   std::byte user_metadata[user_metadata_bytes];  // metadata of the message's first packet
-  std::atomic<uint32_t> packet_accumulator;       // sum of deltas, mod 2^32; 0 = complete (2.5)
-  std::atomic<uint64_t> paranoid_key;             // secondary protection key (paranoid modes)
-  uint64_t paranoid_low;                          // secondary base: lowest offset allowed
-  uint64_t paranoid_high;                         // secondary bound: first offset not allowed
-  uint64_t receive_class;                         // the receiving library's cookie (opaque)
-  std::atomic<uint32_t> one_shot_used;            // paranoid_one_shot: 1 after the first message
-  uint32_t metadata_length;                       // bytes of user metadata deposited
-  uint64_t messages;                              // messages completed on this entry
-  uint64_t reserved[2];                           // zero
+  std::atomic<uint32_t> packet_accumulator;      // sum of deltas, mod 2^32; 0 = complete (2.5)
+  std::atomic<uint64_t> paranoid_key;            // secondary protection key (paranoid modes)
+  uint64_t paranoid_low;                         // secondary base: lowest offset allowed
+  uint64_t paranoid_high;                        // secondary bound: first offset not allowed
+  uint64_t receive_class;                        // the receiving library's cookie (opaque)
+  std::atomic<uint32_t> one_shot_used;           // paranoid_one_shot: 1 after the first message
+  uint32_t metadata_length;                      // bytes of user metadata deposited
+  uint64_t messages;                             // messages completed on this entry
+  uint64_t reserved[2];                          // zero
 };
 static_assert(std::is_standard_layout_v<metadata_entry>);
 static_assert(sizeof(metadata_entry) == 128);
@@ -117,8 +119,8 @@ struct notification_entry {
   uint32_t metadata_index;          // notification index (fast_index in fast mode)
   uint16_t source;                  // sending process (emulation: who completed it; < 65535)
   uint16_t flags;                   // entry_flag_carried: `length` bytes of message follow
-  uint32_t length;                  // bytes of the completing packet's data (fast mode: the message)
-  uint64_t metadata;                // card offset of the metadata entry, or the fast-mode word
+  uint32_t length;    // bytes of the completing packet's data (fast mode: the message)
+  uint64_t metadata;  // card offset of the metadata entry, or the fast-mode word
   std::byte message[notification_inline_bytes];  // the message, when flags say it is carried
 };
 static_assert(std::is_standard_layout_v<notification_entry>);
@@ -136,9 +138,13 @@ enum class entry_state : uint64_t {
 constexpr uint64_t encode_wrap_flag(uint64_t cursor, entry_state s) {
   return (cursor << 2) | static_cast<uint64_t>(s);
 }
-constexpr uint64_t wrap_flag_cursor(uint64_t flag) { return flag >> 2; }
+constexpr uint64_t wrap_flag_cursor(uint64_t flag) {
+  return flag >> 2;
+}
 // 3 is no state: only a damaged flag decodes to it.
-constexpr uint64_t wrap_flag_state(uint64_t flag) { return flag & 3; }
+constexpr uint64_t wrap_flag_state(uint64_t flag) {
+  return flag & 3;
+}
 
 // Notification queue control block (NQCB). Its cursor points at the tail:
 // where the next writer will probably find a free entry. It is a hint
@@ -170,83 +176,89 @@ enum class packet_kind : uint32_t {
 };
 constexpr uint32_t packet_kind_count = 4;
 constexpr uint32_t flag_notify = 1u << 8;  // notify the receiver when the message completes
-constexpr uint32_t flag_single = 1u << 9;  // the message is this one packet (a 0 delta notifies at once)
+constexpr uint32_t flag_single =
+    1u << 9;  // the message is this one packet (a 0 delta notifies at once)
 constexpr uint32_t known_flags = 0xFFu | flag_notify | flag_single;
 
 constexpr uint32_t encode_flags(packet_kind k, bool notify) {
   return static_cast<uint32_t>(k) | (notify ? flag_notify : 0u);
 }
-constexpr packet_kind flags_kind(uint32_t f) { return static_cast<packet_kind>(f & 0xFF); }
-constexpr bool flags_notify(uint32_t f) { return (f & flag_notify) != 0; }
+constexpr packet_kind flags_kind(uint32_t f) {
+  return static_cast<packet_kind>(f & 0xFF);
+}
+constexpr bool flags_notify(uint32_t f) {
+  return (f & flag_notify) != 0;
+}
 
 // Every packet's header (OSDI'96 Table 1), followed by metadata (first
 // packet only) and then data.
 struct packet_header {
-  uint32_t destination;     // destination host (process)
-  uint32_t source;          // sending process
-  uint32_t slot;            // slot number at the destination
-  uint32_t metadata_index;  // metadata entry (message identifier); fast_index = fast mode
-  uint64_t protection_key;  // must match the slot's (or the entry's secondary) key
-  uint64_t offset;          // where this packet's data go, from the message area base
-  uint32_t length;          // data bytes in this packet
-  uint32_t delta;           // added to the packet accumulator (2.5); 0 = single packet
-  uint32_t metadata_length; // metadata bytes following this header
-  uint32_t flags;           // packet_kind | flag_notify
-  uint64_t fast_word;       // fast mode: the one word of metadata; replies: operation id
-  uint64_t reserved;        // zero
+  uint32_t destination;      // destination host (process)
+  uint32_t source;           // sending process
+  uint32_t slot;             // slot number at the destination
+  uint32_t metadata_index;   // metadata entry (message identifier); fast_index = fast mode
+  uint64_t protection_key;   // must match the slot's (or the entry's secondary) key
+  uint64_t offset;           // where this packet's data go, from the message area base
+  uint32_t length;           // data bytes in this packet
+  uint32_t delta;            // added to the packet accumulator (2.5); 0 = single packet
+  uint32_t metadata_length;  // metadata bytes following this header
+  uint32_t flags;            // packet_kind | flag_notify
+  uint64_t fast_word;        // fast mode: the one word of metadata; replies: operation id
+  uint64_t reserved;         // zero
 };
-static_assert(std::is_standard_layout_v<packet_header> && std::is_trivially_copyable_v<packet_header>);
+static_assert(std::is_standard_layout_v<packet_header> &&
+              std::is_trivially_copyable_v<packet_header>);
 static_assert(sizeof(packet_header) == 64);
 
 // Counters of the receiving interface, in the card segment (senders add to
 // them while doing the receiver's work). Relaxed atomics: statistics only.
 struct arrival_counters {
-  std::atomic<uint64_t> packets;           // packets deposited
-  std::atomic<uint64_t> messages;          // messages completed (notified or not)
-  std::atomic<uint64_t> key_rejections;    // wrong protection key
-  std::atomic<uint64_t> bounds_rejections; // outside the message area (or secondary range)
-  std::atomic<uint64_t> revoked_rejections;// slot revoked or free
-  std::atomic<uint64_t> mode_rejections;   // one-shot used, fast-mode misuse
-  std::atomic<uint64_t> malformed;         // bad slot/metadata index, lengths
-  std::atomic<uint64_t> fallback_packets;  // packets that came through the inbound FIFO
+  std::atomic<uint64_t> packets;             // packets deposited
+  std::atomic<uint64_t> messages;            // messages completed (notified or not)
+  std::atomic<uint64_t> key_rejections;      // wrong protection key
+  std::atomic<uint64_t> bounds_rejections;   // outside the message area (or secondary range)
+  std::atomic<uint64_t> revoked_rejections;  // slot revoked or free
+  std::atomic<uint64_t> mode_rejections;     // one-shot used, fast-mode misuse
+  std::atomic<uint64_t> malformed;           // bad slot/metadata index, lengths
+  std::atomic<uint64_t> fallback_packets;    // packets that came through the inbound FIFO
 };
 static_assert(sizeof(arrival_counters) == 64);
 
 // The card header at the start of the payload of every card segment.
 struct card_header {
-  uint64_t magic;                 // card_magic once valid
-  uint32_t version;               // card_version
-  uint32_t header_size;           // sizeof(card_header)
-  uint64_t size;                  // payload bytes of the card segment
-  int32_t owner_pid;              // process that owns the card (for cross-memory attach)
-  uint32_t my_proc;               // owner's process index in the job
-  uint32_t nprocs;                // processes in the job
-  uint32_t slot_count;            // slots in the table
-  uint32_t metadata_entries;      // entries in the metadata pool
-  uint32_t notification_queues;   // notification queues
-  uint64_t notify_capacity;       // entries per notification queue
-  uint32_t packet_size;           // bytes per packet, header included
-  uint32_t rx_packets;            // inbound packet buffers (fallback path)
-  uint64_t slots_offset;          // card offset of slot[slot_count]
-  uint64_t metadata_offset;       // card offset of metadata_entry[metadata_entries]
-  uint64_t queues_offset;         // card offset of the notification queue controls
-  uint64_t rx_free_offset;        // card offset of the inbound free FIFO (mpmc)
-  uint64_t rx_ready_offset;       // card offset of the inbound ready FIFO (cell FIFO)
-  uint64_t rx_buffers_offset;     // card offset of the inbound packet buffers
-  uint64_t area_offset;           // card offset of the message-area memory
-  uint64_t area_bytes;            // bytes of message-area memory
-  uint64_t probe_value;           // random; also held at probe_address in the owner
-  uint64_t probe_address;         // owner's address of its private copy of probe_value
-  std::atomic<uint32_t> done;     // owner has finished (drain) — read by peers
-  uint32_t cross_memory_forbidden;// owner forbids cross-memory attach into it
-  uint64_t client_offset;         // area offset of the client header (client_prefix first)
-  std::atomic<uint64_t> client_magic;  // its magic, published last (release); 0 = none yet
-  uint64_t job_key;               // the job key the owner publishes for the job's other
-                                  // processes (0: none); written before the magic
-  uint64_t reserved_client;       // zero
+  uint64_t magic;                        // card_magic once valid
+  uint32_t version;                      // card_version
+  uint32_t header_size;                  // sizeof(card_header)
+  uint64_t size;                         // payload bytes of the card segment
+  int32_t owner_pid;                     // process that owns the card (for cross-memory attach)
+  uint32_t my_proc;                      // owner's process index in the job
+  uint32_t nprocs;                       // processes in the job
+  uint32_t slot_count;                   // slots in the table
+  uint32_t metadata_entries;             // entries in the metadata pool
+  uint32_t notification_queues;          // notification queues
+  uint64_t notify_capacity;              // entries per notification queue
+  uint32_t packet_size;                  // bytes per packet, header included
+  uint32_t rx_packets;                   // inbound packet buffers (fallback path)
+  uint64_t slots_offset;                 // card offset of slot[slot_count]
+  uint64_t metadata_offset;              // card offset of metadata_entry[metadata_entries]
+  uint64_t queues_offset;                // card offset of the notification queue controls
+  uint64_t rx_free_offset;               // card offset of the inbound free FIFO (mpmc)
+  uint64_t rx_ready_offset;              // card offset of the inbound ready FIFO (cell FIFO)
+  uint64_t rx_buffers_offset;            // card offset of the inbound packet buffers
+  uint64_t area_offset;                  // card offset of the message-area memory
+  uint64_t area_bytes;                   // bytes of message-area memory
+  uint64_t probe_value;                  // random; also held at probe_address in the owner
+  uint64_t probe_address;                // owner's address of its private copy of probe_value
+  std::atomic<uint32_t> done;            // owner has finished (drain) — read by peers
+  uint32_t cross_memory_forbidden;       // owner forbids cross-memory attach into it
+  uint64_t client_offset;                // area offset of the client header (client_prefix first)
+  std::atomic<uint64_t> client_magic;    // its magic, published last (release); 0 = none yet
+  uint64_t job_key;                      // the job key the owner publishes for the job's other
+                                         // processes (0: none); written before the magic
+  uint64_t reserved_client;              // zero
   std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
   std::atomic<uint32_t> heartbeat;       // owner: advanced each time it polls (card::beat)
-  arrival_counters counters;      // what arrived here
+  arrival_counters counters;             // what arrived here
 };
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(offsetof(card_header, counters) % 64 == 0);

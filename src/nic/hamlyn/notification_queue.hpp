@@ -81,11 +81,11 @@ struct notification_reader {
   uint64_t malformed = 0;  // entries written for me passed over: unknown flags, or a carried
                            // message longer than an entry holds
   uint64_t patience_ns = 1'000'000'000;  // how long a claimed entry may hold me up
-  uint64_t idle_polls = 0;      // calm: takes that found my entry free since my cursor moved
+  uint64_t idle_polls = 0;             // calm: takes that found my entry free since my cursor moved
   uint32_t wary = detail::wary_looks;  // 0: calm; else in-place looks of the NQCB cursor
                                        // to go before calm (detail::is_hole)
-  uint64_t claimed_cursor = 0;  // the cursor value I found claimed ...
-  uint64_t claimed_since = 0;   // ... and when (monotonic ns; 0: not waiting)
+  uint64_t claimed_cursor = 0;         // the cursor value I found claimed ...
+  uint64_t claimed_since = 0;          // ... and when (monotonic ns; 0: not waiting)
 };
 
 // `cap` is the queue's capacity as the caller knows it (its card_view's
@@ -104,7 +104,8 @@ inline void notification_queue_init(notification_queue_control& q, notification_
 namespace detail {
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
-inline uint64_t first_free(const notification_entry* entries, uint64_t cap, uint64_t from) noexcept {
+inline uint64_t first_free(const notification_entry* entries, uint64_t cap,
+                           uint64_t from) noexcept {
   for (uint64_t back = 1; back < cap; ++back, --from)
     if (entries[sys::ring_math::slot(from - 1, cap)].wrap_flag.load(std::memory_order_relaxed) !=
         encode_wrap_flag(from - 1, entry_state::free))
@@ -138,16 +139,17 @@ namespace detail {
 
 // notification_append when the entry the hint names is not free for it:
 // walks from there to the first entry free for its own cursor value.
-[[gnu::noinline]] inline bool append_walk(notification_queue_control& q, notification_entry* entries,
-                                          uint64_t cap, const notification& n,
-                                          const std::byte* message, uint64_t at) noexcept {
+[[gnu::noinline]] inline bool append_walk(notification_queue_control& q,
+                                          notification_entry* entries, uint64_t cap,
+                                          const notification& n, const std::byte* message,
+                                          uint64_t at) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
     notification_entry& e = entries[sys::ring_math::slot(at, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     const uint64_t mine = wrap_flag_cursor(flag);
     if (wrap_flag_state(flag) != static_cast<uint64_t>(entry_state::free) ||
         sys::ring_math::slot(mine, cap) != sys::ring_math::slot(at, cap))
-      continue;  // claimed, written or damaged: not mine to take
+      continue;        // claimed, written or damaged: not mine to take
     if (mine != at) {  // the hint was a lap or more off: go to the first free entry
       at = first_free(entries, cap, mine) - 1;
       continue;
@@ -170,10 +172,9 @@ namespace detail {
 // carried), the entry carries the message itself (inline delivery). The
 // usual case first: the hint names the entry free for it, claimed by one
 // compare-and-swap; otherwise the walk.
-[[gnu::always_inline]] inline bool notification_append(notification_queue_control& q,
-                                                      notification_entry* entries, uint64_t cap,
-                                                      const notification& n,
-                                                      const std::byte* message = nullptr) noexcept {
+[[gnu::always_inline]] inline bool notification_append(
+    notification_queue_control& q, notification_entry* entries, uint64_t cap, const notification& n,
+    const std::byte* message = nullptr) noexcept {
   const uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
   notification_entry& e = entries[sys::ring_math::slot(at, cap)];
   uint64_t flag = encode_wrap_flag(at, entry_state::free);
@@ -217,8 +218,10 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
     return false;
   }
   for (uint64_t i = 1; i < ahead; ++i) {
-    const uint64_t f = entries[sys::ring_math::slot(c + i, cap)].wrap_flag.load(std::memory_order_acquire);
-    if (f == encode_wrap_flag(c + i, entry_state::claimed) || f == encode_wrap_flag(c + i, entry_state::written))
+    const uint64_t f =
+        entries[sys::ring_math::slot(c + i, cap)].wrap_flag.load(std::memory_order_acquire);
+    if (f == encode_wrap_flag(c + i, entry_state::claimed) ||
+        f == encode_wrap_flag(c + i, entry_state::written))
       return true;
   }
   return false;
@@ -249,7 +252,8 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 [[gnu::always_inline]] inline bool is_hole(notification_queue_control& q,
                                            const notification_entry* entries, uint64_t cap,
                                            notification_reader& r, uint64_t c) noexcept {
-  const uint64_t next = entries[sys::ring_math::slot(c + 1, cap)].wrap_flag.load(std::memory_order_acquire);
+  const uint64_t next =
+      entries[sys::ring_math::slot(c + 1, cap)].wrap_flag.load(std::memory_order_acquire);
   if (next == encode_wrap_flag(c + 1, entry_state::claimed) ||
       next == encode_wrap_flag(c + 1, entry_state::written)) {
     r.wary = wary_looks;
@@ -258,7 +262,7 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
   __builtin_prefetch(&entries[sys::ring_math::slot(c, cap)].message[notification_inline_bytes - 1]);
   if (__builtin_expect(r.wary == 0 && ++r.idle_polls % hole_check_period != 0, 1)) return false;
   const uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
-  if (hint == c || hint == c - 1) {  // in place
+  if (hint == c || hint == c - 1) {                                // in place
     if (r.wary) --r.wary;
     return false;
   }
@@ -335,9 +339,9 @@ namespace detail {
 // usual cases (an entry written for the cursor, or a free one that is no
 // hole); the rest in take_walk.
 [[gnu::always_inline]] inline bool notification_take(notification_queue_control& q,
-                                                    notification_entry* entries, uint64_t cap,
-                                                    notification_reader& r, notification& out,
-                                                    std::byte* message = nullptr) noexcept {
+                                                     notification_entry* entries, uint64_t cap,
+                                                     notification_reader& r, notification& out,
+                                                     std::byte* message = nullptr) noexcept {
   const uint64_t c = r.cursor;
   notification_entry& e = entries[sys::ring_math::slot(c, cap)];
   const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
@@ -355,10 +359,12 @@ namespace detail {
 // schedule, which this look advances as a take's would). A poll that finds
 // nothing stops here.
 [[gnu::always_inline]] inline bool notification_waiting(notification_queue_control& q,
-                                                       const notification_entry* entries,
-                                                       uint64_t cap, notification_reader& r) noexcept {
+                                                        const notification_entry* entries,
+                                                        uint64_t cap,
+                                                        notification_reader& r) noexcept {
   const uint64_t c = r.cursor;
-  const uint64_t flag = entries[sys::ring_math::slot(c, cap)].wrap_flag.load(std::memory_order_acquire);
+  const uint64_t flag =
+      entries[sys::ring_math::slot(c, cap)].wrap_flag.load(std::memory_order_acquire);
   return flag != encode_wrap_flag(c, entry_state::free) || detail::is_hole(q, entries, cap, r, c);
 }
 

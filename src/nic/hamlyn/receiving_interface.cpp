@@ -16,7 +16,6 @@
 
 #include <cstring>
 
-
 namespace hpam::nic::hamlyn {
 namespace {
 
@@ -52,7 +51,7 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 // has, a data packet, no unknown flag, a source in the job (a notification
 // entry holds 16 bits of it). A refusal is counted malformed.
 [[gnu::always_inline]] inline bool receiving_interface::well_formed(const card_view& v,
-                                                                   const packet_header& h) const {
+                                                                    const packet_header& h) const {
   if (h.slot < v.geo.slot_count && flags_kind(h.flags) == packet_kind::data &&
       !(h.flags & ~known_flags) && h.source < nprocs_)
     return true;
@@ -63,7 +62,7 @@ void receiving_interface::set_handler(packet_kind kind, packet_handler fn, void*
 // A fast-mode packet (OSDI'96 2.7) is a whole message of one packet with no
 // user metadata, into a slot that is not paranoid.
 [[gnu::always_inline]] inline bool receiving_interface::fast_mode_fits(const slot_copy& s,
-                                                                      const packet_header& h) {
+                                                                       const packet_header& h) {
   return !paranoid(s.mode) && (h.flags & flag_single) && h.metadata_length == 0;
 }
 
@@ -147,7 +146,8 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
       count(c.packets);
       // Still holding the slot: a revoke waits for the counting too, so no
       // delta lands after it (in an entry set up again for another slot).
-      if (flags_notify(h.flags) || h.metadata_index == fast_index) complete(v, s, h, entry, nullptr);
+      if (flags_notify(h.flags) || h.metadata_index == fast_index)
+        complete(v, s, h, entry, nullptr);
     }
   }
   v.slots[h.slot].users.fetch_sub(1, std::memory_order_release);
@@ -158,10 +158,9 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
 // (inline delivery, layout.hpp), come through the work queue or the inbound
 // FIFO rather than arrive_fast: its pieces are gathered and the entry
 // carries them. The caller holds the slot; h.length <= s.inline_limit.
-[[gnu::noinline]] status receiving_interface::arrive_carried(const card_view& v,
-                                                            const slot_copy& s,
-                                                            const packet_header& h,
-                                                            const iovec* data, int n) {
+[[gnu::noinline]] status receiving_interface::arrive_carried(const card_view& v, const slot_copy& s,
+                                                             const packet_header& h,
+                                                             const iovec* data, int n) {
   std::byte carried[notification_inline_bytes];
   detail::gather(carried, data, n);
   count(v.header->counters.packets);
@@ -234,8 +233,9 @@ status receiving_interface::arrive_batch(const card_view& v, const packet_header
     }
     batch_items_[accepted++] = batch_item{i, k, entry};
   }
-  const status st = pieces ? cross_memory_pairs(v.pid, true, batch_local_.data(), batch_remote_.data(), pieces)
-                           : status::ok;
+  const status st =
+      pieces ? cross_memory_pairs(v.pid, true, batch_local_.data(), batch_remote_.data(), pieces)
+             : status::ok;
   if (is_ok(st)) {
     c.packets.fetch_add(accepted, std::memory_order_relaxed);
     for (uint32_t a = 0; a < accepted; ++a) {  // still holding every slot (as arrive)

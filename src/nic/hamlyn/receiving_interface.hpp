@@ -134,14 +134,14 @@ class receiving_interface {
   };
   // A slot a batch holds, with what the batch's packets use of it.
   struct batch_hold {
-    uint32_t slot;  // its index
-    slot_copy copy; // read once, while held
+    uint32_t slot;   // its index
+    slot_copy copy;  // read once, while held
   };
   // A packet of a batch that passed its checks.
   struct batch_item {
-    uint32_t packet;         // its index in the batch
-    uint32_t hold;           // the batch_hold of its slot
-    metadata_entry* entry;   // its metadata entry (null: fast mode)
+    uint32_t packet;        // its index in the batch
+    uint32_t hold;          // the batch_hold of its slot
+    metadata_entry* entry;  // its metadata entry (null: fast mode)
   };
   uint32_t batch_hold_for(const card_view& v, uint32_t slot, uint32_t& holds);
   struct handler_entry {
@@ -166,8 +166,8 @@ class receiving_interface {
                 metadata_entry* entry, const std::byte* message);
   status arrive_carried(const card_view& v, const slot_copy& s, const packet_header& h,
                         const iovec* data, int n);
-  static status write_area(const card_view& v, const slot_copy& s, uint64_t offset,
-                           uint64_t length, const iovec* data, int n, bool local);
+  static status write_area(const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length,
+                           const iovec* data, int n, bool local);
   bool serve_read_request(inbound_packet& in);
   bool serve_packet(inbound_packet& in);
   // Gives a served packet's cell, then its buffer, back (see push_packet).
@@ -191,9 +191,9 @@ class receiving_interface {
   sys::token_return rx_free_return_;     // buffers whose rx_free cell a sender still holds
   uint32_t packet_size_;                 // bytes per inbound packet buffer
   handler_entry handlers_[packet_kind_count];
-  uint64_t rx_cursor_ = 0;       // my next rx_ready cell (mine alone, never in shared memory)
-  bool has_deferred_ = false;    // deferred_ waits to be served again, holding its cell:
-  inbound_packet deferred_{};    // the cells after it wait too, so cells go back in order
+  uint64_t rx_cursor_ = 0;     // my next rx_ready cell (mine alone, never in shared memory)
+  bool has_deferred_ = false;  // deferred_ waits to be served again, holding its cell:
+  inbound_packet deferred_{};  // the cells after it wait too, so cells go back in order
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
   // arrive_batch's scratch, max_batch each once a batch is first carried out.
   std::vector<batch_hold> batch_holds_;
@@ -203,7 +203,7 @@ class receiving_interface {
 
 // h_recv, inline: the receiver's poll.
 [[gnu::always_inline]] inline bool receiving_interface::receive(uint32_t q, notification& n,
-                                                               std::byte* message) {
+                                                                std::byte* message) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
   if (__builtin_expect(inbound_waiting(), 0)) (void)poll_inbound();
@@ -213,7 +213,8 @@ class receiving_interface {
 [[gnu::always_inline]] inline bool receiving_interface::waiting(uint32_t q) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
-  return inbound_waiting() || notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
+  return inbound_waiting() ||
+         notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
 }
 
 // The fast path of an arrival, inline: the AM card's sends (send_terminus::
@@ -225,7 +226,9 @@ inline bool paranoid(uint32_t mode) {
          mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
 }
 
-inline void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+inline void count(std::atomic<uint64_t>& c) {
+  c.fetch_add(1, std::memory_order_relaxed);
+}
 
 // [offset, offset+length) inside [low, high) without overflow.
 inline bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high) {
@@ -239,8 +242,8 @@ inline bool inside(uint64_t offset, uint64_t length, uint64_t low, uint64_t high
 // not active, or its memory lies outside the card's area. The caller drops
 // users whatever the answer.
 template <bool fast_only>
-[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v, uint32_t index,
-                                                                 slot_copy& s) {
+[[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v,
+                                                                  uint32_t index, slot_copy& s) {
   slot& sl = v.slots[index];
   sl.users.fetch_add(1, std::memory_order_seq_cst);
   if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
@@ -263,8 +266,9 @@ template <bool fast_only>
     s.metadata_base = s.metadata_count = 0;  // not used by a fast-mode arrival
   }
   const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
-  if (s.mode >= slot_mode_count || (card_memory && !detail::inside(s.base, s.bound, 0, v.geo.area_bytes)) ||
-      !metadata_ok || s.inline_limit > notification_inline_bytes) {
+  if (s.mode >= slot_mode_count ||
+      (card_memory && !detail::inside(s.base, s.bound, 0, v.geo.area_bytes)) || !metadata_ok ||
+      s.inline_limit > notification_inline_bytes) {
     detail::count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
     return false;
   }
@@ -307,9 +311,9 @@ template <bool fast_only>
 // slot's queue (a full queue counts the overrun); with `message`, the entry
 // carries it (n.length <= the slot's inline_limit).
 [[gnu::always_inline]] inline void receiving_interface::notify(const card_view& v,
-                                                              const slot_copy& s,
-                                                              const notification& n,
-                                                              const std::byte* message) {
+                                                               const slot_copy& s,
+                                                               const notification& n,
+                                                               const std::byte* message) {
   detail::count(v.header->counters.messages);
   const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
   (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n, message);
@@ -318,9 +322,9 @@ template <bool fast_only>
 // Works from the ticket: no packet header is built. The flags a fast-mode
 // packet would carry (data, single, notify, no metadata) are this path's
 // own, so only the slot, index, key and range need checking.
-[[gnu::always_inline]] inline status receiving_interface::arrive_fast(const card_view& v, const ticket& t, uint64_t offset,
-                                        const std::byte* data, uint32_t length, uint64_t word,
-                                        bool local) {
+[[gnu::always_inline]] inline status receiving_interface::arrive_fast(
+    const card_view& v, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+    uint64_t word, bool local) {
   arrival_counters& c = v.header->counters;
   if (t.slot >= v.geo.slot_count) {
     detail::count(c.malformed);
@@ -332,7 +336,8 @@ template <bool fast_only>
     // counted by hold_slot
   } else if (t.metadata_index != fast_index || detail::paranoid(s.mode)) {
     detail::count(c.mode_rejections);
-  } else if (check_key_and_bounds(c, t.protection_key, offset, length, s.key, 0, s.bound, s.bound)) {
+  } else if (check_key_and_bounds(c, t.protection_key, offset, length, s.key, 0, s.bound,
+                                  s.bound)) {
     const bool carry = length <= s.inline_limit;  // inline delivery: the entry carries it
     if (!carry) {
       const iovec piece{const_cast<std::byte*>(data), length};
@@ -343,7 +348,8 @@ template <bool fast_only>
     if (is_ok(st)) {
       detail::count(c.packets);
       // (An empty message is carried too: any pointer will do for 0 bytes.)
-      const std::byte* carried = carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
+      const std::byte* carried =
+          carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
       notify(v, s, notification{t.slot, fast_index, my_proc_, word, length}, carried);
     }
   }

@@ -80,7 +80,8 @@ bool send_terminus::batchable(const ticket& t, uint64_t length, uint32_t packets
     return false;
   const card_view& v = views_[t.node];
   return v.attached && v.cross_memory &&
-         !(t.slot < v.geo.slot_count && v.slots[t.slot].memory == static_cast<uint32_t>(area_memory::card));
+         !(t.slot < v.geo.slot_count &&
+           v.slots[t.slot].memory == static_cast<uint32_t>(area_memory::card));
 }
 
 status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
@@ -149,9 +150,11 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
 
 // The fast-mode message as a work entry, through send(): behind entries
 // already queued, into an inbound FIFO that is full, or refused by send().
-[[gnu::cold, gnu::noinline]] status send_terminus::send_fast_posted(
-    const ticket& t, uint64_t offset, const std::byte* data, uint32_t length, uint64_t word,
-    send_handle& h) {
+[[gnu::cold, gnu::noinline]] status send_terminus::send_fast_posted(const ticket& t,
+                                                                    uint64_t offset,
+                                                                    const std::byte* data,
+                                                                    uint32_t length, uint64_t word,
+                                                                    send_handle& h) {
   const iovec piece{const_cast<std::byte*>(data), length};
   message m;
   m.gather = &piece;
@@ -210,7 +213,8 @@ void send_terminus::deposit_batch(uint32_t destination, uint32_t n) {
   card_view& v = views_[destination];
   status st = status::invalid_argument;
   if (v.attached) {
-    st = receiver_.arrive_batch(v, batch_headers_.data(), batch_data_.data(), n, batch_outcomes_.data());
+    st = receiver_.arrive_batch(v, batch_headers_.data(), batch_data_.data(), n,
+                                batch_outcomes_.data());
   } else {
     for (uint32_t i = 0; i < n; ++i) batch_outcomes_[i] = status::invalid_argument;
   }

@@ -115,10 +115,10 @@ class send_terminus {
   }
   uint64_t rejected_sends() const {
     return rejected_sends_;
-  }  // messages the receiving side refused
-  uint64_t batches() const { return batches_; }                  // batches carried out
+  }                                              // messages the receiving side refused
+  uint64_t batches() const { return batches_; }  // batches carried out
   uint64_t batched_messages() const { return batched_messages_; }  // messages they carried
-  bool holds_batch() const { return waiting_in_batch_ != 0; }  // entries wait for their batch
+  bool holds_batch() const { return waiting_in_batch_ != 0; }      // entries wait for their batch
 
  private:
   struct result {
@@ -128,7 +128,8 @@ class send_terminus {
   static constexpr uint32_t results_kept = 1024;  // finished entries whose outcome can be asked
 
   void run_engine();
-  bool batchable(const ticket& t, uint64_t length, uint32_t packets, uint32_t metadata_length) const;
+  bool batchable(const ticket& t, uint64_t length, uint32_t packets,
+                 uint32_t metadata_length) const;
   void run_batches();
   void deposit_batch(uint32_t destination, uint32_t n);
   bool run_entry(work_entry& w, uint32_t& budget);
@@ -176,15 +177,18 @@ namespace detail {
 // Otherwise the packet goes into the card's inbound FIFO.
 inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
   return local || v.cross_memory ||
-         (slot < v.geo.slot_count && v.slots[slot].memory == static_cast<uint32_t>(area_memory::card));
+         (slot < v.geo.slot_count &&
+          v.slots[slot].memory == static_cast<uint32_t>(area_memory::card));
 }
 }  // namespace detail
 
 // Inline: the send path of every short message (the AM card's packets).
-[[gnu::always_inline]] inline status send_terminus::send_fast(const ticket& t, uint64_t offset, const std::byte* data,
-                                       uint32_t length, uint64_t word, send_handle& h) {
-  if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index ||
-                           t.node >= nprocs_ || offset > t.range || length > t.range - offset ||
+[[gnu::always_inline]] inline status send_terminus::send_fast(const ticket& t, uint64_t offset,
+                                                              const std::byte* data,
+                                                              uint32_t length, uint64_t word,
+                                                              send_handle& h) {
+  if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index || t.node >= nprocs_ ||
+                           offset > t.range || length > t.range - offset ||
                            length > packet_data_bytes_,
                        0))
     return send_fast_posted(t, offset, data, length, word, h);  // busy card, or send() refuses it

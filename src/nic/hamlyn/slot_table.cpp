@@ -10,7 +10,8 @@
 #include "sys/protection_key.hpp"
 
 namespace hpam::nic::hamlyn {
-void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area, const slot_limits& l) {
+void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area,
+                      const slot_limits& l) {
   slots_ = slots;
   metadata_ = metadata;
   area_ = area;
@@ -63,8 +64,8 @@ void slot_table::free_area(uint64_t offset) {
 status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
   const bool fast = spec.mode == slot_mode::fast;
   if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
-      spec.notification_queue >= limits_.notification_queues || (!fast && spec.metadata_count == 0) ||
-      spec.inline_limit > notification_inline_bytes)
+      spec.notification_queue >= limits_.notification_queues ||
+      (!fast && spec.metadata_count == 0) || spec.inline_limit > notification_inline_bytes)
     return status::invalid_argument;
   if (spec.memory == area_memory::card &&
       (spec.base > limits_.area_bytes || spec.bound > limits_.area_bytes - spec.base))
@@ -102,7 +103,8 @@ status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
   sl.notification_queue = spec.notification_queue;
   sl.inline_limit = spec.inline_limit;
   sl.generation++;
-  sl.protection_key.store(spec.key ? spec.key : sys::random_protection_key(), std::memory_order_relaxed);
+  sl.protection_key.store(spec.key ? spec.key : sys::random_protection_key(),
+                          std::memory_order_relaxed);
   // Publish: a sender that sees the slot active sees every field above.
   sl.state.store(static_cast<uint32_t>(slot_state::active), std::memory_order_release);
   index = s;
@@ -153,8 +155,8 @@ metadata_entry* slot_table::metadata(uint32_t slot_index, uint32_t metadata_inde
   return &metadata_[sl.metadata_base + metadata_index];
 }
 
-status slot_table::set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key, uint64_t low,
-                          uint64_t high) {
+status slot_table::set_paranoid(uint32_t slot_index, uint32_t metadata_index, uint64_t key,
+                                uint64_t low, uint64_t high) {
   metadata_entry* e = metadata(slot_index, metadata_index);
   if (!e || low > high) return status::invalid_argument;
   e->paranoid_low = low;
@@ -171,7 +173,7 @@ status slot_table::rearm(uint32_t slot_index, uint32_t metadata_index) {
 }
 
 ticket slot_table::make_ticket(uint32_t slot_index, uint32_t metadata_index, uint64_t offset,
-                         uint64_t range, bool notify) const {
+                               uint64_t range, bool notify) const {
   const slot& sl = slots_[slot_index];
   ticket t{};
   t.node = limits_.my_proc;
@@ -182,8 +184,8 @@ ticket slot_table::make_ticket(uint32_t slot_index, uint32_t metadata_index, uin
                         sl.mode == static_cast<uint32_t>(slot_mode::paranoid_one_shot);
   t.protection_key = sl.protection_key.load(std::memory_order_relaxed);
   if (paranoid && metadata_index < sl.metadata_count)
-    t.protection_key = metadata_[sl.metadata_base + metadata_index]
-                           .paranoid_key.load(std::memory_order_relaxed);
+    t.protection_key =
+        metadata_[sl.metadata_base + metadata_index].paranoid_key.load(std::memory_order_relaxed);
   t.offset = offset;
   t.range = range;
   t.flags = notify ? ticket_flags::notify : 0;

@@ -31,11 +31,11 @@ struct slot_spec {
 
 // The counts of my card the table works within.
 struct slot_limits {
-  uint32_t slot_count = 0;          // slots in the table
-  uint32_t metadata_entries = 0;    // entries in the metadata pool
-  uint32_t notification_queues = 0; // queues a slot may name
-  uint64_t area_bytes = 0;          // message-area memory
-  uint32_t my_proc = 0;             // the node tickets name
+  uint32_t slot_count = 0;           // slots in the table
+  uint32_t metadata_entries = 0;     // entries in the metadata pool
+  uint32_t notification_queues = 0;  // queues a slot may name
+  uint64_t area_bytes = 0;           // message-area memory
+  uint32_t my_proc = 0;              // the node tickets name
 };
 
 class slot_table {
@@ -52,7 +52,7 @@ class slot_table {
   // checks before it to finish (would_block after 2 s: a sender died inside).
   status revoke(uint32_t index);
   status rekey(uint32_t index, uint64_t key);  // re-activate a slot with a new key
-  status release_slot(uint32_t index);  // revoke and free the slot and its metadata area
+  status release_slot(uint32_t index);         // revoke and free the slot and its metadata area
   const slot& slot_at(uint32_t index) const { return slots_[index]; }
   metadata_entry* metadata(uint32_t slot_index, uint32_t metadata_index);  // null if out of range
   // Paranoid modes: the entry's secondary key and range [low, high) (user level, 2.7).

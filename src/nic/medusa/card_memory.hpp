@@ -30,8 +30,8 @@
 namespace hpam::nic::medusa {
 
 constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
-constexpr uint32_t card_version = 4;  // 2: RX_READY entries carry the source; 3: RX_READY cells
-                                      // carry small packets inline; 4: the VRAM starts on a page
+constexpr uint32_t card_version = 4;    // 2: RX_READY entries carry the source; 3: RX_READY cells
+                                        // carry small packets inline; 4: the VRAM starts on a page
 constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
 
 // Block sizes accepted at setup (power of two).
@@ -73,7 +73,8 @@ constexpr uint32_t entry_length(uint64_t entry) noexcept {
 static_assert(entry_block(encode_entry(0xfffffeu, 8192, 7)) == 0xfffffeu);
 static_assert(entry_length(encode_entry(0xfffffeu, 8192, 7)) == 8192);
 static_assert(entry_source(encode_entry(0xfffffeu, 8192, 65534)) == 65534);
-static_assert(entry_block(encode_entry(0xffffffffu, 0, 0)) == entry_field_mask);  // forged: out of range
+static_assert(entry_block(encode_entry(0xffffffffu, 0, 0)) ==
+              entry_field_mask);  // forged: out of range
 
 // ---- The card header: first bytes of the card memory -------------------
 
@@ -103,9 +104,9 @@ struct card_header {
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
   std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
   uint64_t job_key;                                  // the job key the owner publishes (0: none)
-  uint32_t rx_ready_cell;                            // bytes per RX_READY cell (entry + inline packet)
-  uint32_t reserved32;                               // zero
-  uint64_t reserved[3];                              // zero
+  uint32_t rx_ready_cell;  // bytes per RX_READY cell (entry + inline packet)
+  uint32_t reserved32;     // zero
+  uint64_t reserved[3];    // zero
 };
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(sizeof(card_header) == 192);
@@ -144,9 +145,12 @@ constexpr card_layout compute_layout(uint32_t block_size, uint32_t tx_blocks, ui
   l.tx_fifo_capacity = fifo_capacity_for(tx_blocks);
   l.rx_fifo_capacity = fifo_capacity_for(rx_blocks);
   l.tx_ready_offset = sys::align_up(sizeof(card_header), 64);
-  l.tx_free_offset = sys::align_up(l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
-  l.rx_free_offset = sys::align_up(l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
-  l.rx_ready_offset = sys::align_up(l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
+  l.tx_free_offset =
+      sys::align_up(l.tx_ready_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
+  l.rx_free_offset =
+      sys::align_up(l.tx_free_offset + sys::spsc_fifo::bytes_for(l.tx_fifo_capacity), 64);
+  l.rx_ready_offset =
+      sys::align_up(l.rx_free_offset + sys::mpmc_fifo::bytes_for(l.rx_fifo_capacity), 64);
   // Blocks start on a page. Their offset within a page would otherwise move
   // with D and the cell size, and copies between a block and a user buffer
   // run slower at some offsets than at others: 4 KiB MPI messages at D = 32

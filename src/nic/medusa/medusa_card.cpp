@@ -1,6 +1,5 @@
 #include "nic/medusa/medusa_card.hpp"
 
-
 #include <stdexcept>
 #include <string>
 
@@ -28,10 +27,11 @@ void check_setup(const card_setup& s) {
     bad("block_size must be a power of two in [64, 1 MiB], got " + std::to_string(s.block_size));
   if (static_cast<uint64_t>(s.tx_blocks) + s.rx_blocks > medusa::max_blocks)
     bad("tx_blocks + rx_blocks must be at most " + std::to_string(medusa::max_blocks));
-  if (!sys::ring_math::is_power_of_two(s.rx_ready_cell) || s.rx_ready_cell < medusa::min_rx_ready_cell ||
-      s.rx_ready_cell > medusa::max_rx_ready_cell)
+  if (!sys::ring_math::is_power_of_two(s.rx_ready_cell) ||
+      s.rx_ready_cell < medusa::min_rx_ready_cell || s.rx_ready_cell > medusa::max_rx_ready_cell)
     bad("rx_ready_cell must be a power of two in [" + std::to_string(medusa::min_rx_ready_cell) +
-        ", " + std::to_string(medusa::max_rx_ready_cell) + "], got " + std::to_string(s.rx_ready_cell));
+        ", " + std::to_string(medusa::max_rx_ready_cell) + "], got " +
+        std::to_string(s.rx_ready_cell));
   if (s.job.empty()) bad("job id is empty");
 }
 
@@ -48,10 +48,12 @@ std::string peer_problem(const card_header& h, size_t mapped, int proc, uint32_t
   if (h.nprocs != nprocs) return "job has " + std::to_string(h.nprocs) + " processes";
   if (h.flags != flags) return "CRC setting differs";
   if (h.rx_ready_cell != rx_ready_cell)
-    return "RX_READY cell " + std::to_string(h.rx_ready_cell) + " != " + std::to_string(rx_ready_cell);
+    return "RX_READY cell " + std::to_string(h.rx_ready_cell) +
+           " != " + std::to_string(rx_ready_cell);
   if (static_cast<uint64_t>(h.tx_blocks) + h.rx_blocks > medusa::max_blocks)
     return "too many blocks";
-  const card_layout l = medusa::compute_layout(h.block_size, h.tx_blocks, h.rx_blocks, h.rx_ready_cell);
+  const card_layout l =
+      medusa::compute_layout(h.block_size, h.tx_blocks, h.rx_blocks, h.rx_ready_cell);
   if (h.size != l.size || l.size > mapped || h.rx_free_offset != l.rx_free_offset ||
       h.rx_ready_offset != l.rx_ready_offset || h.vram_offset != l.vram_offset ||
       h.rx_fifo_capacity != l.rx_fifo_capacity)
@@ -76,7 +78,8 @@ medusa_card::medusa_card(const card_setup& setup)
       job_(setup.job),
       wire_((check_setup(setup), setup.faults), setup.my_proc, setup.block_size, clock_for(setup)) {
   sys::remove_stale_segments();
-  const card_layout l = medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, setup.rx_ready_cell);
+  const card_layout l =
+      medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, setup.rx_ready_cell);
   segment_ = sys::shared_segment::create(sys::segment_name(job_, "medusa", my_proc_), l.size);
   try {
     init_memory(l, setup.rx_ready_cell);
@@ -176,8 +179,9 @@ void medusa_card::attach_peer(int proc) {
     throw std::runtime_error("hpam: the Medusa card of process " + std::to_string(proc) +
                              " is too small");
   const auto& h = *reinterpret_cast<const card_header*>(seg.payload());
-  const std::string problem = peer_problem(h, seg.payload_size(), proc, block_size_, nprocs_,
-                                           crc_ ? medusa::card_flag_crc : 0, rx_ready_.cell_bytes());
+  const std::string problem =
+      peer_problem(h, seg.payload_size(), proc, block_size_, nprocs_,
+                   crc_ ? medusa::card_flag_crc : 0, rx_ready_.cell_bytes());
   if (!problem.empty())
     throw std::runtime_error("hpam: the Medusa card of process " + std::to_string(proc) +
                              " is incompatible with process " + std::to_string(my_proc_) +

@@ -131,7 +131,9 @@ class medusa_card {
   // says of its process, and how often it has polled.
   sys::process_state peer_process(int proc) const noexcept;
   uint32_t peer_heartbeat(int proc) const noexcept {  // modulo 2^32
-    return attached(proc) ? static_cast<uint32_t>(peers_[proc].header->heartbeat.load(std::memory_order_relaxed)) : 0;
+    return attached(proc) ? static_cast<uint32_t>(
+                                peers_[proc].header->heartbeat.load(std::memory_order_relaxed))
+                          : 0;
   }
 
   // What the wire did to packets this card sent.
@@ -172,7 +174,8 @@ class medusa_card {
   // Where the wire delivers: the card engine's receive side.
   struct engine_sink {
     medusa_card& card;
-    [[gnu::always_inline]] void deliver(int dest, const std::byte* packet, uint32_t length) noexcept {
+    [[gnu::always_inline]] void deliver(int dest, const std::byte* packet,
+                                        uint32_t length) noexcept {
       card.deliver(dest, packet, length);
     }
   };
@@ -189,7 +192,8 @@ class medusa_card {
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p) noexcept;
-  [[gnu::cold, gnu::noinline]] void release_out_of_order(uint64_t position, uint32_t block) noexcept;
+  [[gnu::cold, gnu::noinline]] void release_out_of_order(uint64_t position,
+                                                         uint32_t block) noexcept;
   void give_back_block(uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] void reconcile_tx_free(uint32_t b, uint32_t first) noexcept;
 
@@ -209,13 +213,13 @@ class medusa_card {
   sys::spsc_fifo* tx_ready_ = nullptr;
   sys::spsc_fifo* tx_free_ = nullptr;
   sys::mpmc_fifo* rx_free_ = nullptr;
-  sys::token_return rx_free_return_;          // blocks whose RX_FREE cell a sender still holds
-  sys::cell_fifo rx_ready_;                   // my RX_READY
-  uint64_t rx_cursor_ = 0;                    // next RX_READY position to pop (mine alone)
-  uint64_t rx_freed_ = 0;                     // next RX_READY position to give back
-  uint32_t rx_early_ = 0;                     // cells released ahead of rx_freed_
-  std::vector<uint64_t> rx_released_;         // [position % capacity]: released early, not yet
-                                              // given back: 2^32 | its block (0: not released)
+  sys::token_return rx_free_return_;   // blocks whose RX_FREE cell a sender still holds
+  sys::cell_fifo rx_ready_;            // my RX_READY
+  uint64_t rx_cursor_ = 0;             // next RX_READY position to pop (mine alone)
+  uint64_t rx_freed_ = 0;              // next RX_READY position to give back
+  uint32_t rx_early_ = 0;              // cells released ahead of rx_freed_
+  std::vector<uint64_t> rx_released_;  // [position % capacity]: released early, not yet
+                                       // given back: 2^32 | its block (0: not released)
   std::byte* vram_ = nullptr;
   std::vector<peer_view> peers_;              // indexed by process, sized at setup
   std::vector<uint32_t> spare_tx_;            // unclaimed tx blocks taken off TX_FREE
