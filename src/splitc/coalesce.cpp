@@ -6,7 +6,10 @@
 // the transports it runs on. A storer never waits for room: a full ring
 // makes the batch direct puts. The owner checks every record (length,
 // inside its user heap) before applying it; a bad one is refused and
-// counted (splitc_stats_t::bad_records), the others apply.
+// counted (splitc_stats_t::bad_records), the others apply. An applied slot
+// is zeroed (a record of length 0, refused), so a storer that announces
+// more records than it delivered (a truncated batch, a forged count) finds
+// the rest refused, never an earlier lap's records applied again.
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -173,7 +176,9 @@ int apply_inboxes(runtime& r) {
     const uint64_t upto = std::min(arrived[p], r.applied[p] + r.ring_records);
     for (uint64_t i = r.applied[p]; i < upto; ++i) {
       store_record rec;
-      std::memcpy(&rec, r.inboxes + record_at(r, p, i), sizeof rec);  // copied once, then checked
+      std::byte* slot = r.inboxes + record_at(r, p, i);
+      std::memcpy(&rec, slot, sizeof rec);  // copied once, then checked
+      std::memset(slot, 0, sizeof rec);     // never applied twice
       size_t len = 0;
       uint64_t disp = 0;
       if (!well_formed(r, rec, len, disp)) {
@@ -184,6 +189,7 @@ int apply_inboxes(runtime& r) {
       r.applied_bytes += len;
     }
     r.applied[p] = upto;
+    MPI_Win_sync(r.inbox_win);  // the zeroed slots, before the storer may reuse them
     const int rc = MPI_Accumulate(&r.applied[p], 1, MPI_UINT64_T, r.me, applied_at(r, p), 1,
                                   MPI_UINT64_T, MPI_REPLACE, r.inbox_win);
     if (int e = check_mpi(rc, "MPI_Accumulate"); e) return e;
