@@ -9,7 +9,7 @@ from report.common import BASE, HPAM, Runs, per_run_files, rows, same_floor
 T = [BASE, "tcp"] + HPAM  # the MPI transports, in the columns' order
 
 
-def _floors(out):
+def floors_of(out):
     """{(figure, transport, run): ns}: the cache-line floor probed before and
     after one run of one benchmark (floors.csv), where the two agree."""
     f = {}
@@ -106,7 +106,7 @@ def _floor(out):
 
 
 def load(out):
-    floors = _floors(out)
+    floors = floors_of(out)
     return SimpleNamespace(
         mpi=_mpi(out, floors), mr=_msgrate(out, floors), native=_native(out),
         rma=_rma(out, floors), coll=_coll(out, floors), sends=_sends(out), floor=_floor(out),

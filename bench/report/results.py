@@ -21,6 +21,7 @@ from report import apps  # noqa: E402  the Split-C applications and GAM sections
 from report import hamlyn_lib  # noqa: E402  the Hamlyn library's protocols (OSDI'96 section 4)
 from report import loss  # noqa: E402  the under-loss section (bench/loss.sh)
 from report import ucx  # noqa: E402  UCX's ucx_perftest over hpam
+from report import osc  # noqa: E402  the OSU-style one-sided tests (bench/mpi_osc)
 
 out, results_md, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 quick = len(sys.argv) > 4
@@ -258,6 +259,7 @@ if byloss:
     L.append("")
 
 L += goals.rma_section(out, fig.rma)
+L += osc.section(out) + [""]
 L += goals.coll_section(fig.coll)
 L += goals.profile_section(out, fig.sends)
 
