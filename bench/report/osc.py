@@ -7,8 +7,10 @@ bench/run's osc-OSC_TRANSPORT_RUN.csv files (bench/mpi_osc).
   python3 bench/report/osc.py DIR               prints the section
   python3 bench/report/osc.py DIR RESULTS.md    replaces it there (or adds it)
 """
+import glob
 import os
 import sys
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 if __name__ == "__main__":  # run as a file: the report package is in bench/
@@ -78,7 +80,11 @@ def section(out):
     if not runs:
         return []
     n = max((len(v) for d in runs.d.values() for v in d.values()), default=0)
+    newest = max(os.path.getmtime(p) for p in glob.glob(os.path.join(out, "osc-*.csv")))
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(newest))
     L = [HEADING + "\n",
+         f"Measured {when} (this section may come from a later run than the sections around "
+         "it: `bench/run --osc-only`).\n",
          "Our own code following the OSU Micro-Benchmarks' method (osu_put_latency, osu_get_latency, "
          "osu_put_bw, osu_acc_latency, osu_fop_latency, osu_cas_latency; OSU is not packaged in "
          "Debian): two ranks, a fresh window per test and size, MPI_Win_lock(MPI_LOCK_SHARED) "
