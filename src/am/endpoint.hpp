@@ -42,9 +42,9 @@
 #include <string>
 #include <vector>
 
-#include "am/ack_rows.hpp"
 #include "am/config.hpp"
 #include "am/counters.hpp"
+#include "am/deferred_acks.hpp"
 #include "am/descriptor.hpp"
 #include "am/packet.hpp"
 #include "am/rtt_estimator.hpp"
@@ -250,13 +250,11 @@ class endpoint {
                                               refusal why);
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
   inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
-  // Launches deferred acks: every row (all), or only the rows due (multi_ack:
-  // ack_threshold of them wait for that peer), and every row once acks have
-  // waited ack_hold_polls polls. The usual poll, with fewer acks waiting
-  // than make a row due, only counts the poll (inline); the walks over the
-  // rows are out of line.
-  [[gnu::always_inline]] inline void flush_acks(bool all);
-  [[gnu::noinline]] bool launch_rows(uint32_t due);
+  // What launches one peer's deferred acks, handed to acks_ (deferred_acks.hpp).
+  auto ack_launcher() {
+    return
+        [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); };
+  }
   void launch_acks(int peer, uint64_t waiting, uint64_t plain);
   bool acks_well_formed(arrival& a) const;
   void on_ack_packet(const arrival& a);
@@ -330,14 +328,7 @@ class endpoint {
   uint32_t polls_ = 0;       // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;  // packets one poll takes (endpoint_receive.hpp)
-  // Acknowledgements (endpoint_acks.hpp):
-  bool defer_acks_;
-  bool piggyback_acks_;
-  bool multi_ack_;                // deferred plain acks to a peer share one packet
-  bool streaming_ = false;        // multi_ack: my last poll used its whole budget
-  uint32_t ack_capacity_;         // ack_entry records one ack packet carries
-  uint32_t acks_held_polls_ = 0;  // polls that flushed only some rows, since a full one
-  bool ordered_;                  // instances strictly in turn per peer (endpoint_send.hpp)
+  bool ordered_;             // instances strictly in turn per peer (endpoint_send.hpp)
   // Loss recovery (endpoint_loss_recovery.hpp):
   bool lossy_;               // can_lose(cfg): loss recovery on (am/config.hpp)
   bool stamp_at_send_;       // lossy_ or a manual clock: stamped as sent, not by the walk
@@ -372,7 +363,7 @@ class endpoint {
   std::string last_error_;
   std::vector<protocol_counters> counters_;  // per peer; [my_proc] holds unattributed events
   std::vector<std::byte> self_buffer_;       // gather area for messages to myself
-  ack_rows acks_;                            // deferred acks, per peer (defer_acks)
+  deferred_acks acks_;                       // deferred acks and when they leave
   // Per peer, when lossy_: the adaptive timeout, and (ordered) the launch
   // number of the oldest request that may be unanswered.
   struct peer_timer {

@@ -13,23 +13,8 @@
 
 namespace hpam::am {
 
-// multi_ack: while a stream arrives (a poll used its whole receive budget)
-// the acks of a peer wait until ack_threshold(D) of them do, and the poll
-// launches them at its end, together; a poll that drains its queue leaves
-// its acks to ride on a request sent before the next poll, whose start
-// launches what is left (or at once, if it handled nothing). Acks never
-// wait more than ack_hold_polls polls that launched only some rows: a peer
-// waiting for one ack is not kept waiting by a stream from others.
-// A quarter of the window (at least 2): the sender gets its instances back
-// while it still has three quarters to send on; one ack packet a half
-// window left streams waiting for credits (docs/decisions.md).
-constexpr uint32_t ack_threshold(uint32_t depth) {
-  return depth / 4 > 2 ? depth / 4 : 2;
-}
-constexpr uint32_t ack_hold_polls = 16;
-
 // A plain ack waiting for dest rides on the request (or is left for
-// flush_acks when there is no room after the payload): an ack_entry at
+// the next flush when there is no room after the payload): an ack_entry at
 // the end of the packet instead of a packet of its own. The stored ack in
 // the reply block stays, for a duplicate of the request it answers.
 template <class Card>
@@ -56,12 +41,12 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
   r.ack_refusal = static_cast<uint8_t>(why);
   r.unstamped = true;
   counters_[src].acks_sent++;
-  if (!defer_acks_) {
+  if (!acks_.defer()) {
     stamp_stored_ack(src, instance, r);
     card_.launch(src, r.block, r.length);
     return;
   }
-  acks_.defer(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
+  acks_.add(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
 }
 
 template <class Card>
@@ -74,42 +59,15 @@ void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r)
   r.unstamped = false;
 }
 
-// Deferred acknowledgements go out after the next packet launched by a
-// send, or at the start of the next poll, whichever comes first; with
-// multi_ack, as the policy above ack_threshold says (poll).
-template <class Card>
-void endpoint<Card>::flush_acks(bool all) {
-  if (!all) {
-    // A row is due once ack_threshold(D) acks wait in it: while fewer wait
-    // in all rows together, no row needs a look.
-    const uint32_t due = ack_threshold(depth_);
-    if (acks_.waiting() >= due && launch_rows(due)) return;
-    if (++acks_held_polls_ < ack_hold_polls) return;
-  }
-  (void)launch_rows(0);
-}
-
-// Launches the rows in which at least `due` acks wait (0: every row); true
-// when no ack is left waiting.
-template <class Card>
-bool endpoint<Card>::launch_rows(uint32_t due) {
-  acks_.flush(
-      [due](uint32_t n) { return n >= due; },
-      [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); });
-  if (!acks_.empty()) return false;
-  acks_held_polls_ = 0;
-  return true;
-}
-
 // One peer's waiting acks (bit i: [peer][i]): a refusal, or any ack without
 // multi_ack, goes as the packet stored in its reply block; with multi_ack
 // the plain ones go together, each packet the stored ack of its lowest
-// instance followed by ack_entry records for up to ack_capacity_ more. The
+// instance followed by ack_entry records for up to acks_.capacity() more. The
 // stored ack (its length) is unchanged: a duplicate request still gets
 // exactly its own ack.
 template <class Card>
 void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
-  uint64_t alone = multi_ack_ ? waiting & ~plain : waiting;
+  uint64_t alone = acks_.multi_ack() ? waiting & ~plain : waiting;
   uint64_t together = waiting & ~alone;
   for (; alone != 0; alone &= alone - 1) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(alone));
@@ -124,7 +82,7 @@ void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
     together &= together - 1;
     std::byte* pkt = card_.tx_block(r.block);
     uint32_t length = r.length;
-    for (uint32_t k = 0; k < ack_capacity_ && together != 0; ++k, together &= together - 1) {
+    for (uint32_t k = 0; k < acks_.capacity() && together != 0; ++k, together &= together - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(together));
       const reply_desc& ri = replies_.at(peer, i);
       const ack_entry e{ri.ack_sequence | (ri.answers_resend ? entry_answers_resend : 0), i};
@@ -146,7 +104,7 @@ bool endpoint<Card>::acks_well_formed(arrival& a) const {
   const uint32_t n = a.payload_len / sizeof(ack_entry);
   if (a.c.cls != msg_class::reply ||
       refusal_of(a.h.refusal) != static_cast<uint16_t>(refusal::none) ||
-      a.payload_len % sizeof(ack_entry) != 0 || n > ack_capacity_)
+      a.payload_len % sizeof(ack_entry) != 0 || n > acks_.capacity())
     return false;
   std::memcpy(a.more, a.payload, a.payload_len);
   uint64_t named = uint64_t{1} << a.c.instance;

@@ -28,24 +28,22 @@ status endpoint<Card>::poll(int* handled, bool report) {
   if (__builtin_expect(!acks_.empty() || card_.arrival_pending(), 0))
     n = serve_arrivals();
   else
-    streaming_ = false;
+    acks_.quiet_poll();
   check_timeouts();
   if (handled) *handled = static_cast<int>(n);
   if (__builtin_expect(!report || !(newly_unreachable_ || newly_refused_), 1)) return status::ok;
   return news();
 }
 
-// Deferred acks and arrivals, as the flush policy says (ack_threshold):
-// outside a stream the acks left waiting go before the packets are taken;
-// then packets up to the receive budget; then a stream's acks as they come
-// due, or all of them if nothing arrived (they had a poll to ride on a
-// request).
+// Deferred acks and arrivals, as deferred_acks decides: outside a stream
+// the acks left waiting go before the packets are taken; then packets up
+// to the receive budget; then a stream's acks as they come due, or all of
+// them if nothing arrived (they had a poll to ride on a request).
 template <class Card>
 uint32_t endpoint<Card>::serve_arrivals() {
-  if (!acks_.empty() && !streaming_) flush_acks(true);
+  acks_.before_receive(ack_launcher());
   const uint32_t n = receive_packets();
-  streaming_ = multi_ack_ && n == receive_budget_;
-  if (!acks_.empty() && (streaming_ || n == 0)) flush_acks(n == 0);
+  acks_.after_receive(n, n == receive_budget_, ack_launcher());
   return n;
 }
 

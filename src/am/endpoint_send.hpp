@@ -89,7 +89,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   am_header* h = stamp_header(pkt, key_, {msg_class::request, kind, inst, d.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
   d.length = hdr + build(*h, pkt + hdr);
-  if (!acks_.empty() && piggyback_acks_) ride_ack(dest, *h, pkt, d.length);
+  if (acks_.may_ride()) ride_ack(dest, *h, pkt, d.length);
   card_.launch(dest, d.block, d.length);
   d.busy = true;
   d.retries = 0;
@@ -110,7 +110,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   instance_hint_[dest] = inst + 1 == depth_ ? 0 : inst + 1;
   counters_[dest].requests_sent++;
   // Behind the request, off its critical path (multi_ack: gathered for the next poll).
-  if (!acks_.empty() && !multi_ack_) flush_acks(true);
+  acks_.after_request(ack_launcher());
   return status::ok;
 }
 

@@ -56,10 +56,6 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       polls_to_drain_(inbound_pool(cfg) + 1),
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
-      defer_acks_(cfg.defer_acks),
-      piggyback_acks_(cfg.piggyback_acks),
-      multi_ack_(cfg.multi_ack && cfg.defer_acks),
-      ack_capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)),
       ordered_(cfg.ordered),
       lossy_(can_lose(cfg)),
       stamp_at_send_(lossy_ || cfg.manual_time != nullptr),
@@ -68,7 +64,8 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       timeout_min_ns_(std::min(cfg.timeout_min_ns, cfg.timeout_ns)),
       launch_span_((uint64_t{1} << control_bits::sequence_bits) * cfg.depth),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
-      card_(detail::card_setup_for(cfg, &clock_, cfg.key ? 0 : key_)) {
+      card_(detail::card_setup_for(cfg, &clock_, cfg.key ? 0 : key_)),
+      acks_(cfg) {
   if (key_ == 0) key_ = key_of_process_0();
   requests_.resize(nprocs_, depth_);
   replies_.resize(nprocs_, depth_);
@@ -86,7 +83,6 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   lost_.assign(nprocs_, 0);
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
-  acks_.resize(nprocs_);
   peer_timer fresh;
   fresh.rtt = rtt_estimator::starting(timeout_ns_);
   timers_.assign(nprocs_, fresh);

@@ -59,7 +59,7 @@ void endpoint<Card>::check_timeout(request_desc& d, uint32_t index) {
 template <class Card>
 status endpoint<Card>::resend_due() {
   if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
-  if (!acks_.empty()) flush_acks(true);
+  acks_.flush_all(ack_launcher());
   card_.send_due();
   check_timeouts();
   return status::ok;
@@ -71,7 +71,7 @@ uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
     mark = polls_;
     return 0;
   }
-  if (!acks_.empty()) flush_acks(true);
+  acks_.flush_all(ack_launcher());
   card_.send_due();
   uint32_t resent = 0;
   for (uint32_t i = 0; i < timeout_end_; ++i) {

@@ -1,0 +1,131 @@
+// Deferred acknowledgements (docs/DESIGN.md, "Acknowledgements and the
+// small-message path"): when the empty acknowledgement of HPAM 5.2.1 step
+// 2.e, once deferred, leaves. It waits per peer as a bit of a row
+// (ack_rows.hpp); it rides on the next request to that peer
+// (piggyback_acks), goes after the next request launched (without
+// multi_ack), or leaves with the other acks of its peer in one ack packet
+// (multi_ack) when a poll finds them due. This class holds that decision
+// and its state; endpoint<Card> builds and launches the packets
+// (endpoint_acks.hpp) through the `launch(peer, waiting, plain)` it passes
+// in, so the decision is tested alone (tests/am/test_deferred_acks.cc).
+#pragma once
+
+#include <cstdint>
+
+#include "am/ack_rows.hpp"
+#include "am/config.hpp"
+#include "am/packet.hpp"
+
+namespace hpam::am {
+
+// multi_ack: while a stream arrives (a poll used its whole receive budget)
+// the acks of a peer wait until ack_threshold(D) of them do, and the poll
+// launches them at its end, together; a poll that drains its queue leaves
+// its acks to ride on a request sent before the next poll, whose start
+// launches what is left (or at once, if it handled nothing). Acks never
+// wait more than ack_hold_polls polls that launched only some rows: a peer
+// waiting for one ack is not kept waiting by a stream from others.
+// A quarter of the window (at least 2): the sender gets its instances back
+// while it still has three quarters to send on; one ack packet a half
+// window left streams waiting for credits (docs/decisions.md).
+constexpr uint32_t ack_threshold(uint32_t depth) {
+  return depth / 4 > 2 ? depth / 4 : 2;
+}
+constexpr uint32_t ack_hold_polls = 16;
+
+class deferred_acks {
+ public:
+  explicit deferred_acks(const endpoint_config& cfg)
+      : defer_(cfg.defer_acks),
+        piggyback_(cfg.piggyback_acks),
+        multi_ack_(cfg.multi_ack && cfg.defer_acks),
+        due_(ack_threshold(cfg.depth)),
+        capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)) {
+    rows_.resize(cfg.card.nprocs);
+  }
+
+  // Settings. Without defer, an ack is launched at once (send_ack).
+  bool defer() const { return defer_; }
+  bool multi_ack() const { return multi_ack_; }
+  uint32_t capacity() const { return capacity_; }  // ack_entry records per ack packet
+  bool empty() const { return rows_.empty(); }
+
+  // [peer][instance]'s ack waits; a plain one (no refusal) may ride.
+  [[gnu::always_inline]] void add(int peer, uint32_t instance, bool plain) {
+    rows_.defer(peer, instance, plain);
+  }
+
+  // A request to peer is being built: may an ack ride on it (any waits)?
+  bool may_ride() const { return piggyback_ && !rows_.empty(); }
+  // The oldest plain ack of peer's row, taken to ride (ack_rows::take_rider).
+  bool take_rider(int peer, uint32_t& instance) { return rows_.take_rider(peer, instance); }
+
+  // The decision, at each point where acks may leave. `launch(peer,
+  // waiting, plain)` launches one peer's acks (bit i: instance i).
+  //
+  // After a request was launched: without multi_ack every waiting ack goes
+  // now, behind the request and off its critical path; with it they are
+  // gathered for the next poll.
+  template <class Launch>
+  [[gnu::always_inline]] void after_request(Launch&& launch) {
+    if (!rows_.empty() && !multi_ack_) launch_rows(0, launch);
+  }
+  // A poll with nothing to serve (no ack waits, nothing arrived): a stream,
+  // if one came, has ended.
+  void quiet_poll() { streaming_ = false; }
+  // A poll, before it takes packets: outside a stream, the acks left
+  // waiting go first (they had a poll to ride on a request).
+  template <class Launch>
+  [[gnu::always_inline]] void before_receive(Launch&& launch) {
+    if (!rows_.empty() && !streaming_) launch_rows(0, launch);
+  }
+  // A poll took `taken` packets, `budget_used` when as many as it may: a
+  // stream (multi_ack) launches the rows that are due, a poll that took
+  // nothing every row.
+  template <class Launch>
+  [[gnu::always_inline]] void after_receive(uint32_t taken, bool budget_used, Launch&& launch) {
+    streaming_ = multi_ack_ && budget_used;
+    if (!rows_.empty() && (streaming_ || taken == 0)) flush(taken == 0, launch);
+  }
+  // Every waiting ack, now (the sending half of a poll: resend_due, resend_idle).
+  template <class Launch>
+  void flush_all(Launch&& launch) {
+    if (!rows_.empty()) launch_rows(0, launch);
+  }
+
+ private:
+  // Every row (all), or only the rows due (ack_threshold of them wait for
+  // that peer), and every row once acks have waited ack_hold_polls polls.
+  // The usual poll, with fewer acks waiting than make a row due, only
+  // counts the poll (inline); the walks over the rows are out of line.
+  template <class Launch>
+  [[gnu::always_inline]] void flush(bool all, Launch&& launch) {
+    if (!all) {
+      // A row is due once ack_threshold(D) acks wait in it: while fewer wait
+      // in all rows together, no row needs a look.
+      if (rows_.waiting() >= due_ && launch_rows(due_, launch)) return;
+      if (++held_polls_ < ack_hold_polls) return;
+    }
+    (void)launch_rows(0, launch);
+  }
+  // Launches the rows in which at least `due` acks wait (0: every row);
+  // true when no ack is left waiting.
+  template <class Launch>
+  [[gnu::noinline]] bool launch_rows(uint32_t due, Launch launch) {
+    rows_.flush([due](uint32_t n) { return n >= due; }, launch);
+    if (!rows_.empty()) return false;
+    held_polls_ = 0;
+    return true;
+  }
+
+  ack_rows rows_;            // the acks waiting, per peer
+  bool defer_;               // defer_acks: else each ack is launched at once
+  bool piggyback_;           // piggyback_acks: a plain ack rides on a request to its peer
+  bool multi_ack_;           // deferred plain acks to a peer share one packet
+  bool streaming_ = false;   // multi_ack: the last poll used its whole budget
+  uint32_t due_;             // ack_threshold(D): acks that make a row due
+  uint32_t capacity_;        // ack_entry records one ack packet carries
+  uint32_t held_polls_ = 0;  // polls that launched only some rows, since all were
+};
+
+}  // namespace hpam::am

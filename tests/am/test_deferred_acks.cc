@@ -1,0 +1,202 @@
+// deferred_acks (am/deferred_acks.hpp): when deferred acknowledgements
+// leave, decided without an endpoint or a card. Each case defers acks,
+// walks the points of a send and a poll where acks may leave, and checks
+// exactly which acks each launched.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+
+#include "am/deferred_acks.hpp"
+
+namespace hpam::test {
+namespace {
+
+using am::deferred_acks;
+using slot = std::pair<int, uint32_t>;  // [peer][instance]
+
+am::endpoint_config settings(uint32_t depth, bool multi_ack, bool piggyback = true) {
+  am::endpoint_config c;
+  c.card.nprocs = 3;
+  c.card.block_size = 256;
+  c.depth = depth;
+  c.multi_ack = multi_ack;
+  c.piggyback_acks = piggyback;
+  return c;
+}
+
+// What the acks launched at one point were.
+struct launched {
+  std::set<slot> acks;
+  int calls = 0;  // launch calls: one per peer's row launched
+  auto launcher() {
+    return [this](int peer, uint64_t waiting, uint64_t) {
+      ++calls;
+      for (uint64_t w = waiting; w != 0; w &= w - 1)
+        acks.insert({peer, static_cast<uint32_t>(__builtin_ctzll(w))});
+    };
+  }
+};
+
+void add(deferred_acks& a, int peer, uint32_t from, uint32_t n) {
+  for (uint32_t i = from; i < from + n; ++i) a.add(peer, i, true);
+}
+
+TEST(deferred_acks, settings_come_from_the_configuration) {
+  deferred_acks a(settings(16, true));
+  EXPECT_TRUE(a.defer());
+  EXPECT_TRUE(a.multi_ack());
+  EXPECT_EQ(a.capacity(), am::multi_ack_capacity(256, 16));
+  EXPECT_TRUE(a.empty());
+  EXPECT_FALSE(a.may_ride()) << "nothing waits";
+  auto c = settings(16, true);
+  c.defer_acks = false;
+  deferred_acks off(c);
+  EXPECT_FALSE(off.defer());
+  EXPECT_FALSE(off.multi_ack()) << "multi_ack needs deferred acks";
+}
+
+// Without multi_ack every waiting ack leaves behind the next request; with
+// it, they wait for a poll.
+TEST(deferred_acks, after_a_request_only_without_multi_ack) {
+  for (bool multi : {false, true}) {
+    deferred_acks a(settings(16, multi));
+    add(a, 1, 0, 2);
+    add(a, 2, 5, 1);
+    launched l;
+    a.after_request(l.launcher());
+    if (multi) {
+      EXPECT_TRUE(l.acks.empty());
+      EXPECT_FALSE(a.empty());
+    } else {
+      EXPECT_EQ(l.acks, (std::set<slot>{{1, 0}, {1, 1}, {2, 5}}));
+      EXPECT_TRUE(a.empty());
+    }
+  }
+}
+
+// Riding: only with piggyback_acks and an ack waiting; the oldest plain one
+// of that peer's row, never a refusal.
+TEST(deferred_acks, a_plain_ack_rides_a_refusal_does_not) {
+  deferred_acks off(settings(16, true, false));
+  off.add(1, 3, true);
+  EXPECT_FALSE(off.may_ride());
+  deferred_acks a(settings(16, true));
+  a.add(1, 3, false);
+  a.add(1, 4, true);
+  ASSERT_TRUE(a.may_ride());
+  uint32_t instance = 99;
+  EXPECT_FALSE(a.take_rider(2, instance)) << "peer 2 has none";
+  ASSERT_TRUE(a.take_rider(1, instance));
+  EXPECT_EQ(instance, 4u);
+  EXPECT_FALSE(a.take_rider(1, instance)) << "the refusal keeps its own packet";
+  launched l;
+  a.flush_all(l.launcher());
+  EXPECT_EQ(l.acks, (std::set<slot>{{1, 3}}));
+}
+
+// A poll that handled packets without using its whole budget leaves the
+// acks to ride; the next poll launches them before it takes packets.
+TEST(deferred_acks, outside_a_stream_the_next_poll_launches_all) {
+  deferred_acks a(settings(16, true));
+  add(a, 1, 0, 1);
+  launched during;
+  a.after_receive(1, false, during.launcher());
+  EXPECT_TRUE(during.acks.empty()) << "it may still ride on a request";
+  launched next;
+  a.before_receive(next.launcher());
+  EXPECT_EQ(next.acks, (std::set<slot>{{1, 0}}));
+  EXPECT_TRUE(a.empty());
+}
+
+// A poll that took nothing launches every waiting ack at its end.
+TEST(deferred_acks, a_poll_that_took_nothing_launches_all) {
+  deferred_acks a(settings(16, true));
+  add(a, 1, 0, 1);
+  add(a, 2, 0, 3);
+  launched l;
+  a.after_receive(0, false, l.launcher());
+  EXPECT_EQ(l.acks.size(), 4u);
+  EXPECT_EQ(l.calls, 2);
+  EXPECT_TRUE(a.empty());
+}
+
+// In a stream (each poll used its whole budget) only the rows holding
+// ack_threshold(D) acks leave, together, and nothing leaves before the
+// next poll takes packets.
+TEST(deferred_acks, in_a_stream_only_rows_that_are_due_leave) {
+  const uint32_t due = am::ack_threshold(16);
+  ASSERT_EQ(due, 4u);
+  deferred_acks a(settings(16, true));
+  launched first;
+  add(a, 1, 0, due - 1);
+  a.after_receive(1, true, first.launcher());
+  EXPECT_TRUE(first.acks.empty()) << "3 of 4 wait";
+  add(a, 1, due - 1, 1);
+  add(a, 2, 0, 1);
+  launched before;
+  a.before_receive(before.launcher());
+  EXPECT_TRUE(before.acks.empty()) << "a stream: nothing leaves before the packets";
+  launched second;
+  a.after_receive(1, true, second.launcher());
+  EXPECT_EQ(second.acks, (std::set<slot>{{1, 0}, {1, 1}, {1, 2}, {1, 3}}));
+  EXPECT_FALSE(a.empty()) << "peer 2's one ack is not due";
+  // The stream ends (a quiet poll): the next poll launches the rest first.
+  a.quiet_poll();
+  launched after;
+  a.before_receive(after.launcher());
+  EXPECT_EQ(after.acks, (std::set<slot>{{2, 0}}));
+}
+
+// Without multi_ack there is no stream: a full poll does not hold acks
+// back for rows to fill (they left behind the requests instead).
+TEST(deferred_acks, without_multi_ack_a_full_poll_is_no_stream) {
+  deferred_acks a(settings(16, false));
+  add(a, 1, 0, 1);
+  launched l;
+  a.after_receive(1, true, l.launcher());
+  EXPECT_TRUE(l.acks.empty());
+  a.before_receive(l.launcher());
+  EXPECT_EQ(l.acks, (std::set<slot>{{1, 0}}));
+}
+
+// An ack of a row that never becomes due waits at most ack_hold_polls
+// polls of a stream that launch only other rows (or none).
+TEST(deferred_acks, a_row_not_due_waits_at_most_the_hold) {
+  deferred_acks a(settings(64, true));
+  add(a, 2, 0, 1);
+  uint32_t polls = 0;
+  launched l;
+  while (l.acks.count({2, 0}) == 0 && polls < 100) {
+    add(a, 1, 0, am::ack_threshold(64));  // peer 1's stream fills its row every poll
+    a.after_receive(1, true, l.launcher());
+    ++polls;
+  }
+  EXPECT_EQ(polls, am::ack_hold_polls);
+  EXPECT_TRUE(a.empty());
+  // The count starts again once every row has left.
+  add(a, 2, 1, 1);
+  launched again;
+  for (uint32_t i = 0; i + 1 < am::ack_hold_polls; ++i) a.after_receive(1, true, again.launcher());
+  EXPECT_TRUE(again.acks.empty());
+  a.after_receive(1, true, again.launcher());
+  EXPECT_EQ(again.acks, (std::set<slot>{{2, 1}}));
+}
+
+// The sending half of a poll launches every waiting ack, stream or not.
+TEST(deferred_acks, flush_all_launches_every_row) {
+  deferred_acks a(settings(16, true));
+  add(a, 1, 0, 2);
+  a.after_receive(1, true, [](int, uint64_t, uint64_t) { FAIL() << "not due"; });
+  add(a, 2, 7, 1);
+  launched l;
+  a.flush_all(l.launcher());
+  EXPECT_EQ(l.acks, (std::set<slot>{{1, 0}, {1, 1}, {2, 7}}));
+  EXPECT_TRUE(a.empty());
+  launched none;
+  a.flush_all(none.launcher());
+  EXPECT_EQ(none.calls, 0);
+}
+
+}  // namespace
+}  // namespace hpam::test
