@@ -95,6 +95,12 @@ def _sends(out):
     return sends
 
 
+def receives(out):
+    """{transport: (instructions per received 8-byte message, ob1's callback's share)}"""
+    return {r[0]: (int(r[1]), int(r[2])) for r in rows(os.path.join(out, "profile_receive.csv"))[1:]
+            if len(r) == 3 and r[1].isdigit() and r[2].isdigit()}
+
+
 def _floor(out):
     """bench/line_pingpong's figures, the floor probed at every step
     ("probes") and the 1-minute load average there ("load")."""
@@ -109,5 +115,6 @@ def load(out):
     floors = floors_of(out)
     return SimpleNamespace(
         mpi=_mpi(out, floors), mr=_msgrate(out, floors), native=_native(out),
-        rma=_rma(out, floors), coll=_coll(out, floors), sends=_sends(out), floor=_floor(out),
+        rma=_rma(out, floors), coll=_coll(out, floors), sends=_sends(out), receives=receives(out),
+        floor=_floor(out),
         cost={r[0]: (float(r[1]), int(r[2])) for r in rows(os.path.join(out, "cost.csv"))[1:]})
