@@ -68,7 +68,7 @@ static ucs_status_t make_cards(uct_hpam_iface_t *iface)
         iface->am = NULL;
         return UCS_ERR_NO_RESOURCE;
     }
-    snprintf(dep_job, sizeof dep_job, "%s-dep", md->params.job);
+    uct_hpam_dep_job(md->params.job, dep_job, sizeof dep_job);
     hpam_dep_config_t dcfg = md->params.dep;
     dcfg.job = dep_job;
     dcfg.my_proc = iface->proc;

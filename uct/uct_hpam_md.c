@@ -57,7 +57,7 @@ ucs_status_t uct_hpam_md_dep_ready(uct_hpam_md_t *md)
         ucs_error("hpam: %s", err);
         return UCS_ERR_NO_RESOURCE;
     }
-    snprintf(job, sizeof job, "%s-dep", md->params.job);
+    uct_hpam_dep_job(md->params.job, job, sizeof job);
     hpam_dep_config_t cfg = md->params.dep;
     cfg.job = job;
     cfg.my_proc = proc;

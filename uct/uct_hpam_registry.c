@@ -4,6 +4,8 @@
  */
 #include "uct_hpam_registry.h"
 
+#include "hpam_am.h"
+
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
@@ -241,6 +243,18 @@ int uct_hpam_registry_sweep(void)
     return removed;
 }
 
+void uct_hpam_dep_job(const char *job, char *out, size_t len) { snprintf(out, len, "%s-dep", job); }
+
+/* The cards of every index the job handed out: AM cards under the job's
+ * name, deposit cards under its deposit name. */
+static void remove_card_names(const char *job, uint32_t nprocs)
+{
+    char dep_job[256];
+    uct_hpam_dep_job(job, dep_job, sizeof dep_job);
+    (void)hpam_remove_job_segments(job, (int)nprocs);
+    (void)hpam_remove_job_segments(dep_job, (int)nprocs);
+}
+
 void uct_hpam_registry_leave(const char *job, int index)
 {
     char path[256];
@@ -252,6 +266,7 @@ void uct_hpam_registry_leave(const char *job, int index)
         r->members[index].state = MEMBER_LEFT;
         if (live_members(r) == 0) {
             unlink(path); /* under the lock: a joiner waiting on it retries */
+            remove_card_names(job, r->next_index);
         } else if (pwrite(fd, r, sizeof(*r), 0) != (ssize_t)sizeof(*r)) {
             /* the entry stays "live" until this process is gone: harmless */
         }

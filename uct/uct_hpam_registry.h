@@ -51,5 +51,11 @@ int uct_hpam_registry_pid(const char *job, int index);
  * were killed before their members could leave). Returns how many. */
 int uct_hpam_registry_sweep(void);
 
-/* Leaves `job` (index as joined); the last member to leave removes the file. */
+/* Leaves `job` (index as joined). The last member to leave removes the file
+ * and the names of the job's cards in /dev/shm (every member has left: no
+ * card will be attached again), so nothing of an ended job is left. */
 void uct_hpam_registry_leave(const char *job, int index);
+
+/* The job name of the deposit cards (the memory domains' and interfaces')
+ * of `job`: "<job>-dep". */
+void uct_hpam_dep_job(const char *job, char *out, size_t len);

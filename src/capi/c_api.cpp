@@ -2,12 +2,17 @@
 // errors become HPAM_ERR_* with their text in hpam_last_error().
 #include "capi/c_api.hpp"
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
 
 #include "capi/knobs.hpp"
+#include "deposit/deposit.hpp"
+#include "nic/hamlyn/hamlyn_am_card.hpp"
+#include "nic/medusa/medusa_card.hpp"
 #include "sys/shared_segment.hpp"
 #include "sys/status.hpp"
 
@@ -103,6 +108,18 @@ int hpam_ep_destroy(hpam_ep_t* ep) {
   ep->ops->destroy(ep->impl);
   delete ep;
   return rc;
+}
+
+int hpam_remove_job_segments(const char* job, int nprocs) {
+  if (!job) return 0;
+  static const char* const purposes[] = {hpam::nic::medusa_segment_purpose,
+                                         hpam::nic::hamlyn_am_segment_purpose,
+                                         hpam::deposit::segment_purpose};
+  int removed = 0;
+  for (int p = 0; p < nprocs; ++p)
+    for (const char* what : purposes)
+      removed += shm_unlink(hpam::sys::segment_name(job, what, p).c_str()) == 0;
+  return removed;
 }
 
 int hpam_procs(const hpam_ep_t* ep) {

@@ -19,7 +19,7 @@ nic::hamlyn::card_config card_config_for(const setup& s) {
   c.job = s.job;
   c.nprocs = s.nprocs;
   c.my_proc = s.my_proc;
-  c.what = "deposit";
+  c.what = segment_purpose;
   c.slot_count = s.max_registrations;
   c.metadata_entries = s.max_registrations;
   c.notify_capacity = 1024;

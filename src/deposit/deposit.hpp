@@ -83,6 +83,9 @@ namespace hpam::deposit {
 using ticket = nic::hamlyn::ticket;
 using notification = nic::hamlyn::notification;
 
+// The purpose in a deposit card's segment name (sys::segment_name).
+inline constexpr const char* segment_purpose = "deposit";
+
 struct setup {
   std::string job;                    // job id, same in every process
   int nprocs = 1;                     // processes in the job

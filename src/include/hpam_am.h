@@ -121,6 +121,13 @@ int hpam_connect_all(hpam_ep_t* ep);
 /* Serves the network until every outstanding request is answered (or the
  * give-up time passes), then releases the card. */
 int hpam_ep_destroy(hpam_ep_t* ep);
+/* Removes the shared-memory names (/dev/shm) of every card of `job` for
+ * processes 0..nprocs-1: AM cards of either model and deposit cards. A card
+ * stays attachable under its name until every peer has mapped it (a peer
+ * may start late); a launcher that knows the job is over and no process of
+ * it will attach again calls this so that nothing of the job is left
+ * (mappings stay valid). Returns how many names were removed. */
+int hpam_remove_job_segments(const char* job, int nprocs);
 
 int hpam_procs(const hpam_ep_t* ep);
 int hpam_my_proc(const hpam_ep_t* ep);

@@ -24,6 +24,23 @@ hpam_mpirun() {
     --mca btl_hpam_nic "$nic" "$@" "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-}
 }
 
+# hpam_ucx_mpirun NP NIC PROGRAM [extra mpirun args...]: the same over Open
+# MPI's pml ucx and osc ucx with UCX restricted to the hpam transport
+# (UCX_TLS=hpam,self: every message between ranks goes through hpam). Open
+# MPI 4.1's pml ucx selects itself only on networks it knows unless
+# pml_ucx_tls/devices say "any". btl self only: no other BTL.
+hpam_ucx_mpirun() {
+  local np=$1 nic=$2 prog=$3 lib="$HPAM_BUILDDIR/uct/.libs/libuct_hpam.so"
+  shift 3
+  timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+    --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
+    --mca btl self -x LD_PRELOAD="${sanitizer_preload:+$sanitizer_preload:}$lib" \
+    -x UCX_TLS=hpam,self -x UCX_HPAM_NIC="$nic" -x UCX_WARN_UNUSED_ENV_VARS=n "$@" \
+    "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-}
+}
+ucx_faults="-x UCX_HPAM_FAULT_DROP=0.01 -x UCX_HPAM_FAULT_DUPLICATE=0.01 \
+-x UCX_HPAM_FAULT_CORRUPT=0.01 -x UCX_HPAM_FAULT_REORDER=0.02 -x UCX_HPAM_TIMEOUT_US=200"
+
 # hpam_run NP NIC PROGRAM [extra mpirun args...]: stdout+stderr in $out
 hpam_run() { out=$(hpam_mpirun "$@" 2>&1); }
 

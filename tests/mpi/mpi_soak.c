@@ -2,20 +2,29 @@
  * job's resource use is sampled and must stay flat.
  *
  *   mpi_soak [-t SECONDS] [-i SAMPLE_SECONDS] [-g RSS_GROWTH_PERCENT] [-f]
+ *            [-w EVERY] [-u] [-c]
  *
  * Each round, every rank sends a message to every other rank (MPI_Isend /
  * MPI_Irecv, sizes cycling from 0 B to 256 KiB, so eager, pipelined and
  * rendezvous paths all run) and does RMA on a long-lived MPI_Win_create
  * window: puts into its own slot of every rank's window, an accumulate on
- * every rank's counter, then gets its slot back, under fences; every 16th
- * round it also creates a window (0 B .. 64 KiB), puts into it and frees it.
+ * every rank's counter, then gets its slot back, under fences; every
+ * EVERY-th round (default 16) it also makes a short-lived window (0 B ..
+ * 64 KiB), puts into it, checks it and frees it: in turn by MPI_Win_create
+ * over the program's memory and by MPI_Win_allocate over memory the MPI
+ * library allocates (over pml/osc ucx with UCX_TLS=hpam: hpam's memory
+ * domain allocation, card memory). With -c every allocated window of more
+ * than 0 bytes must lie in card memory (a mapping of an hpam segment of
+ * this process). -u: no BTL performance variables (over pml ucx; the
+ * counters are not read or checked).
  *
  * Every SAMPLE_SECONDS (default 2) rank 0 records each rank's resident
  * memory, the number of /dev/shm segments of this job and the protocol
  * counters (MPI_T btl_hpam_* pvars summed over the ranks). At the end:
  * after the warm-up (the first quarter of the run) no rank's resident
  * memory may grow by more than RSS_GROWTH_PERCENT (default 5) over its
- * first sample after warm-up, the segment count must not change, and the
+ * first sample after warm-up, the job's segments may change neither in
+ * number nor in bytes, and the
  * counters must agree: retransmissions >= packets the wire dropped, the
  * packets refused as damaged (CRC, malformed, key) between half and twice
  * the packets corrupted (a copy may be duplicated, or dropped for want of a
@@ -28,13 +37,17 @@
  * accumulates with the bytes they moved, windows created and freed, and
  * each rank's transport counters (requests, retransmissions, faults
  * injected, CRC failures, overflow drops) and resident memory at the first
- * and the last sample. */
+ * and the last sample. Rank 0 names the job's segment prefix ("mpi_soak:
+ * segment prefix P"), so that a script can check that nothing of the job
+ * is left in /dev/shm once it has ended. */
 #include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mpi_check.h"
 
 static int rank, size;
+static int use_pvars = 1; /* -u: none (over pml ucx no BTL registers them) */
 static const char *const counter_names[] = {
     "requests_sent", "retransmissions", "timeouts",     "wire_dropped",    "wire_duplicated",
     "wire_corrupted", "wire_reordered", "crc_failures", "malformed",       "key_rejections",
@@ -53,6 +66,7 @@ static MPI_T_pvar_handle handles[ncounters];
 
 static void counters_open(void)
 {
+    if (!use_pvars) return;
     MPI_T_pvar_session_create(&session);
     for (int k = 0; k < ncounters; ++k) {
         char name[128];
@@ -63,7 +77,8 @@ static void counters_open(void)
 
 static void counters_read(unsigned long *mine)
 {
-    for (int k = 0; k < ncounters; ++k)
+    memset(mine, 0, sizeof(unsigned long) * ncounters);
+    for (int k = 0; use_pvars && k < ncounters; ++k)
         CHECK(MPI_T_pvar_read(session, handles[k], &mine[k]) == MPI_SUCCESS, "read %s",
               counter_names[k]);
 }
@@ -78,6 +93,7 @@ static void counters_sum(unsigned long *sum)
 
 static void counters_close(void)
 {
+    if (!use_pvars) return;
     for (int k = 0; k < ncounters; ++k) MPI_T_pvar_handle_free(session, &handles[k]);
     MPI_T_pvar_session_free(&session);
 }
@@ -107,14 +123,41 @@ static void job_prefix(char *out, size_t len)
     CHECK(out[0] != 0, "this process maps no hpam segment");
 }
 
-static int count_segments(const char *prefix)
+/* How many segments of the job there are, and their bytes in *bytes. */
+static int count_segments(const char *prefix, long long *bytes)
 {
     int n = 0;
+    *bytes = 0;
     DIR *d = opendir("/dev/shm");
     CHECK(d != NULL, "open /dev/shm");
-    for (struct dirent *e; (e = readdir(d)) != NULL;) n += !strncmp(e->d_name, prefix, strlen(prefix));
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        char path[512];
+        struct stat st;
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        if (!stat(path, &st)) *bytes += st.st_size;
+        n++;
+    }
     closedir(d);
     return n;
+}
+
+/* Whether [p, p + n) lies in a mapping of an hpam segment of this process:
+ * card memory. */
+static int in_card_memory(const void *p, size_t n)
+{
+    char line[512];
+    int found = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL, "open /proc/self/maps");
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (NULL == strstr(line, "/dev/shm/hpam-") || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+            continue;
+        found = (unsigned long) p >= lo && (unsigned long) p + n <= hi;
+    }
+    fclose(f);
+    return found;
 }
 
 /* ---- traffic ------------------------------------------------------------ */
@@ -131,7 +174,9 @@ typedef struct totals {
     long checked, checked_bytes;  /* point-to-point messages received, every byte checked */
     long puts, gets, accumulates; /* RMA operations issued */
     long rma_bytes;               /* bytes put or got by RMA, every byte checked */
-    long windows;                 /* short-lived windows created, used and freed */
+    long windows;                 /* short-lived windows made, used and freed */
+    long allocated;               /* of them by MPI_Win_allocate */
+    long card;                    /* of those in card memory */
 } totals_t;
 enum { ntotals = sizeof(totals_t) / sizeof(long) };
 
@@ -211,14 +256,27 @@ static void rma_round(int round, MPI_Win win, unsigned char *base, unsigned char
     }
 }
 
-/* A window that lives for one put: its registration must be given back. */
-static void short_window(int round, totals_t *t)
+/* A window that lives for one put: its registration (or its allocation)
+ * must be given back. By MPI_Win_create over malloc'd memory or, with
+ * `allocate`, by MPI_Win_allocate; card: an allocated window must lie in
+ * card memory. */
+static void short_window(int round, int every, int allocate, int card, totals_t *t)
 {
-    const int n = window_sizes[(round / 16) % 4], tag = round % 32768;
+    const int n = window_sizes[(round / every) % 4], tag = round % 32768;
     const int right = (rank + 1) % size, left = (rank + size - 1) % size;
-    unsigned char *mem = malloc((size_t) n + 1), *src = malloc((size_t) n + 1);
+    unsigned char *mem = NULL, *src = malloc((size_t) n + 1);
     MPI_Win w;
-    MPI_Win_create(mem, n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w);
+    if (allocate) {
+        MPI_Win_allocate(n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &w);
+        const int in_card = n > 0 && in_card_memory(mem, (size_t) n);
+        CHECK(!card || n == 0 || in_card, "round %d: a window of %d bytes allocated at %p, not in "
+              "card memory", round, n, (void *) mem);
+        t->allocated++;
+        t->card += in_card;
+    } else {
+        mem = malloc((size_t) n + 1);
+        MPI_Win_create(mem, n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w);
+    }
     MPI_Win_fence(0, w);
     fill_pattern(src, (size_t) n, rank, right, tag);
     MPI_Put(src, n, MPI_BYTE, right, 0, n, MPI_BYTE, w);
@@ -229,7 +287,7 @@ static void short_window(int round, totals_t *t)
     t->rma_bytes += n;
     t->windows++;
     MPI_Win_free(&w);
-    free(mem);
+    if (!allocate) free(mem);
     free(src);
 }
 
@@ -240,6 +298,7 @@ typedef struct sample {
     double t;
     long rss[max_ranks];
     int segments;
+    long long segment_bytes;
 } sample_t;
 static sample_t samples[max_samples];
 static int nsamples;
@@ -253,7 +312,7 @@ static void take_sample(double t, const char *prefix, const totals_t *mine, unsi
     counters_sum(sum);
     if (rank != 0) return;
     s->t = t;
-    s->segments = count_segments(prefix);
+    s->segments = count_segments(prefix, &s->segment_bytes);
     if (nsamples < max_samples) ++nsamples;
     printf("mpi_soak: %6.1f s: %ld messages, %ld bytes checked; rss KiB", t, all[0], all[1]);
     for (int p = 0; p < size; ++p) printf(" %ld", s->rss[p]);
@@ -278,9 +337,13 @@ static void check_flat(double seconds, double growth_percent)
               "%ld KiB after the warm-up (more than %.0f %%)", p, base->rss[p], peak, growth_percent);
     }
     for (int i = w; i < nsamples; ++i)
-        CHECK(samples[i].segments == base->segments, "%d segments at %.0f s, %d after the warm-up",
-              samples[i].segments, samples[i].t, base->segments);
-    printf("mpi_soak: segments %d at start, %d at the end\n", samples[0].segments, last->segments);
+        CHECK(samples[i].segments == base->segments &&
+                  samples[i].segment_bytes == base->segment_bytes,
+              "%d segments of %lld bytes at %.0f s, %d of %lld after the warm-up",
+              samples[i].segments, samples[i].segment_bytes, samples[i].t, base->segments,
+              base->segment_bytes);
+    printf("mpi_soak: segments %d (%lld bytes) at start, %d (%lld bytes) at the end\n",
+           samples[0].segments, samples[0].segment_bytes, last->segments, last->segment_bytes);
 }
 
 /* ---- the final table ---------------------------------------------------- */
@@ -369,7 +432,7 @@ static void check_counters(const unsigned long *s, int faults)
 
 int main(int argc, char **argv)
 {
-    int provided, faults = 0;
+    int provided, faults = 0, every = 16, card = 0;
     double seconds = 20, interval = 2, growth = 5;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
@@ -381,6 +444,9 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && !strcmp(argv[i], "-t")) seconds = atof(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "-i")) interval = atof(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "-g")) growth = atof(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "-w")) every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-u")) use_pvars = 0;
+        else if (!strcmp(argv[i], "-c")) card = 1;
     }
     counters_open();
     unsigned char **out = buffers(p2p_max + 1), **in = buffers(p2p_max + 1);
@@ -392,6 +458,8 @@ int main(int argc, char **argv)
     MPI_Win_fence(0, win);
     char prefix[128] = "";
     if (rank == 0) job_prefix(prefix, sizeof prefix);
+    if (rank == 0) printf("mpi_soak: segment prefix %s\n", prefix);
+    CHECK(every >= 1, "-w %d: a short-lived window every 1 or more rounds", every);
     totals_t mine = {0};
     unsigned long sum[ncounters];
     const double start = now_s();
@@ -400,7 +468,8 @@ int main(int argc, char **argv)
     for (;; ++round) {
         p2p_round(round, out, in, &mine);
         rma_round(round, win, base, rma_out, rma_back, &mine);
-        if (round % 16 == 15) short_window(round, &mine);
+        if (round % every == every - 1)
+            short_window(round, every, (round / every / 4) % 2, card, &mine);
         /* Rank 0's clock decides for everyone: 0 go on, 1 sample, 2 sample and stop. */
         int what = 0;
         if (rank == 0) {
@@ -416,8 +485,11 @@ int main(int argc, char **argv)
     MPI_Win_free(&win);
     print_totals(now_s() - start, round + 1, &mine);
     if (rank == 0) {
+        printf("mpi_soak: short-lived windows: %ld made, used and freed, %ld of them by "
+               "MPI_Win_allocate (%ld in card memory)\n", mine.windows, mine.allocated, mine.card);
+        CHECK(!card || mine.card > 0, "no allocated window was in card memory");
         check_flat(seconds, growth);
-        check_counters(sum, faults);
+        if (use_pvars) check_counters(sum, faults);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("mpi_soak: ok\n");

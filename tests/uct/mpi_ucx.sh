@@ -9,22 +9,10 @@
 lib="$HPAM_BUILDDIR/uct/.libs/libuct_hpam.so"
 [ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
 
-# hpam_mpirun NP NIC PROGRAM [extra mpirun args...] (what hpam_run and
-# expect_ok run), here over pml ucx. Open MPI 4.1's pml ucx selects itself
-# only on networks it knows unless pml_ucx_tls/devices say "any". btl self
-# only: no other BTL.
-hpam_mpirun() {
-  local np=$1 nic=$2 prog=$3
-  shift 3
-  timeout -k 5 "${HPAM_MPI_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
-    --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-    --mca btl self -x LD_PRELOAD="${sanitizer_preload:+$sanitizer_preload:}$lib" \
-    -x UCX_TLS=hpam,self -x UCX_HPAM_NIC="$nic" -x UCX_WARN_UNUSED_ENV_VARS=n "$@" \
-    "$HPAM_BUILDDIR/tests/mpi/$prog" ${HPAM_PROG_ARGS:-}
-}
-
-faults="-x UCX_HPAM_FAULT_DROP=0.01 -x UCX_HPAM_FAULT_DUPLICATE=0.01 \
--x UCX_HPAM_FAULT_CORRUPT=0.01 -x UCX_HPAM_FAULT_REORDER=0.02 -x UCX_HPAM_TIMEOUT_US=200"
+# hpam_mpirun (what hpam_run and expect_ok run), here over pml ucx
+# (common.sh: hpam_ucx_mpirun).
+hpam_mpirun() { hpam_ucx_mpirun "$@"; }
+faults=$ucx_faults
 
 for prog in mpi_p2p mpi_coll mpi_rma; do
   for np in 2 3 4; do

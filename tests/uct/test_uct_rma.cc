@@ -75,21 +75,6 @@ TEST(UctRkey, OffsetStaysInsideTheRegistration) {
   EXPECT_EQ(-1, uct_hpam_rkey_offset(&r, 1050, ~0ull, &off));
 }
 
-struct completion {
-  uct_completion_t comp{};
-  bool done = false;
-  ucs_status_t status = UCS_INPROGRESS;
-  completion() {
-    comp.func = [](uct_completion_t* c) {
-      auto* self = reinterpret_cast<completion*>(c);
-      self->done = true;
-      self->status = c->status;
-    };
-    comp.count = 1;
-    comp.status = UCS_OK;
-  }
-};
-
 // The card, and whether deposits go by cross-memory attach or (as where the
 // kernel forbids it) by packets that the owner deposits when it polls.
 // The target memory: registered by the user, or allocated by the memory
@@ -99,21 +84,6 @@ struct rma_case {
   const char* cross_memory;
   bool allocated = false;
 };
-
-// Memory the domain allocates (UCT_ALLOC_METHOD_MD, as UCX's allocation
-// methods try first).
-ucs_status_t allocate_on(uct_md_h md, size_t length, uct_allocated_memory_t* mem) {
-  uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
-  uct_mem_alloc_params_t p{};
-  p.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS | UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
-                 UCT_MEM_ALLOC_PARAM_FIELD_MDS | UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-  p.flags = UCT_MD_MEM_ACCESS_ALL;
-  p.mem_type = UCS_MEMORY_TYPE_HOST;
-  p.mds.mds = &md;
-  p.mds.count = 1;
-  p.name = "test";
-  return uct_mem_alloc(length, &method, 1, &p, mem);
-}
 
 class UctRma : public ::testing::TestWithParam<rma_case> {
  protected:

@@ -32,7 +32,7 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.job = s.job;
   c.nprocs = s.nprocs;
   c.my_proc = s.my_proc;
-  c.what = "hamlyn-am";
+  c.what = hamlyn_am_segment_purpose;
   c.slot_count = static_cast<uint32_t>(s.nprocs) + 1;  // one slot per sender region
   c.metadata_entries = 0;
   c.notification_queues = 1;

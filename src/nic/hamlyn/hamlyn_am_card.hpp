@@ -45,6 +45,9 @@
 
 namespace hpam::nic {
 
+// The purpose in a Hamlyn AM card's segment name (sys::segment_name).
+inline constexpr const char* hamlyn_am_segment_purpose = "hamlyn-am";
+
 class hamlyn_am_card {
  public:
   explicit hamlyn_am_card(const card_setup& setup);  // creates my card (throws on setup error)

@@ -80,7 +80,8 @@ medusa_card::medusa_card(const card_setup& setup)
   sys::remove_stale_segments();
   const card_layout l =
       medusa::compute_layout(block_size_, tx_blocks_, rx_blocks_, setup.rx_ready_cell);
-  segment_ = sys::shared_segment::create(sys::segment_name(job_, "medusa", my_proc_), l.size);
+  segment_ = sys::shared_segment::create(sys::segment_name(job_, medusa_segment_purpose, my_proc_),
+                                         l.size);
   try {
     init_memory(l, setup.rx_ready_cell);
     // The card sits near its host: bind its memory to this process's NUMA node.
@@ -166,7 +167,7 @@ void medusa_card::attach_peer(int proc) {
     throw std::invalid_argument("hpam: attach_peer: process " + std::to_string(proc) +
                                 " is not in [0, " + std::to_string(nprocs_) + ")");
   if (peers_[proc].vram) return;  // already attached (or my own card)
-  const std::string name = sys::segment_name(job_, "medusa", proc);
+  const std::string name = sys::segment_name(job_, medusa_segment_purpose, proc);
   sys::shared_segment seg;
   try {
     seg = sys::shared_segment::attach(name, attach_timeout_ms_);

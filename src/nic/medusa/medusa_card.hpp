@@ -29,6 +29,9 @@
 
 namespace hpam::nic {
 
+// The purpose in a Medusa card's segment name (sys::segment_name).
+inline constexpr const char* medusa_segment_purpose = "medusa";
+
 class medusa_card {
  public:
   // rx_packet::block of an entry whose block number was out of range.
