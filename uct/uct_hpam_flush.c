@@ -10,6 +10,10 @@
  * - Puts that went as packets are "done" once in the owner's inbound FIFO
  *   but deposited only when the owner polls: a flush or fence then asks for
  *   one byte of the same registration (the mark), a get answered after them.
+ *   The mark always travels as a packet (hpam_dep_get_behind): the last
+ *   put's ticket may be one the owner refuses (a forged or revoked key),
+ *   and a get the sender refused at once would end the flush before the
+ *   owner served the puts ahead of it.
  * - A fence holds back later operations (uct_hpam_fence_wait from
  *   uct_hpam_ep_may_send) until everything before it is done, as a flush.
  *
@@ -42,8 +46,8 @@ static int mark(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, NULL);
     const ucs_status_t status =
         uct_hpam_op_started(iface, op,
-                            hpam_dep_get(iface->dep, &iface->mark_sink, 1, &ep->mark_ticket,
-                                         ep->mark_offset, &op->head.handle));
+                            hpam_dep_get_behind(iface->dep, &iface->mark_sink, 1, &ep->mark_ticket,
+                                                ep->mark_offset, &op->head.handle));
     if (UCS_STATUS_IS_ERR(status)) {
         ucs_debug("hpam: mark to process %d: %s", ep->peer, ucs_status_string(status));
     }

@@ -73,11 +73,26 @@ ucs_status_t uct_hpam_md_dep_ready(uct_hpam_md_t *md)
     return UCS_OK;
 }
 
+void uct_hpam_md_dep_counters(uct_md_h tl_md, hpam_dep_counters_t *out)
+{
+    const uct_hpam_md_t *md = ucs_derived_of(tl_md, uct_hpam_md_t);
+    memset(out, 0, sizeof(*out));
+    if (md->dep != NULL) hpam_dep_get_counters(md->dep, out);
+}
+
 static void uct_hpam_md_close(uct_md_h tl_md)
 {
     uct_hpam_md_t *md = ucs_derived_of(tl_md, uct_hpam_md_t);
     if (md->registrations > 0) {
         ucs_warn("hpam: memory domain closed with %u registrations left", md->registrations);
+    }
+    if (md->dep != NULL && md->params.stats) {
+        hpam_dep_counters_t c;
+        hpam_dep_get_counters(md->dep, &c);
+        ucs_info("hpam: memory domain of process %d of job %s: deposits %lu; refused: key %lu, "
+                 "bounds %lu, revoked %lu, malformed %lu",
+                 md->dep_proc, md->params.job, c.packets, c.key_rejections, c.bounds_rejections,
+                 c.revoked_rejections, c.malformed);
     }
     if (md->dep != NULL) {
         hpam_dep_destroy(md->dep);

@@ -52,6 +52,13 @@ enum {
 };
 
 /* A registration on the memory domain (the uct_mem_h). */
+/* What the memory domain's deposit card (the owner of the domain's
+ * registrations and card memory) took and refused, peers' forged keys and
+ * out-of-bounds deposits included (uct_hpam_md.c); zeros before the card
+ * exists. */
+struct uct_md;
+void uct_hpam_md_dep_counters(struct uct_md *md, hpam_dep_counters_t *out);
+
 typedef struct uct_hpam_memh {
     hpam_ticket_t ticket;
     uint64_t base, length;

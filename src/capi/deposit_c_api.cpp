@@ -120,6 +120,15 @@ unsigned hpam_dep_registrations(const hpam_dep_t* d) {
   return d->ep.registrations();
 }
 
+void hpam_dep_get_counters(const hpam_dep_t* d, hpam_dep_counters_t* out) {
+  const auto& c = d->ep.card().counters();
+  out->packets = c.packets.load(std::memory_order_relaxed);
+  out->key_rejections = c.key_rejections.load(std::memory_order_relaxed);
+  out->bounds_rejections = c.bounds_rejections.load(std::memory_order_relaxed);
+  out->revoked_rejections = c.revoked_rejections.load(std::memory_order_relaxed);
+  out->malformed = c.malformed.load(std::memory_order_relaxed);
+}
+
 int hpam_dep_put(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t* t,
                  uint64_t offset, hpam_dep_handle_t* h) {
   return result(d->ep.put(src, len, unpack(t), offset, as_handle(h)));
@@ -128,6 +137,11 @@ int hpam_dep_put(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t
 int hpam_dep_get(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t, uint64_t offset,
                  hpam_dep_handle_t* h) {
   return result(d->ep.get(dst, len, unpack(t), offset, as_handle(h)));
+}
+
+int hpam_dep_get_behind(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* t,
+                        uint64_t offset, hpam_dep_handle_t* h) {
+  return result(d->ep.get_behind_packets(dst, len, unpack(t), offset, as_handle(h)));
 }
 
 int hpam_dep_atomic(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t* t,

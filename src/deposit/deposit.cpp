@@ -317,6 +317,15 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   return done;
 }
 
+status endpoint::get_behind_packets(void* dst, size_t len, const ticket& t, uint64_t offset,
+                                    op_handle* h) {
+  if (free_ops_.empty()) return status::would_block;
+  if (t.node >= static_cast<uint32_t>(nprocs_) || !card_.view(static_cast<int>(t.node)).attached)
+    return status::invalid_argument;
+  card_.terminus().kick();  // waiting puts go first
+  return start_get_packets(t, offset, dst, len, h);
+}
+
 // A record for a get of (t, offset, len) into dst: where the bytes go and
 // what its request names (a free record exists: the caller checked).
 endpoint::op_record* endpoint::new_get(const ticket& t, uint64_t offset, void* dst, size_t len,

@@ -139,6 +139,11 @@ class endpoint {
   // (b) and (c). h may be null: the operation is then fire-and-forget.
   status put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h);
   status get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h);
+  // A get that travels as a packet whatever the route, unchecked here: its
+  // answer (the bytes, or the owner's refusal) comes after the owner served
+  // every packet this process sent it before. A mark behind puts that went
+  // as packets, whose ticket the owner may refuse.
+  status get_behind_packets(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h);
   status atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset, uint64_t operand,
                 uint64_t compare, uint64_t* fetched, op_handle* h);
 
@@ -166,6 +171,7 @@ class endpoint {
   bool next_notification(notification& n);  // conditional notifications, Hamlyn arrivals
 
   nic::hamlyn::card& card() { return card_; }
+  const nic::hamlyn::card& card() const { return card_; }
   uint64_t completed_remote_ops() const { return served_; }  // operations this process served
 
  private:

@@ -63,10 +63,29 @@ int hpam_dep_allocate(hpam_dep_t *d, size_t len, void **addr, hpam_ticket_t *out
 /* Registrations alive now (slots in use). */
 unsigned hpam_dep_registrations(const hpam_dep_t *d);
 
+/* What this process's deposit card took and refused, counted as deposits
+ * into its memory arrive: batched or one at a time, by cross-memory attach,
+ * by packets or within the call. A refused deposit writes nothing and fails
+ * alone (the rest of its batch lands). */
+typedef struct hpam_dep_counters {
+  uint64_t packets;            /* deposits taken */
+  uint64_t key_rejections;     /* wrong protection key */
+  uint64_t bounds_rejections;  /* outside the registration */
+  uint64_t revoked_rejections; /* slot deregistered (or never registered) */
+  uint64_t malformed;          /* no such slot, bad lengths */
+} hpam_dep_counters_t;
+void hpam_dep_get_counters(const hpam_dep_t *d, hpam_dep_counters_t *out);
+
 int hpam_dep_put(hpam_dep_t *d, const void *src, size_t len, const hpam_ticket_t *t,
                  uint64_t offset, hpam_dep_handle_t *h);
 int hpam_dep_get(hpam_dep_t *d, void *dst, size_t len, const hpam_ticket_t *t, uint64_t offset,
                  hpam_dep_handle_t *h);
+/* A get that travels as a packet whatever the route, unchecked by the
+ * sender: its answer (the bytes, or HPAM_ERR_REJECTED from the owner's
+ * checks) comes only after the owner served every packet this process sent
+ * it before. A mark behind puts that went as packets. */
+int hpam_dep_get_behind(hpam_dep_t *d, void *dst, size_t len, const hpam_ticket_t *t,
+                        uint64_t offset, hpam_dep_handle_t *h);
 
 enum hpam_dep_atomic_op {
   HPAM_DEP_ADD, HPAM_DEP_AND, HPAM_DEP_OR, HPAM_DEP_XOR, HPAM_DEP_SWAP, HPAM_DEP_CSWAP

@@ -263,6 +263,49 @@ TEST_P(UctRma, OutsideTheRegistrationIsRefused) {
             start([&] { return uct_ep_put_short(ab, &v, 8, addr(0) - 8, rkey.rkey); }));
 }
 
+// A well-formed rkey with a forged protection key (bytes 16-23 of the
+// ticket, nic/hamlyn/ticket.hpp) among good puts: the owner's deposit card
+// refuses each forged put and counts it, no byte of it is written, and every
+// good put around it lands. The put itself says rejected where the checks
+// run within the call (card memory, this process's memory by cross-memory
+// attach); by packets the owner refuses it when it serves them, after the
+// put completed locally (UCX's put completion is local; the flush is not an
+// acknowledgement of each deposit).
+TEST_P(UctRma, ForgedKeyAmongPutsIsRefusedCountedTheRestLands) {
+  std::vector<uint8_t> packed(88);
+  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
+  reinterpret_cast<uct_hpam_packed_rkey_t*>(packed.data())->ticket.bytes[16] ^= 0x5a;
+  uct_rkey_bundle_t forged{};
+  ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &forged));
+  hpam_dep_counters_t before, after;
+  uct_hpam_md_dep_counters(md, &before);
+  constexpr int n = 8;
+  uint64_t v[n];
+  completion c[n];
+  ucs_status_t st[n];
+  for (int i = 0; i < n; ++i) {
+    v[i] = 0xF00D0000u + static_cast<uint64_t>(i);
+    uct_iov_t from{&v[i], 8, nullptr, 0, 1};
+    const uct_rkey_t key = i % 2 ? forged.rkey : rkey.rkey;
+    st[i] = start([&] { return uct_ep_put_zcopy(ab, &from, 1, addr(i), key, &c[i].comp); });
+  }
+  const bool by_packets = !GetParam().allocated && std::string(GetParam().cross_memory) == "n";
+  for (int i = 0; i < n; ++i) {
+    if (st[i] == UCS_INPROGRESS) {
+      ASSERT_TRUE(progress_until({&a, &b}, [&] { return c[i].done; })) << i;
+      st[i] = c[i].status;
+    }
+    EXPECT_EQ(i % 2 && !by_packets ? UCS_ERR_REJECTED : UCS_OK, st[i]) << i;
+  }
+  ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_ep_flush(ab, 0, nullptr) == UCS_OK; }));
+  for (int i = 0; i < n; ++i) EXPECT_EQ(i % 2 ? 0u : v[i], target[i]) << i;
+  uct_hpam_md_dep_counters(md, &after);
+  // By packets the flush's mark (a one-byte get with the last put's ticket,
+  // uct_hpam_flush.c) is refused and counted too.
+  EXPECT_EQ(before.key_rejections + n / 2 + (by_packets ? 1 : 0), after.key_rejections);
+  uct_rkey_release(hpam_component(), &forged);
+}
+
 TEST_P(UctRma, TamperedRkeyIsRefusedByUnpack) {
   std::vector<uint8_t> packed(88);
   ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
