@@ -1,7 +1,8 @@
 # Sourced by bench/run: the Split-C applications (bench/apps) over every
 # transport, and the GAM basic benchmarks and torture tests (tests/gam).
 # Uses bench/run's $build, $out, $quick, $runs, $cpath, ${btl[...]} and
-# progress; writes $out/apps.csv, apps_stats.csv, apps_config.csv, gam.csv.
+# progress; writes $out/apps.csv (two processes), apps4.csv (four, on two
+# cores: --oversubscribe), apps_stats.csv, apps_config.csv, gam.csv.
 
 # The size of each application: seconds over vader by default, a blink in --quick.
 declare -A app_args=(
@@ -22,25 +23,28 @@ app_osc() {
   esac
 }
 
-# app_run TRANSPORT RUN APP: one run, two processes; its phases and counters
-# appended to the CSVs; a wrong answer stops the benchmark.
+# app_run TRANSPORT RUN APP [NP]: one run of NP processes (default 2); its
+# phases appended to apps.csv (apps4.csv at 4 processes), its counters (2
+# processes only) to apps_stats.csv; a wrong answer stops the benchmark.
 app_run() {
-  local t=$1 r=$2 app=$3 args log
+  local t=$1 r=$2 app=$3 np=${4:-2} args log csv=apps.csv
   if [ -n "$quick" ]; then args=${app_args_quick[$app]}; else args=${app_args[$app]}; fi
+  [ "$np" = 2 ] || csv=apps$np.csv
   log=$(mktemp)
   # shellcheck disable=SC2046,SC2086
-  if ! timeout 900 mpirun -np 2 --mca pml ob1 --mca mca_base_component_path "$cpath" ${btl[$t]} \
+  if ! timeout 900 mpirun -np "$np" --oversubscribe --mca pml ob1 --mca mca_base_component_path "$cpath" ${btl[$t]} \
       $(app_osc "$t" "$app") "$build/bench/apps/$app" $args > "$log" 2>&1 ||
       ! grep -q "^$app: ok" "$log"; then
-    echo "bench/run: $app over $t failed:" >&2
+    echo "bench/run: $app over $t at $np processes failed:" >&2
     tail -n 20 "$log" >&2
     rm -f "$log"
     return 1
   fi
   awk -F, -v t="$t" -v r="$r" '
     /^phase,/ { print $2 "," t "," r "," $3 "," $4; if ($3 !~ /\./) total += $4 }
-    END { print "'"$app"'," t "," r ",total," total }' "$log" >> "$out/apps.csv"
-  awk -F, -v t="$t" -v r="$r" '/^stat,/ { print $2 "," t "," r "," $3 "," $4 }' "$log" >> "$out/apps_stats.csv"
+    END { print "'"$app"'," t "," r ",total," total }' "$log" >> "$out/$csv"
+  [ "$np" != 2 ] ||
+    awk -F, -v t="$t" -v r="$r" '/^stat,/ { print $2 "," t "," r "," $3 "," $4 }' "$log" >> "$out/apps_stats.csv"
   rm -f "$log"
 }
 
@@ -48,6 +52,7 @@ apps_step() {
   btl[vader-pt2pt]="--mca btl vader,self"
   progress "Split-C applications over $app_transports, $runs run(s) each"
   echo "app,transport,run,phase,seconds" > "$out/apps.csv"
+  echo "app,transport,run,phase,seconds" > "$out/apps4.csv"
   echo "app,transport,run,counter,value" > "$out/apps_stats.csv"
   {
     echo "app,arguments"
@@ -63,6 +68,13 @@ apps_step() {
       progress "  run $r: $t"
       for app in $app_list; do app_run "$t" "$r" "$app"; done
     done
+  done
+  # Four processes on the cores there are, one run each (tcp: not in --quick,
+  # where its blocking reads would take most of the step).
+  for t in $app_transports; do
+    if [ "$t" = tcp ] && [ -n "$quick" ]; then continue; fi
+    progress "  4 processes: $t"
+    for app in $app_list; do app_run "$t" 1 "$app" 4; done
   done
 }
 

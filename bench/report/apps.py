@@ -3,7 +3,7 @@
 Table 4.3 layout beside the paper's rows, each application's phases and
 library operation counts, and the GAM basic benchmarks and torture tests
 (tests/gam) beside HP-LAM section 4.1. Reads what bench/run wrote into the
-results directory (apps.csv, apps_stats.csv, apps_config.csv, gam.csv) and
+results directory (apps.csv, apps4.csv, apps_stats.csv, apps_config.csv, gam.csv) and
 writes the data files bench/apps_plots.gp draws. Medians across runs."""
 import csv
 import os
@@ -53,12 +53,12 @@ def _phases(times, app):
     return [p for p in seen if "." not in p] + [p for p in seen if "." in p]
 
 
-def _time_table(L, times, out):
+def _time_table(L, times, out, dat_name="apps_time.dat"):
     present = [t for t in TRANSPORTS if any(k[1] == t for k in times)]
     L.append("| application | " + " | ".join(present) + " | " +
              " | ".join(f"{t}/vader" for t in present if t != "vader") + " |")
     L.append("|---" * (1 + 2 * len(present) - 1) + "|")
-    with open(os.path.join(out, "apps_time.dat"), "w") as dat:
+    with open(os.path.join(out, dat_name), "w") as dat:
         dat.write("app " + " ".join(present) + "\n")
         for app in APPS:
             v = [times.get((app, t, "total")) for t in present]
@@ -196,6 +196,11 @@ def section(out):
             L.append("Sizes: " + "; ".join(f"`{a} {config[a]}`" for a in APPS if a in config) + ".\n")
         L.append("Time per application (s; the sum of its phases, each between barriers):\n")
         present = _time_table(L, times, out)
+        times4 = _medians(os.path.join(out, "apps4.csv"), (0, 1, 3), 4)
+        if times4:
+            L.append(f"\nAt four processes (s; one run each, `--oversubscribe` on the machine's "
+                     f"{os.cpu_count()} cores; tcp is left out of `--quick`):\n")
+            _time_table(L, times4, out, "apps_time4.dat")
         L.append("\nRadix sort in Table 4.3's layout (s), beside the paper's rows (their key count "
                  "is not given; HP-LAM ran on HP 9000/J200s over Myrinet):\n")
         _radix_table(L, times, present, out)
