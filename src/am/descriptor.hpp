@@ -21,6 +21,8 @@ struct request_desc {
   bool waited_arrivals = false;  // lossy: one timeout passed while my own card held arrivals
                                  // (its answer may be among them): resent at the next
   bool stamped = false;          // timestamp and first_sent are set (see endpoint::check_timeout)
+  bool suspected = false;        // lossy: taken for lost (resend_early); resent at the timeout
+                                 // walk's next look, after my card's arrivals are read
   uint64_t timestamp = 0;        // when last (re)sent, ns
   uint64_t first_sent = 0;       // when first sent, ns; the give-up time runs from here
   uint64_t timeout = 0;          // current timeout, ns; doubles on each retransmission

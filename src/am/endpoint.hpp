@@ -288,6 +288,9 @@ class endpoint {
   // unanswered one, if early_resend_after or more were sent after it, is
   // resent now (once).
   void resend_early(int src, uint64_t launch);
+  void take_holes_for_lost(int src, uint64_t launch);
+  void resend_suspects(int src);
+  [[gnu::cold]] void resend_suspected(int peer, request_desc& d, uint64_t now);
   // Lossy and ordered: the answers one ack packet carries are judged
   // together, once it is read (close_answer_batch), as one sign of a hole,
   // as a TCP acknowledgement is one however much it covers: the packet lists
@@ -371,6 +374,7 @@ class endpoint {
     uint64_t oldest = 0;      // ordered: launch number of the oldest maybe unanswered
     uint64_t highest = 0;     // ordered: launch number of the highest answered request
     bool recovering = false;  // ordered: holes below `highest` are resent (resend_early)
+    uint32_t suspects = 0;    // ordered: requests taken for lost, not yet resent
     uint32_t beat = 0;        // the peer's heartbeat, read at beat_at (stamp_sent)
     uint64_t beat_at = 0;
     uint64_t answered_at = 0;  // when the peer last answered a request of mine

@@ -30,6 +30,7 @@ void endpoint<Card>::stamp_sent(int dest, request_desc& d) {
   d.timestamp = d.first_sent = now;
   d.timeout = t.rtt.rto_ns;
   d.waited_arrivals = false;
+  d.suspected = false;
   if (t.beat_at == 0 || now - t.beat_at >= t.rtt.rto_ns / 4) {
     t.beat = card_.peer_heartbeat(dest);
     t.beat_at = now;
@@ -45,22 +46,28 @@ uint64_t endpoint<Card>::launch_of(uint32_t instance, uint32_t sequence) const {
   return (static_cast<uint64_t>(previous_sequence(sequence)) * depth_ + instance) % launch_span_;
 }
 
-// An answer to my request d, when the wire can lose packets. A request
-// answered from its first copy though it was resent: the resend was
-// spurious. One never resent was timed from its send (Karn's rule: a
-// resent one says nothing of the round trip). Ordered requests answered
-// out of turn tell of an earlier one lost (resend_early).
+// An answer to my request d, when the wire can lose packets. One answered
+// from its first copy is timed from its send. Karn's rule keeps resent
+// requests out of the round trip, for an answer cannot say which copy it
+// answers; here the answers_resend flag says so (as TCP's Eifel detection
+// does with timestamps, RFC 3522), so a resent request answered from its
+// first copy is a measurement like any other, and its resend was spurious:
+// counted, and the timeout it feeds grows past the delay that fooled it.
+// Ordered requests answered out of turn tell of an earlier one lost
+// (resend_early).
 template <class Card>
 void endpoint<Card>::on_answer_when_lossy(int src, request_desc& d, uint32_t instance,
                                           bool answers_resend) {
   const uint64_t now = clock_.now_ns();
   peer_timer& t = timers_[src];
   t.answered_at = now;
-  if (d.resent) {
-    if (!answers_resend) counters_[src].spurious_resends++;
-  } else if (adaptive_timeout_ && d.stamped && now > d.first_sent) {
-    t.rtt.measured(now - d.first_sent, timeout_min_ns_, timeout_ns_);
+  if (d.resent && !answers_resend) counters_[src].spurious_resends++;
+  if (d.suspected) {  // taken for lost, but answered before it was resent
+    d.suspected = false;
+    t.suspects--;
   }
+  if (adaptive_timeout_ && !answers_resend && d.stamped && now > d.first_sent)
+    t.rtt.measured(now - d.first_sent, timeout_min_ns_, timeout_ns_);
   if (!early_resend_) return;
   const uint64_t launch = launch_of(instance, d.sequence);
   if (!answer_batch_.open) {
@@ -97,6 +104,12 @@ void endpoint<Card>::close_answer_batch(int src) {
 // answered.
 template <class Card>
 void endpoint<Card>::resend_early(int src, uint64_t launch) {
+  take_holes_for_lost(src, launch);
+  if (timers_[src].suspects != 0 && !card_.arrival_pending()) resend_suspects(src);
+}
+
+template <class Card>
+void endpoint<Card>::take_holes_for_lost(int src, uint64_t launch) {
   peer_timer& t = timers_[src];
   const uint32_t next = instance_hint_[src];  // the instance the next request takes
   const uint64_t sent = launch_of(next, next_sequence(requests_.at(src, next).sequence));
@@ -130,10 +143,45 @@ void endpoint<Card>::resend_early(int src, uint64_t launch) {
   }
   for (uint64_t k = 0; k + early_resend_after <= span; ++k) {
     request_desc* o = busy_at((t.oldest + k) % launch_span_);
-    if (o == nullptr || o->resent || !o->stamped) continue;  // once each; the timeout after that
-    resend(src, *o, clock_.now_ns());
-    counters_[src].early_resends++;
+    if (o == nullptr || o->resent || o->suspected || !o->stamped) continue;  // once each
+    o->suspected = true;
+    o->timestamp = clock_.now_ns() - o->timeout;  // due now (modulo 2^64), its timeout kept
+    t.suspects++;
   }
+}
+
+// Requests taken for lost are resent once no packet waits in my card: an
+// ack packet the wire held back behind the next one comes right after it,
+// and is read before the loss its absence suggested is acted on, as TCP's
+// RACK waits a reordering window before it marks a packet lost (RFC 8985,
+// 6.2). Each later answer from the peer looks again (resend_early); the
+// timeout walk is the backstop (resend_suspected), for a peer that sends
+// nothing more.
+template <class Card>
+void endpoint<Card>::resend_suspects(int src) {
+  peer_timer& t = timers_[src];
+  const uint64_t now = clock_.now_ns();
+  for (uint32_t i = 0; i < depth_; ++i) {
+    request_desc& o = requests_.at(src, i);
+    if (o.busy && o.suspected) resend_suspected(src, o, now);
+  }
+  t.suspects = 0;
+}
+
+// A request taken for lost and still unanswered, resent with the timeout it
+// had. From the walk, which finds it due: once more a walk round later
+// while packets wait in my card (its answer may be among them).
+template <class Card>
+void endpoint<Card>::resend_suspected(int peer, request_desc& d, uint64_t now) {
+  if (!d.waited_arrivals && card_.arrival_pending()) {
+    d.waited_arrivals = true;
+    return;  // still due
+  }
+  d.suspected = false;
+  d.waited_arrivals = false;
+  timers_[peer].suspects--;
+  resend(peer, d, now);
+  counters_[peer].early_resends++;
 }
 
 }  // namespace hpam::am

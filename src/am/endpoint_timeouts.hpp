@@ -99,6 +99,10 @@ uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
 // the give-up instant itself.
 template <class Card>
 void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
+  if (d.suspected) {  // loss recovery took it for lost: not a timeout
+    resend_suspected(peer, d, now);
+    return;
+  }
   counters_[peer].timeouts++;
   if (d.retries == 0) {  // the first timeout: count the peer's polls from here
     d.peer_beat = card_.peer_heartbeat(peer);
