@@ -354,12 +354,21 @@ int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl,
                          HPAM_DEP_CSWAP, value, compare, flags, true, cbfunc, cbcontext, cbdata);
 }
 
-/* Waits until every operation to endpoint (all, if NULL) has completed. */
+/* Waits until every operation to endpoint (all, if NULL) has completed.
+ * The deposit layer runs first: the send terminus carries out the queued
+ * batch and the puts in it complete there, without a pass through
+ * opal_progress (the AM card's poll, every other component's progress).
+ * opal_progress only while something still waits for a peer (a get or an
+ * atomic its owner serves), so that nothing else starves meanwhile. */
 int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
 {
     for (;;) {
         MCA_BTL_HPAM_LOCK();
-        const bool busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
+        bool busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
+        if (busy) {
+            (void)mca_btl_hpam_rdma_progress();
+            busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
+        }
         MCA_BTL_HPAM_UNLOCK();
         if (!busy) return OPAL_SUCCESS;
         opal_progress();
