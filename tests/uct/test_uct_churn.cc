@@ -23,7 +23,14 @@ namespace {
 
 constexpr int cycles = 3000, warm_up = 500, sample_every = 250;
 constexpr long rss_bound_kib = 8 * 1024;  // growth allowed after the warm-up
-constexpr size_t card_bytes = 65536;      // CARD_MEMORY, its smallest value
+#ifdef __SANITIZE_ADDRESS__
+// AddressSanitizer's quarantine keeps freed memory resident (256 MB by
+// default): there the resident memory is printed, not bounded.
+constexpr bool rss_bounded = false;
+#else
+constexpr bool rss_bounded = true;
+#endif
+constexpr size_t card_bytes = 65536;  // CARD_MEMORY, its smallest value
 // MAX_REGISTRATIONS, slots alive at once: a registration never given back
 // uses them up within the warm-up.
 constexpr int max_registrations = 64;
@@ -156,7 +163,9 @@ TEST(UctChurn, AllocateAndRegisterThousandsOfTimesResidentMemoryAndSegmentsStayF
       "churn: %d cycles (%d card-memory allocations): rss %ld KiB after the warm-up, "
       "%ld at most; %d segments of %lld bytes\n",
       cycles, card_allocations, rss_base, rss_peak, seg_base.count, seg_base.bytes);
-  EXPECT_LE(rss_peak - rss_base, rss_bound_kib) << "resident memory grew after the warm-up";
+  if (rss_bounded) {
+    EXPECT_LE(rss_peak - rss_base, rss_bound_kib) << "resident memory grew after the warm-up";
+  }
   uct_ep_destroy(c.ab);
   close_together({&c.a, &c.b});
   uct_md_close(c.md);
