@@ -221,16 +221,17 @@ class endpoint {
   // Copies the pieces to dst in order; the caller has checked that they fit.
   static void gather(std::byte* dst, const iovec* iov, int iovcnt);
 
-  // Receive (endpoint_receive.hpp). One packet, from acceptance to
-  // dispatch, in one function: the steps below it are inline into it (their
-  // calls cost the receive path about a hundred instructions), the rare
-  // cases out of line. The packets waiting in the card, up to the receive
-  // budget, with the deferred acks around them, are served out of line: an
-  // idle poll stays short.
+  // Receive (endpoint_receive.hpp). The packets waiting in the card, up to
+  // the receive budget, with the deferred acks around them, are served in
+  // one function out of line (an idle poll stays short); the loop and each
+  // packet, from acceptance to dispatch, are inline into it (their calls
+  // cost the receive path about a hundred instructions, and the loop's and
+  // the packet's own frames another 20 (medusa) to 75 (hamlyn) a message:
+  // docs/decisions.md, issue 26), the rare cases out of line.
   [[gnu::noinline]] uint32_t serve_arrivals();
-  uint32_t receive_packets();
+  [[gnu::always_inline]] inline uint32_t receive_packets();
   [[gnu::cold]] status news();
-  void handle_packet(const nic::rx_packet& p);
+  [[gnu::always_inline]] inline void handle_packet(const nic::rx_packet& p);
   [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a);
   [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
   [[gnu::always_inline]] inline void on_request(const arrival& a);

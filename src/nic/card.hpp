@@ -106,7 +106,9 @@ inline void stamp_wire_header(std::byte* packet, uint32_t length, int src, int d
 // src is the process whose card delivered it (Medusa: stamped by the
 // sending card engine in the RX_READY entry; Hamlyn: the sender region it
 // was deposited in), and the card has checked that the packet's wire header
-// agrees with it (length, src, dst). Only then is crc_ok true.
+// agrees with it (length, src, dst). Only then is crc_ok true, and then
+// length lies in [wire_header_size, block_size()] and src is a process of
+// the job (below nprocs()): the protocol does not check these again.
 struct rx_packet {
   uint64_t position;      // the card's own mark for release (Medusa: the RX_READY position)
   uint32_t block;         // VRAM block number in my card

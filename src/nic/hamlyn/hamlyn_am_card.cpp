@@ -192,28 +192,6 @@ bool hamlyn_am_card::claim_tx_block(uint32_t& b) {
   return true;
 }
 
-// The checks, the wire header, and the wire (inline into launch and
-// relaunch); the wire hands the packet to send_or_wait (one call) or, when
-// it made a copy, sends that without waiting.
-[[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
-                                                                  uint32_t len, bool may_wait) {
-  // (Unsigned compares: dest in [0, nprocs), len in [wire_header_size,
-  // block_size]; my own entry has no free ring.)
-  if (static_cast<uint32_t>(dest) >= static_cast<uint32_t>(nprocs_) || b >= tx_blocks_ ||
-      len - wire_header_size > block_size_ - wire_header_size || !peers_[dest].free_ring) {
-    malformed_++;
-    return;
-  }
-  std::byte* pkt = tx_block(b);
-  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
-  wire_sink sink{this, pkt, b, may_wait};
-  wire_.transmit(sink, dest, pkt, len);
-}
-
-void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
-  transmit_block(dest, b, len, true);
-}
-
 void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) {
   transmit_block(dest, b, len, false);
 }
@@ -226,16 +204,6 @@ void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) {
 
 void hamlyn_am_card::overflow(int dest) {
   peers_[dest].overflow->fetch_add(1, std::memory_order_relaxed);
-}
-
-// Sends now when my region at dest has a free block and nothing is waiting
-// before this packet; otherwise the packet waits in the backlog (or, when
-// that is full, is dropped).
-[[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
-                                                                const std::byte* packet,
-                                                                uint32_t len) {
-  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len)) return;
-  wait_or_drop(dest, block, len);
 }
 
 // send_or_wait's other cases: packets already waiting go first; then this
@@ -289,24 +257,6 @@ bool hamlyn_am_card::refill(peer_state& ps) {
     ps.free_blocks.push_back(static_cast<uint32_t>(blk));
   }
   return !ps.free_blocks.empty();
-}
-
-// One packet into a block of my region at dest: a single-packet fast-mode
-// Hamlyn message whose word names the block, on the block's ticket.
-[[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
-                                                            uint32_t len) {
-  peer_state& ps = peers_[dest];
-  if (ps.free_blocks.empty() && !refill(ps)) return false;
-  const uint32_t blk = ps.free_blocks.back();
-  hamlyn::send_handle h;
-  if (!is_ok(
-          card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
-    malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
-    return true;
-  }
-  ps.free_blocks.pop_back();
-  ps.lent[blk] = 1;
-  return true;
 }
 
 // The packet's source is the sender whose region (slot) it was deposited

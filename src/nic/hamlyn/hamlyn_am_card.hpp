@@ -60,8 +60,10 @@ class hamlyn_am_card {
   uint32_t block_size() const { return block_size_; }
   std::byte* tx_block(uint32_t b) { return tx_memory_.get() + size_t{b} * block_size_; }
   bool claim_tx_block(uint32_t& b);
-  void launch(int dest, uint32_t b,
-              uint32_t len);  // the packet's first 16 bytes are the wire header
+  // The packet's first 16 bytes are the wire header. Inline (below), with
+  // the checks, the wire and the send to the destination's slot: a send's
+  // only call into the card is none.
+  [[gnu::always_inline]] inline void launch(int dest, uint32_t b, uint32_t len);
   // A copy sent again (retransmission, reflected reply): now if my region at
   // dest has a free block, else dropped and counted (the protocol sends it
   // again if it is still needed). It never waits in the backlog, so copies
@@ -124,9 +126,9 @@ class hamlyn_am_card {
     hamlyn::ticket ticket;                      // my region at the peer (fast mode, notify)
   };
 
-  void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
-  bool transmit(int dest, const std::byte* data, uint32_t len);
-  void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
+  inline void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
+  inline bool transmit(int dest, const std::byte* data, uint32_t len);
+  inline void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void send_held();
   void wait_or_drop(int dest, uint32_t block, uint32_t len);
   void send_copy(int dest, const std::byte* packet, uint32_t len);
@@ -173,5 +175,58 @@ class hamlyn_am_card {
   // (inline delivery): the packet it handed out, until the next receive().
   alignas(64) std::byte carried_[hamlyn::notification_inline_bytes];
 };
+
+// ---- hot path (inline: the protocol's send reaches the destination's slot
+// without a call) ----------------------------------------------------------
+
+// The checks, the wire header, and the wire (inline into launch and
+// relaunch); the wire hands the packet to send_or_wait (one call) or, when
+// it made a copy, sends that without waiting.
+[[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
+                                                                  uint32_t len, bool may_wait) {
+  // (Unsigned compares: dest in [0, nprocs), len in [wire_header_size,
+  // block_size]; my own entry has no free ring.)
+  if (static_cast<uint32_t>(dest) >= static_cast<uint32_t>(nprocs_) || b >= tx_blocks_ ||
+      len - wire_header_size > block_size_ - wire_header_size || !peers_[dest].free_ring) {
+    malformed_++;
+    return;
+  }
+  std::byte* pkt = tx_block(b);
+  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
+  wire_sink sink{this, pkt, b, may_wait};
+  wire_.transmit(sink, dest, pkt, len);
+}
+
+[[gnu::always_inline]] inline void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
+  transmit_block(dest, b, len, true);
+}
+
+// Sends now when my region at dest has a free block and nothing is waiting
+// before this packet; otherwise the packet waits in the backlog (or, when
+// that is full, is dropped).
+[[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
+                                                                const std::byte* packet,
+                                                                uint32_t len) {
+  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len)) return;
+  wait_or_drop(dest, block, len);
+}
+
+// One packet into a block of my region at dest: a single-packet fast-mode
+// Hamlyn message whose word names the block, on the block's ticket.
+[[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
+                                                            uint32_t len) {
+  peer_state& ps = peers_[dest];
+  if (ps.free_blocks.empty() && !refill(ps)) return false;
+  const uint32_t blk = ps.free_blocks.back();
+  hamlyn::send_handle h;
+  if (!is_ok(
+          card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
+    malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
+    return true;
+  }
+  ps.free_blocks.pop_back();
+  ps.lent[blk] = 1;
+  return true;
+}
 
 }  // namespace hpam::nic

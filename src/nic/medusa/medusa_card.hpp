@@ -75,7 +75,7 @@ class medusa_card {
   // empty, card_setup::direct_tx) takes the block at once instead: the
   // entry would be popped as soon as pushed and the block returned as soon
   // as sent, so the push and both pops are skipped (counted in direct_sends()).
-  void launch(int dest, uint32_t b, uint32_t len) noexcept;
+  [[gnu::always_inline]] inline void launch(int dest, uint32_t b, uint32_t len) noexcept;
   // A copy sent again: the same as launch (a full RX_FREE drops it anyway).
   void relaunch(int dest, uint32_t b, uint32_t len) noexcept { launch(dest, b, len); }
   // The processor's half of a send as the paper has it: push <b, len> on
