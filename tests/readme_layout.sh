@@ -4,7 +4,9 @@
 # directory of src/, and each src/ line it has names a directory that
 # exists. Generated directories (build-aux/, autom4te.cache/, and any build
 # tree: a directory holding config.status, whatever its name) and hidden
-# ones are not asked for.
+# ones are not asked for. And tests/ mirrors src/: a directory of tests/
+# named as a directory of src/ (or of the top, as btl/ and uct/) sits at
+# the same path (tests/nic/hamlyn/ for src/nic/hamlyn/, never tests/hamlyn/).
 #
 #   tests/readme_layout.sh [TOP]      (make check runs it)
 set -u
@@ -26,6 +28,13 @@ for d in "$top"/src/*/; do
 done
 for d in $(grep '^src/' <<<"$names"); do
   [ -d "$top/$d" ] || { echo "FAIL: README's layout block names $d, which does not exist"; failed=1; }
+done
+for t in $(cd "$top/tests" && find . -mindepth 1 -type d | sed 's|^\./||'); do
+  name=$(basename "$t")
+  homes=$(cd "$top" && { find src -type d -name "$name"; [ -d "$name" ] && echo "$name"; })
+  [ -z "$homes" ] && continue
+  [ -d "$top/src/$t" ] || [ -d "$top/$t" ] ||
+    { echo "FAIL: tests/$t/ does not mirror $(echo $homes): move it to tests/${homes#src/}/"; failed=1; }
 done
 [ $failed -eq 0 ] && echo "PASS: README's layout block names every directory ($(wc -l <<<"$names") lines)"
 exit $failed

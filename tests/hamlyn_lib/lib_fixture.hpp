@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../hamlyn/hamlyn_fixture.hpp"
+#include "../nic/hamlyn/hamlyn_fixture.hpp"
 #include "hamlyn_lib/hamlyn_manager.hpp"
 
 namespace hpam::test {

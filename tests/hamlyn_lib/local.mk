@@ -4,7 +4,7 @@
 check_PROGRAMS += tests/hamlyn_lib/test_hamlyn_lib
 TESTS += tests/hamlyn_lib/test_hamlyn_lib
 tests_hamlyn_lib_test_hamlyn_lib_SOURCES = \
-  tests/common/test_util.hpp tests/hamlyn/hamlyn_fixture.hpp tests/hamlyn_lib/lib_fixture.hpp \
+  tests/common/test_util.hpp tests/nic/hamlyn/hamlyn_fixture.hpp tests/hamlyn_lib/lib_fixture.hpp \
   tests/hamlyn_lib/test_manager.cc tests/hamlyn_lib/test_datagram.cc \
   tests/hamlyn_lib/test_tagged_write.cc tests/hamlyn_lib/test_stream.cc \
   tests/hamlyn_lib/test_public_api.cc

@@ -53,7 +53,7 @@ struct counter {
   }
 };
 
-class UctAm : public ::testing::TestWithParam<const char*> {
+class uct_am : public ::testing::TestWithParam<const char*> {
  protected:
   void open(settings extra = {}) {
     settings s = {{"JOB", unique_job()}, {"NIC", GetParam()}, {"DEPTH", "2"}};
@@ -80,7 +80,7 @@ class UctAm : public ::testing::TestWithParam<const char*> {
 // D = 2: two messages go while the receiver does not poll, the third finds
 // both instances busy: UCS_ERR_NO_RESOURCE, queued by UCX, sent once the
 // receiver answers, and everything arrives once and in order.
-TEST_P(UctAm, BusyReturnsNoResourceAndPendingKeepsOrder) {
+TEST_P(uct_am, busy_returns_no_resource_and_pending_keeps_order) {
   open();
   ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, kAm, 0, nullptr, 0));
   ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, kAm, 1, nullptr, 0));
@@ -119,7 +119,7 @@ TEST_P(UctAm, BusyReturnsNoResourceAndPendingKeepsOrder) {
 // UCX handlers send from inside themselves; HPAM lets a request handler only
 // reply. The send returns UCS_ERR_NO_RESOURCE, goes on the pending queue and
 // leaves right after the poll.
-TEST_P(UctAm, SendFromHandlerIsQueuedNotDropped) {
+TEST_P(uct_am, send_from_handler_is_queued_not_dropped) {
   open();
   counter replies;
   ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(a.iface, kAm + 1, counter::handler, &replies, 0));
@@ -132,7 +132,7 @@ TEST_P(UctAm, SendFromHandlerIsQueuedNotDropped) {
   EXPECT_EQ(1, box.reply_sent);
 }
 
-TEST_P(UctAm, FlushWaitsForTheAnswer) {
+TEST_P(uct_am, flush_waits_for_the_answer) {
   open();
   ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, kAm, 0, nullptr, 0));
   struct done_flag {
@@ -155,7 +155,7 @@ TEST_P(UctAm, FlushWaitsForTheAnswer) {
   EXPECT_EQ(UCS_OK, uct_iface_flush(a.iface, 0, nullptr));
 }
 
-TEST_P(UctAm, BcopyAndIovCarryTheBytes) {
+TEST_P(uct_am, bcopy_and_iov_carry_the_bytes) {
   open();
   struct packer {
     static size_t pack(void* dest, void* arg) {
@@ -183,7 +183,7 @@ TEST_P(UctAm, BcopyAndIovCarryTheBytes) {
 // Over a wire that drops, duplicates, corrupts and reorders, with D = 4:
 // retransmitted requests arrive after later ones, and the transport must
 // still hand every message to UCX exactly once and in order.
-TEST_P(UctAm, FaultyWireDeliversOnceInOrder) {
+TEST_P(uct_am, faulty_wire_delivers_once_in_order) {
   open({{"DEPTH", "4"},
         {"FAULT_DROP", "0.05"},
         {"FAULT_DUPLICATE", "0.05"},
@@ -204,6 +204,6 @@ TEST_P(UctAm, FaultyWireDeliversOnceInOrder) {
   for (uint64_t i = 0; i < kCount; ++i) ASSERT_EQ(i, box.got[i]) << "at " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Nics, UctAm, ::testing::Values("medusa", "hamlyn"));
+INSTANTIATE_TEST_SUITE_P(nics, uct_am, ::testing::Values("medusa", "hamlyn"));
 
 }  // namespace

@@ -115,7 +115,7 @@ struct churn {
 // memory, 256 KiB: a private area never freed shows in the resident memory).
 const size_t sizes[] = {64, 4096, 32768, 256 * 1024};
 
-TEST(UctChurn, AllocateAndRegisterThousandsOfTimesResidentMemoryAndSegmentsStayFlat) {
+TEST(uct_churn, allocate_and_register_thousands_of_times_resident_memory_and_segments_stay_flat) {
   const std::string job = unique_job();
   churn c;
   ASSERT_EQ(UCS_OK, open_md({{"JOB", job},

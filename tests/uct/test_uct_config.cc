@@ -28,9 +28,9 @@ struct bad_value {
   const char* message;  // what the error must say
 };
 
-class UctParams : public ::testing::TestWithParam<bad_value> {};
+class uct_params : public ::testing::TestWithParam<bad_value> {};
 
-TEST_P(UctParams, RefusedNamingTheVariable) {
+TEST_P(uct_params, refused_naming_the_variable) {
   const bad_value& b = GetParam();
   log_capture log;
   uct_md_h md = nullptr;
@@ -41,7 +41,7 @@ TEST_P(UctParams, RefusedNamingTheVariable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Values, UctParams,
+    values, uct_params,
     ::testing::Values(
         bad_value{"DEPTH", "0", "invalid UCX_HPAM_DEPTH = 0: valid range is [1, 64]"},
         bad_value{"DEPTH", "65", "invalid UCX_HPAM_DEPTH = 65: valid range is [1, 64]"},
@@ -65,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "invalid UCX_HPAM_JOB"}));
 
 // Rules between knobs come from the same table as the BTL's.
-TEST(UctParams, RulesBetweenKnobsNameBoth) {
+TEST(uct_params, rules_between_knobs_name_both) {
   struct rule {
     settings s;
     const char* message;
@@ -87,7 +87,7 @@ TEST(UctParams, RulesBetweenKnobsNameBoth) {
 
 // Every knob of hpam's table is a UCX_HPAM_* variable, with the table's
 // default, plus the transport's own JOB, MAX_PROCS and STATS.
-TEST(UctParams, EveryKnobIsAVariable) {
+TEST(uct_params, every_knob_is_a_variable) {
   uct_md_config_t* config = nullptr;
   ASSERT_EQ(UCS_OK, uct_md_config_read(hpam_component(), nullptr, nullptr, &config));
   for (size_t i = 0; i < hpam_knob_count(); ++i) {
@@ -136,7 +136,7 @@ static std::string built_library() {
 
 // The library registers the component from its constructor: it must load
 // into any program (the knob table it walks there is constant-initialized).
-TEST(UctParams, LibraryLoadsIntoAnyProgram) {
+TEST(uct_params, library_loads_into_any_program) {
   const std::string preload = "LD_PRELOAD=" + sanitizer_runtimes() + built_library();
   const pid_t child = fork();
   if (child == 0) {
@@ -150,7 +150,7 @@ TEST(UctParams, LibraryLoadsIntoAnyProgram) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
-TEST(UctParams, GoodValuesOpen) {
+TEST(uct_params, good_values_open) {
   uct_md_h md = nullptr;
   ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()},
                              {"DEPTH", "64"},
@@ -163,7 +163,7 @@ TEST(UctParams, GoodValuesOpen) {
 
 // Processes of one job must build cards of one shape: the second one to
 // differ is refused, naming the variable and both values.
-TEST(UctParams, JobShapeMustAgree) {
+TEST(uct_params, job_shape_must_agree) {
   const std::string job = unique_job();
   uct_md_h md4 = nullptr, md8 = nullptr;
   ASSERT_EQ(UCS_OK, open_md({{"JOB", job}, {"DEPTH", "4"}}, &md4));
@@ -181,7 +181,7 @@ TEST(UctParams, JobShapeMustAgree) {
   uct_md_close(md4);
 }
 
-TEST(UctParams, DeviceIsTheCard) {
+TEST(uct_params, device_is_the_card) {
   uct_md_h md = nullptr;
   ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}}, &md));
   uct_tl_resource_desc_t* res = nullptr;
@@ -202,9 +202,9 @@ TEST(UctParams, DeviceIsTheCard) {
   uct_md_close(md);
 }
 
-class UctCaps : public ::testing::TestWithParam<const char*> {};
+class uct_caps : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(UctCaps, AdvertisesWhatItImplements) {
+TEST_P(uct_caps, advertises_what_it_implements) {
   uct_md_h md = nullptr;
   ASSERT_EQ(UCS_OK,
             open_md({{"JOB", unique_job()}, {"NIC", GetParam()}, {"BLOCK_SIZE", "4096"}}, &md));
@@ -245,10 +245,10 @@ TEST_P(UctCaps, AdvertisesWhatItImplements) {
   uct_md_close(md);
 }
 
-INSTANTIATE_TEST_SUITE_P(Nics, UctCaps, ::testing::Values("medusa", "hamlyn"));
+INSTANTIATE_TEST_SUITE_P(nics, uct_caps, ::testing::Values("medusa", "hamlyn"));
 
 // Reachability: same node and same job only.
-TEST(UctReach, OnlyTheSameJob) {
+TEST(uct_reach, only_the_same_job) {
   uct_md_h md1 = nullptr, md2 = nullptr;
   ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}}, &md1));
   ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()}}, &md2));
@@ -276,7 +276,7 @@ TEST(UctReach, OnlyTheSameJob) {
 }
 
 // The registry hands out indices once, and starts afresh when all have left.
-TEST(UctRegistry, IndicesAreNotReusedWhileMembersLive) {
+TEST(uct_registry, indices_are_not_reused_while_members_live) {
   const std::string job = unique_job();
   uct_hpam_job_shape_t shape{0, 4, 8192, 65536, 1, 3};
   char err[256];
@@ -307,7 +307,7 @@ TEST(UctRegistry, IndicesAreNotReusedWhileMembersLive) {
 
 // A job killed before its members could leave: the next joiner's sweep
 // removes its registry file (only files without a live member).
-TEST(UctRegistry, SweepRemovesRegistriesOfDeadJobs) {
+TEST(uct_registry, sweep_removes_registries_of_dead_jobs) {
   const std::string dead = unique_job(), live = unique_job();
   uct_hpam_job_shape_t shape{0, 4, 8192, 65536, 1, 8};
   char err[256], dead_path[256], live_path[256];

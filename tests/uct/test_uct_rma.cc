@@ -20,7 +20,7 @@ uct_hpam_memh_t sample_memh() {
   return m;
 }
 
-TEST(UctRkey, PackUnpackRoundTrip) {
+TEST(uct_rkey, pack_unpack_round_trip) {
   const uct_hpam_memh_t m = sample_memh();
   unsigned char buf[sizeof(uct_hpam_packed_rkey_t) + 1];
   uct_hpam_rkey_pack(&m, 5, 0x1234, buf + 1);  // any alignment
@@ -34,7 +34,7 @@ TEST(UctRkey, PackUnpackRoundTrip) {
   EXPECT_EQ(0x1234u, r.job_hash);
 }
 
-TEST(UctRkey, MalformedIsRefused) {
+TEST(uct_rkey, malformed_is_refused) {
   const uct_hpam_memh_t m = sample_memh();
   struct mutation {
     const char* what;
@@ -59,7 +59,7 @@ TEST(UctRkey, MalformedIsRefused) {
   }
 }
 
-TEST(UctRkey, OffsetStaysInsideTheRegistration) {
+TEST(uct_rkey, offset_stays_inside_the_registration) {
   uct_hpam_rkey_t r{};
   r.base = 1000;
   r.length = 100;
@@ -85,7 +85,7 @@ struct rma_case {
   bool allocated = false;
 };
 
-class UctRma : public ::testing::TestWithParam<rma_case> {
+class uct_rma : public ::testing::TestWithParam<rma_case> {
  protected:
   void SetUp() override {
     ASSERT_EQ(UCS_OK, open_md({{"JOB", unique_job()},
@@ -149,7 +149,7 @@ class UctRma : public ::testing::TestWithParam<rma_case> {
 
 // A flush completes a put remotely: the bytes are in the target's memory,
 // whichever path the deposit took (by packets: once the owner deposited them).
-TEST_P(UctRma, PutGetBetweenInterfaces) {
+TEST_P(uct_rma, put_get_between_interfaces) {
   const uint64_t v = 0x1122334455667788ull;
   ASSERT_EQ(UCS_OK, start([&] { return uct_ep_put_short(ab, &v, 8, addr(3), rkey.rkey); }));
   ASSERT_TRUE(progress_until({&a, &b}, [&] { return uct_ep_flush(ab, 0, nullptr) == UCS_OK; }));
@@ -185,7 +185,7 @@ TEST_P(UctRma, PutGetBetweenInterfaces) {
 // An interface flush covers what UCX queued on an endpoint's pending queue
 // before it (UCX's worker flush asks the interfaces only): the put waiting
 // there has landed when the flush says done.
-TEST_P(UctRma, InterfaceFlushWaitsForPendingRequests) {
+TEST_P(uct_rma, interface_flush_waits_for_pending_requests) {
   struct put_req {
     uct_pending_req_t req{};
     uct_ep_h ep;
@@ -211,7 +211,7 @@ TEST_P(UctRma, InterfaceFlushWaitsForPendingRequests) {
   EXPECT_EQ(p.value, target[5]);
 }
 
-TEST_P(UctRma, AtomicsAreAtomicAtTheTarget) {
+TEST_P(uct_rma, atomics_are_atomic_at_the_target) {
   target[0] = 10;
   uint64_t old = 0;
   ASSERT_EQ(UCS_OK, start([&] {
@@ -253,7 +253,7 @@ TEST_P(UctRma, AtomicsAreAtomicAtTheTarget) {
             uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_SWAP, 1, addr(0), rkey.rkey));
 }
 
-TEST_P(UctRma, OutsideTheRegistrationIsRefused) {
+TEST_P(uct_rma, outside_the_registration_is_refused) {
   const uint64_t v = 1;
   log_capture log;
   EXPECT_EQ(UCS_ERR_INVALID_PARAM,
@@ -271,7 +271,7 @@ TEST_P(UctRma, OutsideTheRegistrationIsRefused) {
 // attach); by packets the owner refuses it when it serves them, after the
 // put completed locally (UCX's put completion is local; the flush is not an
 // acknowledgement of each deposit).
-TEST_P(UctRma, ForgedKeyAmongPutsIsRefusedCountedTheRestLands) {
+TEST_P(uct_rma, forged_key_among_puts_is_refused_counted_the_rest_lands) {
   std::vector<uint8_t> packed(88);
   ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
   reinterpret_cast<uct_hpam_packed_rkey_t*>(packed.data())->ticket.bytes[16] ^= 0x5a;
@@ -306,7 +306,7 @@ TEST_P(UctRma, ForgedKeyAmongPutsIsRefusedCountedTheRestLands) {
   uct_rkey_release(hpam_component(), &forged);
 }
 
-TEST_P(UctRma, TamperedRkeyIsRefusedByUnpack) {
+TEST_P(uct_rma, tampered_rkey_is_refused_by_unpack) {
   std::vector<uint8_t> packed(88);
   ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
   packed[0] ^= 0xff;
@@ -318,7 +318,7 @@ TEST_P(UctRma, TamperedRkeyIsRefusedByUnpack) {
 
 // The peer stops answering (its interface is gone): after the give-up time
 // its endpoints fail through UCX's error handler, and the error names it.
-TEST_P(UctRma, LostPeerFailsItsEndpointsNamingIt) {
+TEST_P(uct_rma, lost_peer_fails_its_endpoints_naming_it) {
   ASSERT_EQ(UCS_OK,
             uct_iface_set_am_handler(
                 b.iface, 3, [](void*, void*, size_t, unsigned) { return UCS_OK; }, nullptr, 0));
@@ -338,7 +338,7 @@ TEST_P(UctRma, LostPeerFailsItsEndpointsNamingIt) {
 // Card memory from the domain's allocation: a peer's put, get and atomics
 // are done within the call (a copy or a CPU atomic on the mapped card), with
 // no progress by anyone, even where cross-memory attach is forbidden.
-TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
+TEST(uct_card_memory, peers_write_read_and_update_it_within_the_call) {
   uct_md_h md = nullptr;
   ASSERT_EQ(UCS_OK,
             open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CROSS_MEMORY", "n"}}, &md));
@@ -393,7 +393,7 @@ TEST(UctCardMemory, PeersWriteReadAndUpdateItWithinTheCall) {
 // Card memory is counted against the card's memory (CARD_MEMORY): once it
 // is used up, allocations get private memory (registered as mem_reg would),
 // which works the same; freed card memory is allocated again.
-TEST(UctCardMemory, RunningOutFallsBackToPrivateMemory) {
+TEST(uct_card_memory, running_out_falls_back_to_private_memory) {
   uct_md_h md = nullptr;
   ASSERT_EQ(UCS_OK,
             open_md({{"JOB", unique_job()}, {"NIC", "hamlyn"}, {"CARD_MEMORY", "65536"}}, &md));
@@ -434,7 +434,7 @@ TEST(UctCardMemory, RunningOutFallsBackToPrivateMemory) {
   uct_md_close(md);
 }
 
-INSTANTIATE_TEST_SUITE_P(Nics, UctRma,
+INSTANTIATE_TEST_SUITE_P(nics, uct_rma,
                          ::testing::Values(rma_case{"medusa", "y"}, rma_case{"hamlyn", "y"},
                                            rma_case{"medusa", "n"}, rma_case{"hamlyn", "n"},
                                            rma_case{"medusa", "y", true},

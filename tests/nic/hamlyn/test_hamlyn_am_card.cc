@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "../common/test_util.hpp"
+#include "../../common/test_util.hpp"
 #include "am/endpoint_impl.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 

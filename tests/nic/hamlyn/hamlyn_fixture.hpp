@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "../common/test_util.hpp"
+#include "../../common/test_util.hpp"
 #include "nic/hamlyn/hamlyn_card.hpp"
 
 namespace hpam::test {

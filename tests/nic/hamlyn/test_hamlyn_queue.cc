@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../common/test_util.hpp"
+#include "../../common/test_util.hpp"
 #include "nic/hamlyn/notification_queue.hpp"
 
 namespace hpam::test {
