@@ -195,7 +195,7 @@ constexpr knob table[] = {
      1, bind<field<&am_cfg::depth>, field<&core::depth>>(), nullptr},
     {power2("block_size", "block_size", 4, 256, 65536, "Card block size = largest packet"), 1,
      bind<field<&am_cfg::block_size>, field<&core::card, &card::block_size>>(), nullptr},
-    {whole("rx_blocks", "rx_blocks", "", 6, 0, 1 << 20,
+    {whole("rx_blocks", "rx_blocks", "", 6, 0, nic::medusa::max_blocks,
            "Inbound card blocks; 0 = 2*(P-1)*(D+1): the worst case 2*(P-1)*D and two per peer for "
            "answers that outrun the release of a block (fewer for experiments)"),
      1, bind<field<&am_cfg::rx_blocks>, field<&core::rx_blocks>>(), nullptr},
@@ -308,7 +308,7 @@ constexpr knob table[] = {
             "Packet size of sender-based deposits: one cross-memory call or one fallback "
             "packet each"),
      1, bind<field<&dep_cfg::packet_size>, field<&deposit::setup::packet_size>>(), nullptr},
-    {whole("max_registrations", "max_registrations", "", 5, 16, 1 << 20,
+    {whole("max_registrations", "max_registrations", "", 5, 16, nic::hamlyn::max_slot_count,
            "Memory registrations (Hamlyn slots) alive at once; an MPI window takes one, two on "
            "a node's first rank"),
      1, bind<field<&dep_cfg::max_registrations>, field<&deposit::setup::max_registrations>>(),

@@ -47,6 +47,7 @@
 #include <string>
 #include <type_traits>
 
+#include "nic/hamlyn/layout.hpp"
 #include "sys/clock.hpp"
 #include "sys/crc32c.hpp"
 
@@ -149,10 +150,11 @@ struct card_setup {
   uint32_t rx_ready_cell = 128;  // Medusa: bytes per RX_READY cell; a packet of up to
                                  // rx_ready_cell - 16 bytes travels in it (16: none does);
                                  // 128: entry + 112 bytes, an 8-byte MPI message
-  uint32_t notify_inline = 96;   // Hamlyn: a packet of up to this many bytes travels in its
-                                 // notification entry instead of its block (inline
-                                 // delivery; at most 96; 0: every packet in its block)
-  fault_config faults;           // the wire's fault model for packets this card sends
+  // Hamlyn: a packet of up to this many bytes travels in its notification
+  // entry instead of its block (inline delivery; at most the default, what
+  // an entry holds; 0: every packet in its block).
+  uint32_t notify_inline = hamlyn::notification_inline_bytes;
+  fault_config faults;  // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for a
                                                            // peer's card
   uint64_t job_key = 0;               // published in my card's setup region for the job's other

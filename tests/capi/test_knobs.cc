@@ -8,6 +8,10 @@
 
 #include "capi/knobs.hpp"
 #include "hpam_knobs.h"
+#include "nic/card.hpp"
+#include "nic/hamlyn/card_view.hpp"
+#include "nic/hamlyn/layout.hpp"
+#include "nic/medusa/card_memory.hpp"
 
 namespace hpam::test {
 namespace {
@@ -181,6 +185,30 @@ TEST(knobs, a_bad_value_names_the_knob_as_each_front_end_spells_it) {
             std::string::npos);
   EXPECT_NE(check("nic", word(nullptr), &am, HPAM_KNOB_STYLE_MCA), "");
   EXPECT_NE(check("defer_acks", whole(2), &am, HPAM_KNOB_STYLE_MCA), "");
+}
+
+// Where the core enforces a limit, the knob's range is that limit: a value
+// beyond it is refused here, naming the knob, not later by the card with a
+// message about its own field (max_registrations 100000 was accepted, then
+// the Hamlyn card refused slot_count).
+TEST(knobs, ranges_are_the_cores_limits) {
+  hpam_config_t am;
+  hpam_config_init(&am);
+  EXPECT_EQ(check("max_registrations", whole(100000), &am, HPAM_KNOB_STYLE_MCA),
+            "invalid MCA parameter btl_hpam_max_registrations = 100000: valid range is [16, " +
+                std::to_string(nic::hamlyn::max_slot_count) + "]");
+  EXPECT_EQ(
+      check("max_registrations", whole(nic::hamlyn::max_slot_count), &am, HPAM_KNOB_STYLE_MCA), "");
+  const hpam_knob_info_t* regs = hpam_knob_info(knob("max_registrations"));
+  EXPECT_EQ(regs->max, static_cast<int64_t>(nic::hamlyn::max_slot_count));
+  const hpam_knob_info_t* rx = hpam_knob_info(knob("rx_blocks"));
+  EXPECT_EQ(rx->max, static_cast<int64_t>(nic::medusa::max_blocks));
+  EXPECT_NE(check("rx_blocks", whole(rx->max + 1), &am, HPAM_KNOB_STYLE_MCA), "");
+  const hpam_knob_info_t* inl = hpam_knob_info(knob("notify_inline"));
+  EXPECT_EQ(inl->max, static_cast<int64_t>(nic::hamlyn::notification_inline_bytes));
+  EXPECT_EQ(hpam_knob_default(knob("notify_inline")).i,
+            static_cast<int64_t>(nic::hamlyn::notification_inline_bytes));
+  EXPECT_EQ(nic::card_setup{}.notify_inline, nic::hamlyn::notification_inline_bytes);
 }
 
 TEST(knobs, rules_between_knobs) {

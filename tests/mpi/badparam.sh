@@ -38,6 +38,7 @@ check_bad "rx_ready_cell 100" "btl_hpam_rx_ready_cell = 100: valid values are po
 nic=hamlyn check_bad "notify_inline 97" "btl_hpam_notify_inline = 97: valid range is \[0, 96\]" --mca btl_hpam_notify_inline 97
 check_bad "card_budget_mb 0" "btl_hpam_card_budget_mb = 0: valid range is \[1, 65536\]" --mca btl_hpam_card_budget_mb 0
 check_bad "max_frags 8" "btl_hpam_max_frags = 8: valid range is \[16, 1048576\]" --mca btl_hpam_max_frags 8
+check_bad "max_registrations above the Hamlyn slot table" "btl_hpam_max_registrations = 100000: valid range is \[16, 65536\]" --mca btl_hpam_max_registrations 100000
 # Sizes left at their defaults shrink to a smaller packet instead of failing.
 expect_ok "block_size 1024 with default sizes" 2 medusa mpi_p2p --mca btl_hpam_block_size 1024
 nic=token-ring check_bad "nic token-ring" "btl_hpam_nic = token-ring: valid values are medusa, hamlyn"

@@ -26,6 +26,9 @@ namespace hpam::nic::hamlyn {
 // Messages up to this size are copied inline by default; the deposit
 // layer's batch_limit (knob batch_limit) stays within it.
 constexpr uint32_t default_direct_io_limit = 256;
+// The most slots a card's table holds; the deposit layer's
+// max_registrations (knob max_registrations) stays within it.
+constexpr uint32_t max_slot_count = 65536;
 
 struct card_config {
   std::string job;                   // job id, same in every process

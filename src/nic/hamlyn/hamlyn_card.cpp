@@ -25,7 +25,8 @@ const card_config& checked(const card_config& c) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("hpam hamlyn: " + what); };
   if (c.nprocs < 1 || c.nprocs > 65535) bad("nprocs must be in [1, 65535]");
   if (c.my_proc < 0 || c.my_proc >= c.nprocs) bad("my_proc must be in [0, nprocs-1]");
-  if (c.slot_count < 1 || c.slot_count > 65536) bad("slot_count must be in [1, 65536]");
+  if (c.slot_count < 1 || c.slot_count > max_slot_count)
+    bad("slot_count must be in [1, " + std::to_string(max_slot_count) + "]");
   if (c.notification_queues < 1 || c.notification_queues > 64)
     bad("notification_queues must be in [1, 64]");
   if (!is_power_of_two(c.notify_capacity)) bad("notify_capacity must be a power of two");
@@ -74,7 +75,7 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
     return "not a card of this version";
   if (h.my_proc != static_cast<uint32_t>(proc) || h.nprocs != static_cast<uint32_t>(nprocs))
     return "belongs to another process or job size";
-  if (h.slot_count < 1 || h.slot_count > 65536 || h.metadata_entries > (1u << 24) ||
+  if (h.slot_count < 1 || h.slot_count > max_slot_count || h.metadata_entries > (1u << 24) ||
       h.notification_queues < 1 || h.notification_queues > 64 ||
       !is_power_of_two(h.notify_capacity) || h.notify_capacity > (1ull << 24) ||
       h.packet_size < 128 || h.packet_size % 64 || h.packet_size > (1u << 26) ||

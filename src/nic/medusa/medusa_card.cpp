@@ -24,7 +24,8 @@ void check_setup(const card_setup& s) {
   if (s.my_proc < 0 || s.my_proc >= s.nprocs) bad("my_proc must be in [0, nprocs)");
   if (!sys::ring_math::is_power_of_two(s.block_size) || s.block_size < medusa::min_block_size ||
       s.block_size > medusa::max_block_size)
-    bad("block_size must be a power of two in [64, 1 MiB], got " + std::to_string(s.block_size));
+    bad("block_size must be a power of two in [" + std::to_string(medusa::min_block_size) + ", " +
+        std::to_string(medusa::max_block_size) + "], got " + std::to_string(s.block_size));
   if (static_cast<uint64_t>(s.tx_blocks) + s.rx_blocks > medusa::max_blocks)
     bad("tx_blocks + rx_blocks must be at most " + std::to_string(medusa::max_blocks));
   if (!sys::ring_math::is_power_of_two(s.rx_ready_cell) ||

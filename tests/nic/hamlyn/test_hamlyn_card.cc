@@ -8,6 +8,8 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -102,6 +104,23 @@ TEST(hamlyn_ticket, split_keeps_the_counter_sum_and_the_range) {
   t.delta = 1;
   EXPECT_EQ(split_ticket(t, 10, c),
             status::invalid_argument);  // 1 cannot be split into non-zero parts
+}
+
+// The slot table's limit is the named constant the deposit layer's knob
+// (max_registrations) is bounded by: the card refuses one more slot, naming
+// the range.
+TEST(hamlyn_card, slot_count_is_bounded_by_max_slot_count) {
+  card_config c = hamlyn_config(unique_job("slots"), 1, 0);
+  c.slot_count = max_slot_count + 1;
+  try {
+    nic::hamlyn::card k(c);
+    ADD_FAILURE() << "slot_count " << c.slot_count << " accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("slot_count must be in [1, " +
+                                         std::to_string(max_slot_count) + "]"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified) {

@@ -87,6 +87,16 @@ TEST(medusa_card, rejects_bad_setup) {
   EXPECT_THROW(medusa_card(make_setup(job, 2, 2, 1, 1)), std::invalid_argument);
   EXPECT_THROW(medusa_card(make_setup(job, 1, 0, 1, 1, 1000)), std::invalid_argument);
   EXPECT_THROW(medusa_card(make_setup(job, 1, 0, 1, 1, 32)), std::invalid_argument);
+  try {  // the range from the card's constants, in bytes
+    medusa_card c(make_setup(job, 1, 0, 1, 1, 32));
+    ADD_FAILURE() << "block_size 32 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("block_size must be a power of two in [" +
+                                         std::to_string(medusa::min_block_size) + ", " +
+                                         std::to_string(medusa::max_block_size) + "], got 32"),
+              std::string::npos)
+        << e.what();
+  }
   card_setup s = make_setup(job, 1, 0, 1, 1);
   s.faults.drop = 1.5;
   EXPECT_THROW(medusa_card{s}, std::invalid_argument);
