@@ -515,7 +515,8 @@ TYPED_TEST(protocol, real_clock_timeout_runs_from_the_send_never_earlier) {
 
 // resend_due is the sending half of a poll (for an owner busy elsewhere):
 // it resends what timed out, but receives nothing and does not move the
-// heartbeat (peers judge liveness by polls).
+// heartbeat (peers judge liveness by polls). While a packet waits in my
+// card (the answer may be among them) a timeout first waits once more.
 TYPED_TEST(protocol, resend_due_resends_without_receiving) {
   job_options o;
   o.timeout_ns = 1'000'000;
@@ -525,6 +526,10 @@ TYPED_TEST(protocol, resend_due_resends_without_receiving) {
   ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);  // 1 never polls: no answer
   ASSERT_EQ(j[1].request_4(0, h_add, w, false), hpam::status::ok);     // waits in 0's queue
   const uint32_t beat = j[1].card().peer_heartbeat(0);
+  j.time().advance(1'000'000);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].resend_due(), hpam::status::ok);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+  EXPECT_EQ(j[0].peer_counters(1).resends_deferred, 1u);  // a packet waits in my card
   j.time().advance(1'000'000);
   for (int i = 0; i < 8; ++i) ASSERT_EQ(j[0].resend_due(), hpam::status::ok);
   EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
