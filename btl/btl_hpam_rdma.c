@@ -238,19 +238,28 @@ static int transfer(bool is_put, struct mca_btl_base_endpoint_t *endpoint, void 
         return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
     }
     MCA_BTL_HPAM_LOCK();
-    mca_btl_hpam_rdma_op_t *op =
-        op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
-    int rc = OPAL_ERR_OUT_OF_RESOURCE;
-    if (NULL != op) {
-        const uint64_t offset = offset_of(remote_handle, remote_address);
-        rc =
-            op_started(op, is_put ? hpam_dep_put(C->dep, local_address, size,
-                                                 &remote_handle->ticket, offset, &op->head.handle)
-                                  : hpam_dep_get(C->dep, local_address, size,
-                                                 &remote_handle->ticket, offset, &op->head.handle));
+    if (0 == hpam_rdma_ops_free(&C->rdma_ops)) { /* no record for it if it stays in flight */
+        MCA_BTL_HPAM_UNLOCK();
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    const uint64_t offset = offset_of(remote_handle, remote_address);
+    hpam_dep_handle_t h;
+    const int rc = is_put ? hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
+                                         offset, &h)
+                          : hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
+                                         offset, &h);
+    if (HPAM_OK == rc && !hpam_dep_completed(h)) { /* in flight: a record, progress finishes it */
+        mca_btl_hpam_rdma_op_t *op =
+            op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+        op->head.handle = h;
+        (void)op_started(op, HPAM_OK);
     }
     MCA_BTL_HPAM_UNLOCK();
-    return rc;
+    if (HPAM_OK != rc) return mca_btl_hpam_to_opal_error(rc);
+    if (!hpam_dep_completed(h)) return OPAL_SUCCESS;
+    /* Carried out within the call (a lone deposit, or one too large for a
+     * batch): complete now, with no record in the table. */
+    return local_done(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_hpam_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -355,20 +364,21 @@ int mca_btl_hpam_atomic_cswap(struct mca_btl_base_module_t *btl,
 }
 
 /* Waits until every operation to endpoint (all, if NULL) has completed.
- * The deposit layer runs first: the send terminus carries out the queued
- * batch and the puts in it complete there, without a pass through
- * opal_progress (the AM card's poll, every other component's progress).
- * opal_progress only while something still waits for a peer (a get or an
- * atomic its owner serves), so that nothing else starves meanwhile. */
+ * The deposit layer runs first, always (a flush point: it ends the runs of
+ * puts and gets that tell a lone deposit, deposit.hpp): the send terminus
+ * carries out the queued batch and the puts in it complete there, without
+ * a pass through opal_progress (the AM card's poll, every other
+ * component's progress). opal_progress only while something still waits
+ * for a peer (a get or an atomic its owner serves), so that nothing else
+ * starves meanwhile. */
 int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
 {
+    if (NULL == C->dep) return OPAL_SUCCESS; /* no deposit layer: no operation either */
     for (;;) {
         MCA_BTL_HPAM_LOCK();
-        bool busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
-        if (busy) {
-            (void)mca_btl_hpam_rdma_progress();
-            busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
-        }
+        hpam_dep_progress(C->dep);
+        (void)hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
+        const bool busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
         MCA_BTL_HPAM_UNLOCK();
         if (!busy) return OPAL_SUCCESS;
         opal_progress();

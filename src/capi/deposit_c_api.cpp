@@ -12,6 +12,7 @@
 #include "sys/shared_segment.hpp"
 
 static_assert(sizeof(hpam::deposit::ticket) == HPAM_TICKET_BYTES);
+static_assert(hpam::deposit::completed_index == HPAM_DEP_COMPLETED_INDEX);
 
 struct hpam_dep {
   hpam::deposit::endpoint ep;

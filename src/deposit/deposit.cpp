@@ -210,7 +210,12 @@ void endpoint::finish(op_record& r, status st) {
   }
 }
 
+void endpoint::done_at_once(op_handle* h) {
+  if (h) *h = op_handle{completed_index, 0};
+}
+
 op_state endpoint::test(op_handle h, status* error) {
+  if (completed(h)) return op_state::sent;
   if (h.index >= ops_.size() || !ops_[h.index].in_use || ops_[h.index].generation != h.generation) {
     if (error) *error = status::invalid_argument;
     return op_state::error;
@@ -279,8 +284,15 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
   m.gather_count = 1;
   m.offset = offset;
   nic::hamlyn::send_handle sh;
-  const status st = card_.terminus().send(t, m, sh);
+  nic::hamlyn::send_terminus& terminus = card_.terminus();
+  const status st = terminus.send(t, m, sh);
   if (!is_ok(st)) return st;
+  if (sh.sequence < terminus.completion_word()) {  // carried out (or refused) at once
+    status why = status::ok;
+    if (terminus.state(sh, &why) == nic::hamlyn::send_state::error) return why;
+    done_at_once(h);
+    return status::ok;
+  }
   if (h) {
     op_record* r = new_op(h);
     r->is_put = true;
@@ -292,9 +304,13 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
 status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
   if (batches_get(t, offset, len)) {  // checked when its batch is carried out
-    batched_gets_.push_back(static_cast<uint32_t>(new_get(t, offset, dst, len, h) - ops_.data()));
-    if (batched_gets_.size() >= nic::hamlyn::max_batch) run_batched_gets();
-    return status::ok;
+    const bool lone = lone_get_ && get_run_ == 0 && batched_gets_.empty();  // goes at once
+    if (get_run_ != ~0u) get_run_++;
+    if (!lone) {
+      batched_gets_.push_back(static_cast<uint32_t>(new_get(t, offset, dst, len, h) - ops_.data()));
+      if (batched_gets_.size() >= nic::hamlyn::max_batch) run_batched_gets();
+      return status::ok;
+    }
   }
   card_.terminus().kick();  // waiting puts take effect first
   route r;
@@ -313,7 +329,7 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   card_.receiver().unresolve(v, t.slot);
   if (done == status::system_error)
     return start_get_packets(t, offset, dst, len, h);  // refused after all
-  if (h && is_ok(done)) finish(*new_op(h), done);      // errors are returned here, with no handle
+  if (is_ok(done)) done_at_once(h);  // errors are returned here, with no handle
   return done;
 }
 
@@ -454,7 +470,7 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
   const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
   card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
   if (is_ok(done) && fetched) *fetched = res.fetched;
-  if (h && is_ok(done)) finish(*new_op(h), done);  // errors are returned here, with no handle
+  if (is_ok(done)) done_at_once(h);  // errors are returned here, with no handle
   return done;
 }
 
@@ -524,6 +540,11 @@ status endpoint::atomic_now(atomic_op op, atomic_width w, const ticket& t, uint6
 // Called from every turn of the BTL's progress loop: with nothing to do it
 // looks at two counts and one cell, and calls nothing.
 void endpoint::progress() {
+  card_.terminus().end_run();  // a flush point: the runs of puts and gets end here
+  if (get_run_ != 0) {
+    lone_get_ = get_run_ == 1;
+    get_run_ = 0;
+  }
   card_.terminus().kick();  // waiting puts first, then waiting gets
   if (!batched_gets_.empty()) run_batched_gets();
   if (pending_count_ != 0) (void)flush_replies();

@@ -16,7 +16,10 @@
 //     (Hamlyn's library: the handle tells when the buffer may be reused).
 //     put: the source buffer must stay untouched until test says sent
 //     (small puts are copied at once, "direct I/O"). get: the bytes are in
-//     dst when test says sent.
+//     dst when test says sent. An operation complete within the call (a
+//     deposit carried out at once) takes no record: h says so
+//     (completed(h); test says sent), and a refusal at once is returned by
+//     the call itself, with no handle.
 // (c) atomic(op, width, t, offset, operand, compare, fetched, h): 32/64-bit
 //     add, and, or, xor, swap, compare-and-swap at (t, offset), atomic at the
 //     destination and coherent with CPU atomics on that memory; `fetched`
@@ -39,7 +42,11 @@
 // each. Each is checked (slot, key, bounds, mode) when carried out, as one
 // is at once; a refused one fails alone. A get or atomic issued at once
 // first carries out the waiting puts, so one process's operations take
-// effect in the order it issued them.
+// effect in the order it issued them. Lone deposits do not wait: a put (the
+// send terminus's lone deposit) or a get issued with nothing of its kind
+// waiting, when the last run of its kind between two progress calls was
+// one operation (a put or get followed by a flush, as in a latency test),
+// is carried out at once; the second of a run waits for the batch again.
 //
 // Paths. The sender's process does the receiving interface's work itself:
 // card memory is written directly; private memory with process_vm_writev /
@@ -114,6 +121,11 @@ struct op_handle {
   uint32_t index = ~0u;     // operation record
   uint32_t generation = 0;  // its generation when issued
 };
+// The index of a handle whose operation completed within the call (no record).
+inline constexpr uint32_t completed_index = 0xFFFFFFFEu;
+inline bool completed(op_handle h) {
+  return h.index == completed_index;
+}
 
 class endpoint {
  public:
@@ -217,6 +229,9 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;       // ops whose request packet waits for room
   std::vector<uint32_t> batched_gets_;  // get ops waiting for their batch (~0u: carried out)
+  uint32_t get_run_ = 0;                // batchable gets issued since the last progress
+  bool lone_get_ = false;               // the last run of them was one get
+  void done_at_once(op_handle* h);      // the operation completed within the call
   std::vector<uint32_t> batch_ops_;     // run_gets_from's scratch: the ops it reads for,
   std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)
   std::vector<registration> registrations_;        // by slot

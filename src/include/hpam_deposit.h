@@ -32,6 +32,12 @@ typedef struct hpam_ticket {
 typedef struct hpam_dep_handle {
   uint32_t index, generation;
 } hpam_dep_handle_t;
+/* The handle of an operation complete within the call (a deposit carried
+ * out at once): no record was taken; hpam_dep_test says done. */
+#define HPAM_DEP_COMPLETED_INDEX 0xFFFFFFFEu
+static inline int hpam_dep_completed(hpam_dep_handle_t h) {
+  return h.index == HPAM_DEP_COMPLETED_INDEX;
+}
 
 typedef struct hpam_dep_config {
   const char *job;            /* job id, identical in all processes (required) */

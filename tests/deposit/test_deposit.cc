@@ -195,10 +195,23 @@ TEST(deposit, handles_report_once_then_are_refused) {
   ASSERT_EQ(j.e[1]->allocate_memory(4096, a, t), status::ok);
   uint64_t v = 1;
   op_handle h;
+  // Card memory: carried out within the call, no record (sent, every time).
   ASSERT_EQ(j.e[0]->put(&v, 8, t, 0, &h), status::ok);
+  EXPECT_TRUE(completed(h));
   EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  // A record (a put of more packets than the owner's FIFO holds, waiting
+  // for the owner to poll): reported once.
+  pair_of_endpoints f(false);
+  std::vector<uint8_t> mem(200'000, 0);
+  ticket p;
+  ASSERT_EQ(f.e[1]->register_memory(mem.data(), mem.size(), p), status::ok);
+  const auto data = pattern(mem.size(), 3);
+  ASSERT_EQ(f.e[0]->put(data.data(), data.size(), p, 0, &h), status::ok);
+  EXPECT_FALSE(completed(h));
+  ASSERT_EQ(f.finish(h), status::ok);
   status e = status::ok;
-  EXPECT_EQ(j.e[0]->test(h, &e), op_state::error);  // already reported: the handle is gone
+  EXPECT_EQ(f.e[0]->test(h, &e), op_state::error);  // already reported: the handle is gone
   EXPECT_EQ(e, status::invalid_argument);
   EXPECT_EQ(j.e[0]->put(&v, 8, t, 4090, &h), status::invalid_argument);  // beyond the ticket
   EXPECT_EQ(j.e[0]->test(op_handle{}), op_state::error);

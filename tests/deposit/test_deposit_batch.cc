@@ -262,6 +262,117 @@ TEST(deposit_batch, a_full_batch_goes_at_once) {
   EXPECT_TRUE(g.guards_intact());
 }
 
+// Lone deposits: after a run of one put (or get) between two progress
+// calls, the next one with nothing waiting is carried out within the call
+// (no record: a completed handle), checked as any other; the second of a
+// run waits for its batch again.
+TEST(deposit_batch, a_lone_put_or_get_goes_at_once_the_second_of_a_run_waits) {
+  batch_pair j;
+  guarded g(4096);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  nic::hamlyn::send_terminus& terminus = j.e[0]->card().terminus();
+  const uint64_t value = 0x1122334455667788ull;
+  op_handle h;
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 0, &h), status::ok);  // no run yet: it waits
+  EXPECT_FALSE(completed(h));
+  EXPECT_EQ(j.e[0]->test(h), op_state::pending);
+  j.e[0]->progress();  // a run of one
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  const uint64_t lone0 = terminus.lone_sends(), batches0 = terminus.batches();
+  const uint64_t packets0 = j.e[1]->card().counters().packets;
+  for (uint64_t i = 1; i <= 3; ++i) {  // put, progress: each alone, each at once
+    const uint64_t v = value + i;
+    ASSERT_EQ(j.e[0]->put(&v, 8, t, 8 * i, &h), status::ok);
+    EXPECT_TRUE(completed(h));
+    EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+    EXPECT_EQ(std::memcmp(g.mem + 8 * i, &v, 8), 0) << "not deposited within the call";
+    j.e[0]->progress();
+  }
+  EXPECT_EQ(terminus.lone_sends() - lone0, 3u);
+  EXPECT_EQ(terminus.batches(), batches0);
+  EXPECT_EQ(j.e[1]->card().counters().packets - packets0, 3u);  // counted as any arrival
+  // A run of two: the first goes at once, the second waits for its batch.
+  op_handle h1, h2;
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 64, &h1), status::ok);
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 72, &h2), status::ok);
+  EXPECT_TRUE(completed(h1));
+  EXPECT_FALSE(completed(h2));
+  EXPECT_EQ(g.mem[72], 0);
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->test(h2), op_state::sent);
+  EXPECT_EQ(std::memcmp(g.mem + 72, &value, 8), 0);
+  // After a run of two, the next put waits too (until a run of one again).
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 80, &h), status::ok);
+  EXPECT_FALSE(completed(h));
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  // Gets: the same rule, each at once after a run of one.
+  uint64_t got = 0;
+  ASSERT_EQ(j.e[0]->get(&got, 8, t, 8, &h), status::ok);  // the first run: it waits
+  EXPECT_FALSE(completed(h));
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);
+  for (uint64_t i = 1; i <= 3; ++i) {
+    got = 0;
+    ASSERT_EQ(j.e[0]->get(&got, 8, t, 8 * i, &h), status::ok);
+    EXPECT_TRUE(completed(h));
+    EXPECT_EQ(got, value + i);
+    j.e[0]->progress();
+  }
+  ASSERT_EQ(j.e[0]->get(&got, 8, t, 0, &h1), status::ok);
+  ASSERT_EQ(j.e[0]->get(&got, 8, t, 8, &h2), status::ok);
+  EXPECT_TRUE(completed(h1));
+  EXPECT_FALSE(completed(h2));
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->test(h2), op_state::sent);
+  EXPECT_EQ(got, value + 1);
+  EXPECT_TRUE(g.guards_intact());
+}
+
+// A lone deposit is checked as one in a batch: a forged key, a range beyond
+// the slot, a revoked slot are refused within the call (returned, counted in
+// the owner's card), nothing written; the next good one lands.
+TEST(deposit_batch, a_forged_lone_deposit_is_refused_at_once_and_counted) {
+  batch_pair j;
+  guarded g(1024);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  const uint64_t value = 0x0102030405060708ull;
+  op_handle h;
+  ASSERT_EQ(j.e[0]->put(&value, 8, t, 0, &h), status::ok);
+  j.e[0]->progress();  // a run of one: lone deposits from here on
+  ASSERT_EQ(j.e[0]->test(h), op_state::sent);
+  std::memset(g.mem, 0, 8);
+  ticket wrong_key = t, wide = t;
+  wrong_key.protection_key ^= 0x40;
+  wide.range = t.range + 4096;
+  const auto& c = j.e[1]->card().counters();
+  const uint64_t key0 = c.key_rejections, bounds0 = c.bounds_rejections,
+                 lone0 = j.e[0]->card().terminus().lone_sends();
+  EXPECT_EQ(j.e[0]->put(&value, 8, wrong_key, 16, &h), status::rejected);
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->put(&value, 8, wide, 1020, &h), status::rejected);
+  j.e[0]->progress();
+  uint64_t got = 0;
+  ASSERT_EQ(j.e[0]->get(&got, 8, t, 0, &h), status::ok);  // the first get run waits
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->get(&got, 8, wrong_key, 16, &h), status::rejected);
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->get(&got, 8, wide, 1020, &h), status::rejected);
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->card().terminus().lone_sends() - lone0, 2u);
+  EXPECT_EQ(c.key_rejections - key0, 2u);
+  EXPECT_EQ(c.bounds_rejections - bounds0, 2u);
+  ASSERT_EQ(j.e[1]->revoke(t), status::ok);
+  const uint64_t revoked0 = c.revoked_rejections;
+  EXPECT_EQ(j.e[0]->put(&value, 8, t, 32, &h), status::rejected);
+  j.e[0]->progress();
+  EXPECT_EQ(c.revoked_rejections - revoked0, 1u);
+  for (size_t i = 0; i < g.bytes; ++i) ASSERT_EQ(g.mem[i], 0) << i;
+  EXPECT_TRUE(g.guards_intact());
+}
+
 // put_now / get_now / atomic_now: card memory (and this process's own)
 // within the call, after the same checks; any other memory not at all.
 TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
