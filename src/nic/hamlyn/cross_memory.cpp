@@ -17,6 +17,12 @@ status cross_memory_write(pid_t pid, const iovec* local, int n, uint64_t remote)
   size_t total = 0;
   for (int i = 0; i < n; ++i) total += local[i].iov_len;
   size_t done = 0;
+  if (total != 0 && n <= 8) {  // mostly all in one call, from the caller's own list
+    iovec r{reinterpret_cast<void*>(remote), total};
+    const ssize_t w = process_vm_writev(pid, local, static_cast<unsigned long>(n), &r, 1, 0);
+    if (w <= 0) return status::system_error;
+    done = static_cast<size_t>(w);
+  }
   iovec l[8];
   while (done < total) {
     // Rebuild the local list past `done` bytes (partial transfers are rare).

@@ -73,8 +73,9 @@ send_terminus::send_terminus(std::vector<card_view>& views, receiving_interface&
 // fast mode, at most batch_limit bytes, for another process whose private
 // memory I reach by cross-memory attach (card memory and my own are written
 // at once, as cheaply as a copy into the entry).
-bool send_terminus::batchable(const ticket& t, uint64_t length, uint32_t packets,
-                              uint32_t metadata_length) const {
+[[gnu::always_inline]] inline bool send_terminus::batchable(const ticket& t, uint64_t length,
+                                                          uint32_t packets,
+                                                          uint32_t metadata_length) const {
   if (batch_limit_ == 0 || length > batch_limit_ || packets != 1 || metadata_length != 0 ||
       t.metadata_index == fast_index || t.node == my_proc_)
     return false;
