@@ -214,19 +214,30 @@ void endpoint::done_at_once(op_handle* h) {
   if (h) *h = op_handle{completed_index, 0};
 }
 
+// A put's state, from the send terminus (put_index handles).
+op_state endpoint::test_put(op_handle h, status* error) const {
+  const nic::hamlyn::send_handle sh{(uint64_t{h.index & ~put_index} << 32) | h.generation};
+  status e = status::ok;
+  switch (card_.terminus().state(sh, &e)) {
+    case nic::hamlyn::send_state::pending:
+      return op_state::pending;
+    case nic::hamlyn::send_state::sent:
+      return op_state::sent;
+    case nic::hamlyn::send_state::error:
+      break;
+  }
+  if (error) *error = e;
+  return op_state::error;
+}
+
 op_state endpoint::test(op_handle h, status* error) {
-  if (completed(h)) return op_state::sent;
+  if (h.index >= put_index && h.index != ~0u)
+    return completed(h) ? op_state::sent : test_put(h, error);
   if (h.index >= ops_.size() || !ops_[h.index].in_use || ops_[h.index].generation != h.generation) {
     if (error) *error = status::invalid_argument;
     return op_state::error;
   }
   op_record& r = ops_[h.index];
-  if (r.is_put && r.state == op_state::pending) {
-    status e = status::ok;
-    const nic::hamlyn::send_state s = card_.terminus().state(r.send, &e);
-    if (s != nic::hamlyn::send_state::pending)
-      finish(r, s == nic::hamlyn::send_state::sent ? status::ok : e);
-  }
   if (r.state == op_state::pending) return op_state::pending;
   if (error) *error = r.error;
   const op_state s = r.state;
@@ -277,7 +288,6 @@ status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route
 }
 
 status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
-  if (h && free_ops_.empty()) return status::would_block;
   iovec v{const_cast<void*>(src), len};
   nic::hamlyn::message m;
   m.gather = &v;
@@ -293,11 +303,8 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
     done_at_once(h);
     return status::ok;
   }
-  if (h) {
-    op_record* r = new_op(h);
-    r->is_put = true;
-    r->send = sh;
-  }
+  if (h) *h = op_handle{put_index | static_cast<uint32_t>(sh.sequence >> 32),
+                        static_cast<uint32_t>(sh.sequence)};
   return status::ok;
 }
 

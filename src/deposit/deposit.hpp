@@ -19,7 +19,10 @@
 //     dst when test says sent. An operation complete within the call (a
 //     deposit carried out at once) takes no record: h says so
 //     (completed(h); test says sent), and a refusal at once is returned by
-//     the call itself, with no handle.
+//     the call itself, with no handle. A put takes no record at all: its
+//     handle names its entry in the send terminus's work queue, whose
+//     outcome the terminus keeps (test says pending, sent or error, and may
+//     be asked again).
 // (c) atomic(op, width, t, offset, operand, compare, fetched, h): 32/64-bit
 //     add, and, or, xor, swap, compare-and-swap at (t, offset), atomic at the
 //     destination and coherent with CPU atomics on that memory; `fetched`
@@ -126,6 +129,9 @@ inline constexpr uint32_t completed_index = 0xFFFFFFFEu;
 inline bool completed(op_handle h) {
   return h.index == completed_index;
 }
+// A put's handle names its message in the send terminus, with no record:
+// put_index | the sequence's high bits, and the low bits as the generation.
+inline constexpr uint32_t put_index = 0x80000000u;
 
 class endpoint {
  public:
@@ -232,6 +238,7 @@ class endpoint {
   uint32_t get_run_ = 0;                // batchable gets issued since the last progress
   bool lone_get_ = false;               // the last run of them was one get
   void done_at_once(op_handle* h);      // the operation completed within the call
+  op_state test_put(op_handle h, status* error) const;
   std::vector<uint32_t> batch_ops_;     // run_gets_from's scratch: the ops it reads for,
   std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)
   std::vector<registration> registrations_;        // by slot

@@ -14,11 +14,9 @@ struct endpoint::op_record {
   uint32_t generation = 0;               // bumped at each reuse (stale handles are refused)
   bool in_use = false;                   // allocated
   bool user_handle = false;              // the caller holds a handle (else freed on completion)
-  bool is_put = false;                   // state comes from the send terminus
   bool is_get = false;                   // completes when `length` bytes have come back
   op_state state = op_state::sent;       // pending until finished
   status error = status::ok;             // why it failed
-  nic::hamlyn::send_handle send;         // put: the terminus entry
   std::byte* local = nullptr;            // get / read: where the bytes go
   uint64_t length = 0;                   // get / read: bytes expected
   uint64_t received = 0;                 // get: bytes arrived so far

@@ -200,8 +200,9 @@ TEST(deposit, handles_report_once_then_are_refused) {
   EXPECT_TRUE(completed(h));
   EXPECT_EQ(j.e[0]->test(h), op_state::sent);
   EXPECT_EQ(j.e[0]->test(h), op_state::sent);
-  // A record (a put of more packets than the owner's FIFO holds, waiting
-  // for the owner to poll): reported once.
+  // A put that waits (more packets than the owner's FIFO holds, until the
+  // owner polls) names its work-queue entry, no record: pending, then sent
+  // as often as asked. A handle the terminus never gave is refused.
   pair_of_endpoints f(false);
   std::vector<uint8_t> mem(200'000, 0);
   ticket p;
@@ -209,8 +210,21 @@ TEST(deposit, handles_report_once_then_are_refused) {
   const auto data = pattern(mem.size(), 3);
   ASSERT_EQ(f.e[0]->put(data.data(), data.size(), p, 0, &h), status::ok);
   EXPECT_FALSE(completed(h));
+  EXPECT_EQ(f.e[0]->test(h), op_state::pending);
   ASSERT_EQ(f.finish(h), status::ok);
+  EXPECT_EQ(f.e[0]->test(h), op_state::sent);
   status e = status::ok;
+  op_handle future = h;
+  future.generation += 1000;  // an entry not posted yet
+  EXPECT_EQ(f.e[0]->test(future, &e), op_state::error);
+  EXPECT_EQ(e, status::invalid_argument);
+  // A record (a get that waits for the owner to answer): reported once.
+  std::vector<uint8_t> back(mem.size(), 0);
+  ASSERT_EQ(f.e[0]->get(back.data(), back.size(), p, 0, &h), status::ok);
+  EXPECT_FALSE(completed(h));
+  ASSERT_EQ(f.finish(h), status::ok);
+  EXPECT_EQ(back, data);
+  e = status::ok;
   EXPECT_EQ(f.e[0]->test(h, &e), op_state::error);  // already reported: the handle is gone
   EXPECT_EQ(e, status::invalid_argument);
   EXPECT_EQ(j.e[0]->put(&v, 8, t, 4090, &h), status::invalid_argument);  // beyond the ticket
