@@ -244,10 +244,9 @@ static int transfer(bool is_put, struct mca_btl_base_endpoint_t *endpoint, void 
     }
     const uint64_t offset = offset_of(remote_handle, remote_address);
     hpam_dep_handle_t h;
-    const int rc = is_put ? hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket,
-                                         offset, &h)
-                          : hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket,
-                                         offset, &h);
+    const int rc =
+        is_put ? hpam_dep_put(C->dep, local_address, size, &remote_handle->ticket, offset, &h)
+               : hpam_dep_get(C->dep, local_address, size, &remote_handle->ticket, offset, &h);
     if (HPAM_OK == rc && !hpam_dep_completed(h)) { /* in flight: a record, progress finishes it */
         mca_btl_hpam_rdma_op_t *op =
             op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);

@@ -303,8 +303,9 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
     done_at_once(h);
     return status::ok;
   }
-  if (h) *h = op_handle{put_index | static_cast<uint32_t>(sh.sequence >> 32),
-                        static_cast<uint32_t>(sh.sequence)};
+  if (h)
+    *h = op_handle{put_index | static_cast<uint32_t>(sh.sequence >> 32),
+                   static_cast<uint32_t>(sh.sequence)};
   return status::ok;
 }
 
@@ -336,7 +337,7 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   card_.receiver().unresolve(v, t.slot);
   if (done == status::system_error)
     return start_get_packets(t, offset, dst, len, h);  // refused after all
-  if (is_ok(done)) done_at_once(h);  // errors are returned here, with no handle
+  if (is_ok(done)) done_at_once(h);                    // errors are returned here, with no handle
   return done;
 }
 

@@ -239,7 +239,7 @@ class endpoint {
   bool lone_get_ = false;               // the last run of them was one get
   void done_at_once(op_handle* h);      // the operation completed within the call
   op_state test_put(op_handle h, status* error) const;
-  std::vector<uint32_t> batch_ops_;     // run_gets_from's scratch: the ops it reads for,
+  std::vector<uint32_t> batch_ops_;                // run_gets_from's scratch: the ops it reads for,
   std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)
   std::vector<registration> registrations_;        // by slot
   uint32_t max_connections_;

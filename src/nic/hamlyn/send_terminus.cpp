@@ -74,8 +74,8 @@ send_terminus::send_terminus(std::vector<card_view>& views, receiving_interface&
 // memory I reach by cross-memory attach (card memory and my own are written
 // at once, as cheaply as a copy into the entry).
 [[gnu::always_inline]] inline bool send_terminus::batchable(const ticket& t, uint64_t length,
-                                                          uint32_t packets,
-                                                          uint32_t metadata_length) const {
+                                                            uint32_t packets,
+                                                            uint32_t metadata_length) const {
   if (batch_limit_ == 0 || length > batch_limit_ || packets != 1 || metadata_length != 0 ||
       t.metadata_index == fast_index || t.node == my_proc_)
     return false;
@@ -105,8 +105,7 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
     if (run_ != ~0u) run_++;
     // A lone deposit goes at once (unless it meets a full inbound FIFO);
     // the others of a run wait for their batch.
-    if (lone_ && run_ == 1 && running_ == posted_ && send_lone(t, m, length, h))
-      return status::ok;
+    if (lone_ && run_ == 1 && running_ == posted_ && send_lone(t, m, length, h)) return status::ok;
     batch = true;
   }
   work_entry& w = queue_[posted_ & mask_];
@@ -164,8 +163,7 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
 // kernel refuses). It takes its position in the work queue and advances the
 // completion word as any entry. False (nothing posted) when the FIFO is
 // full: the caller queues it.
-bool send_terminus::send_lone(const ticket& t, const message& m, uint64_t length,
-                              send_handle& h) {
+bool send_terminus::send_lone(const ticket& t, const message& m, uint64_t length, send_handle& h) {
   packet_header p = addressed(t, my_proc_);
   p.offset = t.offset + m.offset;
   p.length = static_cast<uint32_t>(length);
