@@ -332,7 +332,7 @@ TEST(deposit_batch, a_lone_put_or_get_goes_at_once_the_second_of_a_run_waits) {
 
 // A lone deposit is checked as one in a batch: a forged key, a range beyond
 // the slot, a revoked slot are refused within the call (returned, counted in
-// the owner's card), nothing written; the next good one lands.
+// the owner's card), nothing written, and good gets between them read.
 TEST(deposit_batch, a_forged_lone_deposit_is_refused_at_once_and_counted) {
   batch_pair j;
   guarded g(1024);
