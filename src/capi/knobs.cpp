@@ -317,7 +317,7 @@ constexpr knob table[] = {
           "Deposit by cross-memory attach when the kernel allows it (off: packets the owner "
           "deposits when it polls)"),
      1, bind<field<&dep_cfg::cross_memory>, field<&deposit::setup::cross_memory>>(), nullptr},
-    {whole("batch_limit", "batch_limit", "bytes", 6, 0, nic::hamlyn::default_direct_io_limit,
+    {whole("batch_limit", "batch_limit", "bytes", 6, 0, nic::hamlyn::max_direct_io_limit,
            "Puts and gets up to this size by cross-memory attach wait and go together, one "
            "system call per destination, at the next progress or flush (0: each at once)"),
      1, bind<field<&dep_cfg::batch_limit>, field<&deposit::setup::batch_limit>>(), nullptr},

@@ -3,6 +3,7 @@
 // deposit_remote.cpp.
 #include "deposit/deposit.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -29,6 +30,8 @@ nic::hamlyn::card_config card_config_for(const setup& s) {
   c.cross_memory = s.cross_memory;
   c.work_queue_entries = nic::hamlyn::max_batch;  // a batch per destination fills the queue at most
   c.batch_limit = s.batch_limit;
+  // A batched message is copied into its entry's room: the room fits the largest.
+  c.direct_io_limit = std::max(c.direct_io_limit, s.batch_limit);
   c.attach_timeout_ms = s.attach_timeout_ms;
   return c;
 }

@@ -110,10 +110,12 @@ struct setup {
   uint32_t max_operations = 1024;     // operations in flight with a handle
   uint32_t max_connections = 64;      // hybrid deposit connections (destination end)
   uint64_t attach_timeout_ms = nic::default_attach_timeout_ms;  // how long attach_peer waits
-  uint32_t batch_limit = 256;  // puts and gets up to this size into another process's
-                               // private memory by cross-memory attach wait and go
-                               // together (one system call per destination) at the next
-                               // progress, flush or full batch; 0: each at once
+  uint32_t batch_limit = 1024;  // puts and gets up to this size into another process's
+                                // private memory by cross-memory attach wait and go
+                                // together (one system call per destination) at the next
+                                // progress, flush or full batch; 0: each at once (at most
+                                // 4096; the work queue keeps a copy room this large per
+                                // entry: 1 MiB at 1024)
 };
 
 enum class op_state : uint8_t { pending, sent, error };

@@ -23,9 +23,11 @@
 
 namespace hpam::nic::hamlyn {
 
-// Messages up to this size are copied inline by default; the deposit
-// layer's batch_limit (knob batch_limit) stays within it.
+// Messages up to this size are copied inline by default, at most
+// max_direct_io_limit; the deposit card raises it to its batch_limit (knob
+// batch_limit), which stays within the maximum.
 constexpr uint32_t default_direct_io_limit = 256;
+constexpr uint32_t max_direct_io_limit = 4096;
 // The most slots a card's table holds; the deposit layer's
 // max_registrations (knob max_registrations) stays within it.
 constexpr uint32_t max_slot_count = 65536;

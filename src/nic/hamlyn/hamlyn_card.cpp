@@ -34,7 +34,7 @@ const card_config& checked(const card_config& c) {
     bad("packet_size must be a multiple of 64, >= 128");
   if (!is_power_of_two(c.rx_packets)) bad("rx_packets must be a power of two");
   if (!is_power_of_two(c.work_queue_entries)) bad("work_queue_entries must be a power of two");
-  if (c.direct_io_limit > 4096) bad("direct_io_limit must be <= 4096");
+  if (c.direct_io_limit > max_direct_io_limit) bad("direct_io_limit must be <= 4096");
   if (c.batch_limit > c.direct_io_limit) bad("batch_limit must be <= direct_io_limit");
   return c;
 }
