@@ -57,7 +57,8 @@ static const counter_row_t counters[] = {
     C(spurious_resends,
       "Resent requests answered from their first copy: the resend was not needed"),
     C(resends_deferred, "Timeouts that resent nothing: the peer had not polled since the request "
-                        "was last sent (descheduled or computing)"),
+                        "was last sent (descheduled or computing), or its answer may wait "
+                        "unread in my card"),
 #undef C
 };
 

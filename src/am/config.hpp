@@ -19,7 +19,9 @@ struct endpoint_config {
   uint32_t rx_blocks = 0;                // inbound blocks; 0 = default_rx_blocks: 2*(P-1)*(D+1)
   uint64_t timeout_ns = 1'000'000;       // first retransmission timeout; adaptive: its ceiling
   bool adaptive_timeout = true;          // when the wire can lose packets, the timeout follows each
-                                         // peer's measured round trip (am/rtt_estimator.hpp)
+                                         // peer's measured round trip (am/rtt_estimator.hpp); on
+                                         // every wire, a timeout resends only to a peer that has
+                                         // polled since the send (endpoint::resend_premature)
   uint64_t timeout_min_ns = 50'000;      // adaptive: the floor of the timeout (at most timeout_ns)
   bool early_resend = true;              // ordered, when the wire can lose packets: a request whose
                                          // early_resend_after successors were answered is resent

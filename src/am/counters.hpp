@@ -37,7 +37,8 @@ struct protocol_counters {
   uint64_t spurious_resends = 0;      // resent requests answered from their first copy: the
                                       // resend was not needed (packet.hpp: answers_resend)
   uint64_t resends_deferred = 0;      // timeouts that resent nothing: the peer had not polled
-                                      // since the request was last sent (resend_premature)
+                                      // since the request was last sent (resend_premature), or
+                                      // its answer may wait unread in my card (answer_may_wait)
 
   protocol_counters& operator+=(const protocol_counters& o) {
     const uint64_t* src = &o.requests_sent;

@@ -18,8 +18,10 @@ struct request_desc {
   bool busy = false;             // waiting for the reply (the paper's !TX_RD)
   uint8_t retries = 0;           // retransmissions by timeout so far (the backoff's count)
   bool resent = false;           // sent again at least once (a timeout, early, in the background)
-  bool waited_arrivals = false;  // lossy: one timeout passed while my own card held arrivals
-                                 // (its answer may be among them): resent at the next
+  bool timed_out = false;        // a timeout came since the send (peer_beat taken)
+  bool waited_arrivals = false;  // a timeout found arrivals in my card (its answer may be among
+                                 // them): not resent before they are read (answer_may_wait)
+  bool beat_known = false;       // sent_beat is the peer's heartbeat at or before the (re)send
   bool stamped = false;          // timestamp and first_sent are set (see endpoint::check_timeout)
   bool suspected = false;        // lossy: taken for lost (resend_early); resent at the timeout
                                  // walk's next look, after my card's arrivals are read
@@ -27,7 +29,9 @@ struct request_desc {
   uint64_t first_sent = 0;       // when first sent, ns; the give-up time runs from here
   uint64_t timeout = 0;          // current timeout, ns; doubles on each retransmission
   uint32_t peer_beat = 0;        // the peer's card heartbeat at this request's first timeout
-  uint32_t sent_beat = 0;        // lossy: the peer's heartbeat seen at or before the (re)send
+  uint32_t sent_beat = 0;        // the peer's heartbeat seen at or before the (re)send, or (the
+                                 // walk stamped it) at its first timeout: resend_premature
+  uint32_t read_mark = 0;        // my polls when waited_arrivals was set (endpoint::polls_)
   uint32_t own_polls = 0;  // my polls when the peer had polled enough to answer (endpoint::polls_)
   bool peer_drained = false;         // the peer has polled enough since peer_beat to have answered
   msg_kind kind = msg_kind::short4;  // what was asked: a reply is checked against it

@@ -267,11 +267,14 @@ class endpoint {
   [[gnu::always_inline]] inline void on_ack(int src, request_desc& d, uint16_t why);
 
   // The timeout walk and give-up (endpoint_timeouts.hpp).
-  inline void check_timeouts();
+  // reading: the walk runs in a poll, which reads my card (not resend_due
+  // or resend_idle, the sending half alone).
+  inline void check_timeouts(bool reading);
   inline uint32_t next_timeout_index(uint32_t i) const;
-  inline void check_timeout(request_desc& d, uint32_t index);
-  [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now);
-  inline bool resend_premature(int peer, const request_desc& d);
+  inline void check_timeout(request_desc& d, uint32_t index, bool reading);
+  [[gnu::cold]] void on_timeout(int peer, request_desc& d, uint64_t now, bool reading);
+  inline bool resend_premature(int peer, request_desc& d, uint64_t now);
+  inline bool answer_may_wait(request_desc& d, bool reading);
   inline void defer_resend(int peer, request_desc& d, uint64_t from);
   // The request goes out again, marked resent (packet.hpp).
   void resend(int peer, request_desc& d, uint64_t now);
@@ -291,7 +294,8 @@ class endpoint {
   void resend_early(int src, uint64_t launch);
   void take_holes_for_lost(int src, uint64_t launch);
   void resend_suspects(int src);
-  [[gnu::cold]] void resend_suspected(int peer, request_desc& d, uint64_t now);
+  [[gnu::cold]] void resend_suspected(int peer, request_desc& d, uint64_t now, bool reading);
+  void resend_lost(int peer, request_desc& d, uint64_t now);
   // Lossy and ordered: the answers one ack packet carries are judged
   // together, once it is read (close_answer_batch), as one sign of a hole,
   // as a TCP acknowledgement is one however much it covers: the packet lists
@@ -327,9 +331,10 @@ class endpoint {
   uint64_t timeout_ns_;
   uint32_t backoff_limit_;
   uint64_t give_up_ns_;
-  uint64_t recheck_ns_;      // a busy peer is looked at again this often
-  uint32_t polls_to_drain_;  // polls in which a live peer handles all it was sent
-  uint32_t polls_ = 0;       // my polls (modulo 2^32): my own queue drained?
+  uint64_t recheck_ns_;       // a busy peer is looked at again this often
+  uint32_t polls_to_drain_;   // polls in which a live peer handles all it was sent
+  uint32_t premature_polls_;  // the peer's polls since a send before a timeout resends it
+  uint32_t polls_ = 0;        // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;  // packets one poll takes (endpoint_receive.hpp)
   bool ordered_;             // instances strictly in turn per peer (endpoint_send.hpp)
@@ -337,6 +342,7 @@ class endpoint {
   bool lossy_;               // can_lose(cfg): loss recovery on (am/config.hpp)
   bool stamp_at_send_;       // lossy_ or a manual clock: stamped as sent, not by the walk
   bool adaptive_timeout_;    // lossy_: timers_ follow the round trip
+  bool defer_premature_;     // resend only to a peer that polled since (resend_premature)
   bool early_resend_;        // lossy_ and ordered_: resend_early
   uint64_t timeout_min_ns_;  // the adaptive timeout's floor (timeout_ns_ its ceiling)
   uint64_t launch_span_;     // launch_of's modulus: 2^30 sequences of D instances
@@ -378,7 +384,6 @@ class endpoint {
     uint32_t suspects = 0;    // ordered: requests taken for lost, not yet resent
     uint32_t beat = 0;        // the peer's heartbeat, read at beat_at (stamp_sent)
     uint64_t beat_at = 0;
-    uint64_t answered_at = 0;  // when the peer last answered a request of mine
   };
   std::vector<peer_timer> timers_;
   answer_batch answer_batch_;

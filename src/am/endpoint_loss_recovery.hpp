@@ -31,6 +31,7 @@ void endpoint<Card>::stamp_sent(int dest, request_desc& d) {
   d.timeout = t.rtt.rto_ns;
   d.waited_arrivals = false;
   d.suspected = false;
+  d.beat_known = true;
   if (t.beat_at == 0 || now - t.beat_at >= t.rtt.rto_ns / 4) {
     t.beat = card_.peer_heartbeat(dest);
     t.beat_at = now;
@@ -60,7 +61,6 @@ void endpoint<Card>::on_answer_when_lossy(int src, request_desc& d, uint32_t ins
                                           bool answers_resend) {
   const uint64_t now = clock_.now_ns();
   peer_timer& t = timers_[src];
-  t.answered_at = now;
   if (d.resent && !answers_resend) counters_[src].spurious_resends++;
   if (d.suspected) {  // taken for lost, but answered before it was resent
     d.suspected = false;
@@ -159,26 +159,25 @@ void endpoint<Card>::take_holes_for_lost(int src, uint64_t launch) {
 // nothing more.
 template <class Card>
 void endpoint<Card>::resend_suspects(int src) {
-  peer_timer& t = timers_[src];
   const uint64_t now = clock_.now_ns();
-  for (uint32_t i = 0; i < depth_; ++i) {
+  for (uint32_t i = 0; i < depth_ && timers_[src].suspects != 0; ++i) {
     request_desc& o = requests_.at(src, i);
-    if (o.busy && o.suspected) resend_suspected(src, o, now);
+    if (o.busy && o.suspected) resend_lost(src, o, now);
   }
-  t.suspects = 0;
 }
 
-// A request taken for lost and still unanswered, resent with the timeout it
-// had. From the walk, which finds it due: once more a walk round later
-// while packets wait in my card (its answer may be among them).
+// A request taken for lost and still unanswered, found due by the walk:
+// resent unless its answer may wait unread in my card (answer_may_wait;
+// the walk finds it due again).
 template <class Card>
-void endpoint<Card>::resend_suspected(int peer, request_desc& d, uint64_t now) {
-  if (!d.waited_arrivals && card_.arrival_pending()) {
-    d.waited_arrivals = true;
-    return;  // still due
-  }
+void endpoint<Card>::resend_suspected(int peer, request_desc& d, uint64_t now, bool reading) {
+  if (!answer_may_wait(d, reading)) resend_lost(peer, d, now);
+}
+
+// A request taken for lost goes out again with the timeout it had.
+template <class Card>
+void endpoint<Card>::resend_lost(int peer, request_desc& d, uint64_t now) {
   d.suspected = false;
-  d.waited_arrivals = false;
   timers_[peer].suspects--;
   resend(peer, d, now);
   counters_[peer].early_resends++;

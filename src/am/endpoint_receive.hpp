@@ -29,7 +29,7 @@ status endpoint<Card>::poll(int* handled, bool report) {
     n = serve_arrivals();
   else
     acks_.quiet_poll();
-  check_timeouts();
+  check_timeouts(true);
   if (handled) *handled = static_cast<int>(n);
   if (__builtin_expect(!report || !(newly_unreachable_ || newly_refused_), 1)) return status::ok;
   return news();

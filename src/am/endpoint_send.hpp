@@ -94,6 +94,7 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.busy = true;
   d.retries = 0;
   d.resent = false;
+  d.timed_out = false;
   // The real clock is not read here (rdtsc, ~14 ns on this guest, on every
   // send): the timeout walk's first look at the busy descriptor stamps it.
   // A manual clock (the protocol tests) stamps at the send, exactly, and so

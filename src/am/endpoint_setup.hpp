@@ -54,12 +54,14 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       // A live peer's inbound queue holds at most its whole pool: polling
       // that many times it has handled everything sent to it.
       polls_to_drain_(inbound_pool(cfg) + 1),
+      premature_polls_(can_lose(cfg) ? 2 : polls_to_drain_),  // resend_premature
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       ordered_(cfg.ordered),
       lossy_(can_lose(cfg)),
       stamp_at_send_(lossy_ || cfg.manual_time != nullptr),
       adaptive_timeout_(lossy_ && cfg.adaptive_timeout),
+      defer_premature_(cfg.adaptive_timeout),
       early_resend_(lossy_ && cfg.ordered && cfg.early_resend),
       timeout_min_ns_(std::min(cfg.timeout_min_ns, cfg.timeout_ns)),
       launch_span_((uint64_t{1} << control_bits::sequence_bits) * cfg.depth),

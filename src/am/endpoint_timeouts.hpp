@@ -21,12 +21,12 @@ namespace hpam::am {
 // The timeout walk: checks_per_poll descriptors, one step each (inline:
 // most steps find the descriptor idle and cost a load and a branch).
 template <class Card>
-void endpoint<Card>::check_timeouts() {
+void endpoint<Card>::check_timeouts(bool reading) {
   uint32_t k = checks_per_poll_;
   do {
     timeout_cursor_ = next_timeout_index(timeout_cursor_);
     request_desc& d = requests_.at_index(timeout_cursor_);
-    if (__builtin_expect(d.busy, 0)) check_timeout(d, timeout_cursor_);
+    if (__builtin_expect(d.busy, 0)) check_timeout(d, timeout_cursor_, reading);
   } while (__builtin_expect(--k != 0, 0));
 }
 
@@ -41,20 +41,23 @@ uint32_t endpoint<Card>::next_timeout_index(uint32_t i) const {
 // A request sent since the walk last passed is stamped on this first look:
 // its timeout runs from here, at most one walk round (checks_per_poll
 // descriptors a poll, over every [peer][instance]) after the send, never
-// before it, so it never times out early.
+// before it, so it never times out early. The peer's heartbeat is not
+// read here (a line the peer writes at each poll): resend_premature takes
+// it at the first timeout.
 // index: d's flat [peer][instance] index.
 template <class Card>
-void endpoint<Card>::check_timeout(request_desc& d, uint32_t index) {
+void endpoint<Card>::check_timeout(request_desc& d, uint32_t index, bool reading) {
   const uint64_t now = clock_.now_ns();
   if (__builtin_expect(!d.stamped, 0)) {
     d.timestamp = d.first_sent = now;
     d.timeout = timeout_ns_;
     d.stamped = true;
     d.waited_arrivals = false;
+    d.beat_known = false;
     return;
   }
   if (__builtin_expect(now - d.timestamp >= d.timeout, 0))
-    on_timeout(static_cast<int>(index / depth_), d, now);
+    on_timeout(static_cast<int>(index / depth_), d, now, reading);
 }
 
 template <class Card>
@@ -62,7 +65,7 @@ status endpoint<Card>::resend_due() {
   if (state_ != handler_state::none) return rule_broken("resend_due called from a handler");
   acks_.flush_all(ack_launcher());
   card_.send_due();
-  check_timeouts();
+  check_timeouts(false);
   return status::ok;
 }
 
@@ -84,7 +87,7 @@ uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
     if (!d.busy) continue;
     const int peer = static_cast<int>(i / depth_);
     const uint64_t before = counters_[peer].retransmissions;
-    check_timeout(d, i);
+    check_timeout(d, i, false);
     if (counters_[peer].retransmissions != before) {
       counters_[peer].background_resends++;
       ++resent;
@@ -97,15 +100,18 @@ uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
 // up when its process is gone or stopped, or when it polls but never
 // answers; a peer that lives and does not poll is busy, not dead: keep
 // resending, looking again every recheck_ns at most. The next look falls on
-// the give-up instant itself.
+// the give-up instant itself. A timeout resends only when the request may
+// be lost: not while the peer cannot have read it (resend_premature) or
+// its answer may wait unread in my card (answer_may_wait).
 template <class Card>
-void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
+void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now, bool reading) {
   if (d.suspected) {  // loss recovery took it for lost: not a timeout
-    resend_suspected(peer, d, now);
+    resend_suspected(peer, d, now, reading);
     return;
   }
   counters_[peer].timeouts++;
-  if (d.retries == 0) {  // the first timeout: count the peer's polls from here
+  if (!d.timed_out) {  // the first timeout: count the peer's polls from here
+    d.timed_out = true;
     d.peer_beat = card_.peer_heartbeat(peer);
     d.peer_drained = false;
   }
@@ -118,28 +124,10 @@ void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now) {
     }
     counters_[peer].busy_peer_waits++;
   }
-  if (adaptive_timeout_ && now - timers_[peer].answered_at < d.timeout) {
-    // The peer answers my other requests: as TCP restarts its timer on
-    // each acknowledgement of new data (RFC 6298 5.3), this one's runs from
-    // the last answer (a loss among answered ones is resent early).
-    defer_resend(peer, d, std::max(d.timestamp, timers_[peer].answered_at));
-    return;
-  }
-  if (resend_premature(peer, d)) {
+  if (resend_premature(peer, d, now) || answer_may_wait(d, reading)) {
     defer_resend(peer, d, now);
     return;
   }
-  if (!d.waited_arrivals && card_.arrival_pending()) {
-    // Its answer may wait in my own card (I was away, or take a packet a
-    // poll): once, a timeout more for it to be read. On every wire: a clean
-    // one loses nothing, and a sender descheduled past its timeout found
-    // its answers waiting and resent 10 % of a flood's requests in vain
-    // beside a CPU burner.
-    d.waited_arrivals = true;
-    defer_resend(peer, d, now);
-    return;
-  }
-  d.waited_arrivals = false;
   resend(peer, d, now);
   if (d.retries < backoff_limit_) d.timeout *= 2;  // exponential backoff
   if (d.retries < 255) d.retries++;
@@ -203,23 +191,67 @@ void endpoint<Card>::resend(int peer, request_desc& d, uint64_t now) {
   card_.relaunch(peer, d.block, d.length);
   d.timestamp = now;
   d.resent = true;
+  d.waited_arrivals = false;
   d.sent_beat = card_.peer_heartbeat(peer);
+  d.beat_known = true;
   counters_[peer].retransmissions++;
 }
 
-// A timed-out request whose peer has not polled often enough since it
-// was last sent to have handled everything then in its inbound queue (the
-// liveness rule's polls_to_drain_) is not sent again yet: its timer starts
-// again. On a busy or oversubscribed machine a timeout alone is no sign of
-// loss: the peer may be descheduled, computing, or working through a
-// queue my request waits in, and a resend only adds a duplicate for it to
-// answer. The heartbeat at the send is known when the wire can lose
-// packets (stamp_sent); a peer that never polls again is still given up
-// on by its process state (observe). With the fixed timeout (the paper's
-// timer, and on a clean wire) a timeout always resends.
+// A timed-out request is not sent again, and its timer starts again,
+// while its peer cannot have read it: on a busy or oversubscribed machine
+// a timeout alone is no sign of loss, for the peer may be descheduled,
+// computing, or working through a queue my request waits in, and a resend
+// only adds a duplicate for it to answer. The peer's polls since the send
+// (its card heartbeat) that let a timeout resend:
+// * its whole inbound pool (the liveness rule's polls_to_drain_: it has
+//   read everything sent to it before), on a wire that cannot lose (where
+//   every resend is in vain), and on a lossy one while the request is
+//   younger than the fixed timeout (timeout_ns_, the paper's timer and the
+//   adaptive one's ceiling): the adaptive timer resends no sooner than the
+//   paper's unless the peer has read its queue;
+// * past that, on a lossy wire, two (premature_polls_: a poll begun after
+//   the send; the peer runs). The whole pool there delayed each loss at a
+//   busy peer by as many polls: beside CPU burners Open MPI yields the
+//   processor in each idle progress call (oversubscribed:
+//   mpi_yield_when_idle) and 463 polls took 0.5-0.8 s (bench/mpi_flood, 8
+//   ranks, the fault mix, 3 burners: over 30 s for 5,000 messages each way
+//   instead of about 1 s).
+// The heartbeat at the send is known when the wire can lose packets
+// (stamp_sent) and after a resend; for a request the walk stamped (a clean
+// wire) the peer's polls count from its first timeout. A peer that never
+// polls again is still given up on by its process state (observe). With
+// adaptive_timeout off (the paper's fixed timer) a timeout always resends.
 template <class Card>
-bool endpoint<Card>::resend_premature(int peer, const request_desc& d) {
-  return adaptive_timeout_ && card_.peer_heartbeat(peer) - d.sent_beat < polls_to_drain_;
+bool endpoint<Card>::resend_premature(int peer, request_desc& d, uint64_t now) {
+  if (!defer_premature_) return false;
+  const uint32_t beat = card_.peer_heartbeat(peer);
+  if (!d.beat_known) {
+    d.sent_beat = beat;
+    d.beat_known = true;
+    return true;
+  }
+  const bool young = d.retries == 0 && now - d.first_sent < timeout_ns_;
+  return beat - d.sent_beat < (young ? polls_to_drain_ : premature_polls_);
+}
+
+// Whether the answer to d may wait unread in my own card (I was
+// descheduled or computing, or take receive_budget_ packets a poll): a
+// timeout that finds packets waiting is not acted on until I have polled
+// polls_to_drain_ times since (the liveness rule's count, from my side),
+// enough to read everything that waited then, or nothing waits any more.
+// On every wire: a sender descheduled past its timeout otherwise resends
+// every request whose answer sits unread in its card. A walk that does not
+// read (resend_due, resend_idle: the owner is away) waits one timeout,
+// once.
+template <class Card>
+bool endpoint<Card>::answer_may_wait(request_desc& d, bool reading) {
+  if (!d.waited_arrivals) {
+    if (!card_.arrival_pending()) return false;
+    d.waited_arrivals = true;
+    d.read_mark = polls_;
+    return true;
+  }
+  return reading && polls_ - d.read_mark < polls_to_drain_ && card_.arrival_pending();
 }
 
 // A timeout that resends nothing: d's timer runs again from `from`.

@@ -206,13 +206,14 @@ constexpr knob table[] = {
     {whole("timeout_us", "timeout_ns", "us", 5, 1, hour_us,
            "First retransmission timeout (at most give_up_ms), doubling on each retransmission up "
            "to backoff_limit times; with adaptive_timeout the ceiling of the adaptive one (and its "
-           "value until a round trip is measured). A peer that has not polled since the send is "
-           "waited for, not resent to (counted resends_deferred)"),
+           "value until a round trip is measured). A request its peer cannot have read, or whose "
+           "answer may wait in my card, is not resent (counted resends_deferred)"),
      1'000, bind<field<&am_cfg::timeout_ns>, field<&core::timeout_ns>>(), timeout_within_give_up},
     {flag("adaptive_timeout", "adaptive_timeout", 5,
           "When the wire can lose packets, each peer's retransmission timeout follows its "
           "measured round trip (RFC 6298: smoothed RTT + 4 deviations), between timeout_min_us "
-          "and timeout_us; off: timeout_us, fixed"),
+          "and timeout_us; on every wire, a timeout resends only to a peer that has polled since "
+          "the send; off: the paper's timer, timeout_us fixed, every timeout resends"),
      1, bind<field<&am_cfg::adaptive_timeout>, field<&core::adaptive_timeout>>(), nullptr},
     {whole("timeout_min_us", "timeout_min_ns", "us", 6, 1, hour_us,
            "The adaptive timeout's floor (above timeout_us it is timeout_us): a peer descheduled "

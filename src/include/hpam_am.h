@@ -105,7 +105,9 @@ typedef struct hpam_config {
                               /* packets while the owner makes no call (auto: only when */
                               /* the wire can lose or hold packets)                       */
   int adaptive_timeout;       /* when the wire can lose packets, the timeout follows each */
-                              /* peer's round trip, within [timeout_min_ns, timeout_ns]   */
+                              /* peer's round trip, within [timeout_min_ns, timeout_ns];  */
+                              /* on every wire, resends only to a peer that polled since  */
+                              /* the send (0: the paper's fixed timer)                    */
   uint64_t timeout_min_ns;    /* the adaptive timeout's floor                              */
   int early_resend;           /* ordered: resend a request once 3 later ones are answered */
 } hpam_config_t;

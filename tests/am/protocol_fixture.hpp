@@ -32,7 +32,7 @@ struct job_options {
   bool piggyback_acks = true;
   bool multi_ack = true;  // (with defer_acks)
   bool ordered = false;
-  bool adaptive_timeout = true;  // (when the wire can lose packets)
+  bool adaptive_timeout = true;  // off: the paper's fixed timer (every timeout resends)
   bool early_resend = true;      // (ordered, when the wire can lose packets)
 };
 

@@ -27,11 +27,14 @@ TYPED_TEST_SUITE(liveness, liveness_cards);
 
 // Both endpoints live in this process (running); process 1 does not poll
 // for ten give-up times, then polls once: it was busy, and its answer ends
-// the wait.
-TYPED_TEST(liveness, busy_peer_is_waited_for_then_answers) {
+// the wait. Nothing is resent to it meanwhile: it has not read my request.
+// adaptive: false, the paper's fixed timer, which resends at each timeout.
+template <class Card>
+void busy_peer_is_waited_for(bool adaptive) {
   job_options o;
   o.give_up_ns = 50'000'000;
-  local_job<TypeParam> j(o, "busy");
+  o.adaptive_timeout = adaptive;
+  local_job<Card> j(o, "busy");
   int notes = 0;
   ASSERT_EQ(j[1].register_handler4(h_note, on_note, &notes), hpam::status::ok);
   const uint64_t w[4] = {};
@@ -44,13 +47,25 @@ TYPED_TEST(liveness, busy_peer_is_waited_for_then_answers) {
   EXPECT_EQ(st, hpam::status::ok) << j[0].last_error();
   EXPECT_TRUE(j[0].request_outstanding(1));
   EXPECT_GT(j[0].peer_counters(1).busy_peer_waits, 0u);
-  // Past the give-up time it retransmits every recheck (at most): a few times.
-  EXPECT_GE(j[0].peer_counters(1).retransmissions, 10u);
+  if (adaptive) {
+    EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+    EXPECT_GE(j[0].peer_counters(1).resends_deferred, 10u);
+  } else {  // past the give-up time it retransmits every recheck (at most): a few times
+    EXPECT_GE(j[0].peer_counters(1).retransmissions, 10u);
+  }
   (void)j[1].poll();
   (void)j[0].poll();
   EXPECT_FALSE(j[0].request_outstanding(1));
   EXPECT_EQ(notes, 1);
   EXPECT_EQ(j[0].unreachable_peer(), -1);
+}
+
+TYPED_TEST(liveness, busy_peer_is_waited_for_then_answers) {
+  busy_peer_is_waited_for<TypeParam>(true);
+}
+
+TYPED_TEST(liveness, busy_peer_is_waited_for_then_answers_with_the_fixed_timer) {
+  busy_peer_is_waited_for<TypeParam>(false);
 }
 
 // A child process keeps its endpoint and does `what` (stop itself, exit,

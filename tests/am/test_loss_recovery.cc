@@ -380,5 +380,123 @@ TYPED_TEST(loss_recovery, a_clean_wire_keeps_the_fixed_timeout) {
   EXPECT_EQ(j[0].current_timeout(1), o.timeout_ns);
 }
 
+// A request lost where no later answer can tell (not ordered: no early
+// resend) is resent by its own timeout while the peer keeps answering my
+// other requests. (Its timer restarted at each of those answers, as TCP
+// restarts its one timer on new data, it waited as long as the stream
+// lasted: an 8-rank flood under the fault mix beside three CPU burners took
+// over 100 s instead of 3 s.)
+TYPED_TEST(loss_recovery, a_lost_request_is_resent_while_the_peer_answers_others) {
+  local_job<TypeParam> j(lossy_options(2, false), "stream");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  ASSERT_EQ(j[0].request_4(1, h_count, {0, 0, 0, 0}, false), status::ok);
+  ASSERT_TRUE(lose_next(j[1]));
+  const uint64_t timeout = j[0].current_timeout(1);
+  int rounds = 0;
+  for (uint64_t k = 1; rounds < 40 && j[0].request_outstanding(1); ++rounds) {
+    if (j[0].request_4(1, h_count, {k, 0, 0, 0}, false) == status::ok) ++k;  // the other instance
+    j.time().advance(timeout / 4);
+    j.pump();
+    j.pump();
+  }
+  EXPECT_LE(rounds, 12);  // at most the doubled timeout, three rounds of the walk, then answered
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  EXPECT_EQ(j[0].peer_counters(1).spurious_resends, 0u);
+  EXPECT_NE(std::find(log.args.begin(), log.args.end(), 0u), log.args.end());
+}
+
+// The answer sits in my card behind a backlog I read a packet a poll: the
+// timeouts that come meanwhile resend nothing until what waited is read,
+// however many there are. (One timeout's wait, as before, resent it in vain.)
+TYPED_TEST(loss_recovery, an_answer_behind_a_backlog_in_my_card_is_read_before_any_resend) {
+  job_options o = lossy_options(8, false);
+  o.receive_budget = 1;
+  o.checks_per_poll = 8;  // the walk looks at my request at every poll
+  local_job<TypeParam> j(o, "backlog");
+  ran_log log[2];
+  for (int p = 0; p < 2; ++p)
+    ASSERT_EQ(j[p].register_handler4(h_count, on_count, &log[p]), status::ok);
+  ASSERT_EQ(j[0].request_4(1, h_count, {0, 0, 0, 0}, false), status::ok);
+  for (uint64_t k = 0; k < 8; ++k)  // the backlog, in my card before the answer
+    ASSERT_EQ(j[1].request_4(0, h_count, {k, 0, 0, 0}, false), status::ok);
+  idle_polls(j[1]);  // runs my request, answers; then polls enough to have read anything
+  ASSERT_EQ(log[1].args.size(), 1u);
+  const uint64_t timeout = j[0].current_timeout(1);
+  for (int r = 0; r < 9 && j[0].request_outstanding(1); ++r) {
+    j.time().advance(timeout);  // a timeout at every poll
+    (void)j[0].poll();
+  }
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_GE(j[0].peer_counters(1).resends_deferred, 2u);
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+  EXPECT_EQ(log[0].args.size(), 8u);
+}
+
+// On a clean wire, with the real clock (the walk stamps the request and
+// reads no heartbeat at the send), a peer that has not polled since is not
+// resent to; once it has polled enough to have read the request, a lost
+// one is resent.
+TYPED_TEST(loss_recovery, a_clean_wire_resends_only_to_a_peer_that_polled) {
+  job_options o;
+  o.manual_clock = false;
+  o.timeout_ns = 20 * us;
+  local_job<TypeParam> j(o, "clean_premature");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  ASSERT_EQ(j[0].request_4(1, h_count, {0, 0, 0, 0}, false), status::ok);
+  const auto poll_for = [&](uint64_t ns) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+    while (std::chrono::steady_clock::now() < end) (void)j[0].poll();
+  };
+  poll_for(2000 * us);  // a hundred timeouts
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+  EXPECT_GE(j[0].peer_counters(1).resends_deferred, 2u);
+  ASSERT_TRUE(lose_next(j[1]));                         // as if the wire had lost it
+  for (int i = 0; i < 256; ++i) j[1].card().service();  // 1 polls, finding nothing
+  poll_for(2000 * us);
+  EXPECT_GE(j[0].peer_counters(1).retransmissions, 1u);
+  for (int r = 0; r < 10 && j[0].request_outstanding(1); ++r) j.pump();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(log.args.size(), 1u);
+}
+
+// A lossy wire, a peer that polls seldom (it has read my request, then
+// yields or is descheduled): before the fixed timeout (the ceiling) a
+// resend waits for the peer to have read its whole queue; past it, two
+// polls of the peer since the send are enough. (Waiting for the whole
+// queue at every timeout delayed each loss by 0.5-0.8 s beside CPU
+// burners.)
+TYPED_TEST(loss_recovery, a_peer_that_polls_seldom_is_resent_to_after_the_fixed_timeout) {
+  job_options o = lossy_options(1, false);
+  o.timeout_ns = 1000 * us;
+  local_job<TypeParam> j(o, "seldom");
+  ran_log log;
+  ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
+  for (int i = 0; i < 30; ++i) {  // the round trip is 80 us: the timeout settles below 1 ms
+    ASSERT_EQ(j[0].request_4(1, h_count, {0, 0, 0, 0}, false), status::ok);
+    j.time().advance(80 * us);
+    (void)j[1].poll();
+    (void)j[0].poll();
+  }
+  const uint64_t rto = j[0].current_timeout(1);
+  ASSERT_LT(4 * rto, o.timeout_ns);
+  ASSERT_EQ(j[0].request_4(1, h_count, {1, 0, 0, 0}, false), status::ok);
+  ASSERT_TRUE(lose_next(j[1]));
+  for (int i = 0; i < 2; ++i) j[1].card().service();  // two polls, finding nothing
+  for (int r = 0; r < 3; ++r) {                       // timeouts before the fixed one: deferred
+    j.time().advance(rto);
+    (void)j[0].resend_due();
+  }
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 0u);
+  EXPECT_GE(j[0].peer_counters(1).resends_deferred, 3u);
+  j.time().advance(o.timeout_ns);
+  (void)j[0].resend_due();
+  EXPECT_EQ(j[0].peer_counters(1).retransmissions, 1u);
+  for (int r = 0; r < 10 && j[0].request_outstanding(1); ++r) j.pump();
+  EXPECT_FALSE(j[0].request_outstanding(1));
+  EXPECT_EQ(log.args.size(), 31u);
+}
+
 }  // namespace
 }  // namespace hpam::test
