@@ -40,6 +40,7 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       rx_packets_(cfg.rx_packets),
       packet_size_(cfg.packet_size) {
   readers_.resize(notification_queues_);
+  fast_cache_ = std::make_unique<fast_slot_cache[]>(nprocs_);
   rx_free_return_.init(rx_packets_);
 }
 

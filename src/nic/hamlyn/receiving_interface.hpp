@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "nic/hamlyn/card_view.hpp"
@@ -150,10 +151,24 @@ class receiving_interface {
   };
 
   bool well_formed(const card_view& v, const packet_header& h) const;
+  // A fast-mode slot of one destination as the last arrive_fast there
+  // found it: where it is, its generation then, and the copy hold_slot
+  // made and checked (its key aside, which is read again every time).
+  struct fast_slot_cache {
+    const slot* at = nullptr;  // the slot, in the destination's mapped card (null: none)
+    uint32_t generation = 0;   // slot::generation when copied
+    slot_copy copy;            // checked, not paranoid
+  };
   // fast_only: a fast-mode arrival, which uses no metadata area (its
   // fields are neither copied nor checked).
   template <bool fast_only = false>
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
+  static bool announce_hold(const card_view& v, slot& sl);
+  template <bool fast_only>
+  static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
+  static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
+  const slot_copy* hold_fast_slot(const card_view& v, uint32_t node, uint32_t index,
+                                  slot_copy& scratch);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
                     metadata_entry*& entry);
@@ -195,6 +210,9 @@ class receiving_interface {
   bool has_deferred_ = false;  // deferred_ waits to be served again, holding its cell:
   inbound_packet deferred_{};  // the cells after it wait too, so cells go back in order
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
+  // [destination < nprocs_]: its fast-mode slot, checked (an array: the
+  // index is checked against nprocs_, one load, not a vector's size).
+  std::unique_ptr<fast_slot_cache[]> fast_cache_;
   // arrive_batch's scratch, max_batch each once a batch is first carried out.
   std::vector<batch_hold> batch_holds_;
   std::vector<batch_item> batch_items_;
@@ -245,11 +263,30 @@ template <bool fast_only>
 [[gnu::always_inline]] inline bool receiving_interface::hold_slot(const card_view& v,
                                                                   uint32_t index, slot_copy& s) {
   slot& sl = v.slots[index];
+  return announce_hold(v, sl) && copy_slot<fast_only>(v, sl, s);
+}
+
+// The revoke protocol's half on the arrival's side (slot_table::revoke is
+// the other): users + 1, then the state. Both sequentially consistent, so
+// of "users + 1 here, state read" and "state revoked there, users read" one
+// sees the other: the arrival is refused, or the revoke waits for it.
+[[gnu::always_inline]] inline bool receiving_interface::announce_hold(const card_view& v,
+                                                                      slot& sl) {
   sl.users.fetch_add(1, std::memory_order_seq_cst);
   if (sl.state.load(std::memory_order_seq_cst) != static_cast<uint32_t>(slot_state::active)) {
     detail::count(v.header->counters.revoked_rejections);
     return false;
   }
+  return true;
+}
+
+// The fields an arrival uses, read once while held and active (the owner
+// wrote them before publishing the state, and changes them only after a
+// revoke, which waits for this hold), and checked: false (counted
+// malformed) when the owner's table is damaged.
+template <bool fast_only>
+[[gnu::always_inline]] inline bool receiving_interface::copy_slot(const card_view& v,
+                                                                  const slot& sl, slot_copy& s) {
   s.key = sl.protection_key.load(std::memory_order_acquire);
   s.base = sl.base;
   s.bound = sl.bound;
@@ -265,6 +302,8 @@ template <bool fast_only>
   } else {
     s.metadata_base = s.metadata_count = 0;  // not used by a fast-mode arrival
   }
+  // A queue the card does not have: the arrival goes to queue 0 (notify).
+  if (s.notification_queue >= v.geo.notification_queues) s.notification_queue = 0;
   const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
   if (s.mode >= slot_mode_count ||
       (card_memory && !detail::inside(s.base, s.bound, 0, v.geo.area_bytes)) || !metadata_ok ||
@@ -273,6 +312,54 @@ template <bool fast_only>
     return false;
   }
   return true;
+}
+
+// hold_slot for a fast-mode arrival at destination `node`, with the slot's
+// fields checked once per slot set-up instead of per packet. Every packet
+// still announces its hold and reads the state (announce_hold: a revoked
+// slot refuses it), and reads the key (a rekey changes only the key and the
+// state). The cached copy stands while the slot is the one cached and its
+// generation is unchanged: create_slot, the only writer of the other
+// fields, bumps the generation before it publishes the state (release), and
+// this hold read the state active after announcing itself, so it reads the
+// generation of the set-up it holds; while it holds, no create_slot can run
+// on the slot (release_slot's revoke waits for users 0 first). A stale copy
+// would need 2^32 set-ups of one slot between two packets of one sender.
+// Only checked values are ever used: an owner that scribbles its own slot
+// without a new set-up gets the copy checked before, inside its area.
+// `scratch` holds the copy for a node outside the job (never cached).
+// Null (counted): refused (a paranoid slot too: mode_rejections); the
+// caller drops users whatever the answer.
+[[gnu::always_inline]] inline const receiving_interface::slot_copy*
+receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t index,
+                                    slot_copy& scratch) {
+  slot& sl = v.slots[index];
+  if (!announce_hold(v, sl)) return nullptr;
+  if (__builtin_expect(node < nprocs_, 1)) {
+    fast_slot_cache& fc = fast_cache_[node];
+    if (__builtin_expect(fc.at == &sl && fc.generation == sl.generation, 1)) {
+      fc.copy.key = sl.protection_key.load(std::memory_order_acquire);
+      return &fc.copy;
+    }
+    const uint32_t generation = sl.generation;
+    fc.at = nullptr;
+    if (!fast_mode_slot(v, sl, fc.copy)) return nullptr;
+    fc.at = &sl;
+    fc.generation = generation;
+    return &fc.copy;
+  }
+  return fast_mode_slot(v, sl, scratch) ? &scratch : nullptr;
+}
+
+// copy_slot for a fast-mode arrival, and the slot's mode: a paranoid slot
+// refuses fast mode (counted). A copy it accepts is one to keep.
+[[gnu::always_inline]] inline bool receiving_interface::fast_mode_slot(const card_view& v,
+                                                                       const slot& sl,
+                                                                       slot_copy& s) {
+  if (!copy_slot<true>(v, sl, s)) return false;
+  if (!detail::paranoid(s.mode)) return true;
+  detail::count(v.header->counters.mode_rejections);
+  return false;
 }
 
 // The presented key against `key` (0: none matches), [offset, offset+length)
@@ -315,7 +402,7 @@ template <bool fast_only>
                                                                const notification& n,
                                                                const std::byte* message) {
   detail::count(v.header->counters.messages);
-  const uint32_t q = s.notification_queue < v.geo.notification_queues ? s.notification_queue : 0;
+  const uint32_t q = s.notification_queue;  // one the card has (copy_slot)
   (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n, message);
 }
 
@@ -330,14 +417,19 @@ template <bool fast_only>
     detail::count(c.malformed);
     return status::rejected;
   }
-  slot_copy s;
   status st = status::rejected;
-  if (!hold_slot<true>(v, t.slot, s)) {
-    // counted by hold_slot
-  } else if (t.metadata_index != fast_index || detail::paranoid(s.mode)) {
+  slot_copy scratch;
+  const slot_copy* held = hold_fast_slot(v, t.node, t.slot, scratch);
+  if (!held) {
+    // counted by hold_fast_slot
+  } else if (t.metadata_index != fast_index) {  // (a paranoid slot: refused in the hold)
     detail::count(c.mode_rejections);
-  } else if (check_key_and_bounds(c, t.protection_key, offset, length, s.key, 0, s.bound,
-                                  s.bound)) {
+  } else if (held->key == 0 || t.protection_key != held->key) {
+    detail::count(c.key_rejections);
+  } else if (!detail::inside(offset, length, 0, held->bound)) {
+    detail::count(c.bounds_rejections);
+  } else {
+    const slot_copy& s = *held;
     const bool carry = length <= s.inline_limit;  // inline delivery: the entry carries it
     if (!carry) {
       const iovec piece{const_cast<std::byte*>(data), length};

@@ -147,6 +147,59 @@ TEST(hamlyn_inline, wrong_key_revoked_or_out_of_bounds_carry_nothing) {
   EXPECT_TRUE(a.untouched());
 }
 
+// A sender checks a fast-mode slot's fields once per set-up and keeps the
+// copy (receiving_interface::hold_fast_slot); every packet still reads the
+// state and the key. So a revoke refuses the next packet, a rekey refuses
+// the old key, and a new set-up of the same slot index (smaller bound, no
+// inline delivery, another mode) is checked afresh: nothing of the old
+// copy is used.
+TEST(hamlyn_inline, a_sender_checked_slot_follows_revoke_rekey_and_a_new_set_up) {
+  hamlyn_job j(2);
+  guarded_area a(j[1], 256);
+  const uint32_t s = inline_slot(j[1], a, notification_inline_bytes);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
+  const auto msg = bytes_of(32, 6);
+  send_handle h;
+  notification n;
+  std::byte got[notification_inline_bytes];
+  auto send = [&](const ticket& tk, uint64_t offset) {
+    return j[0].terminus().send_fast(tk, offset, msg.data(), 32, 7, h);
+  };
+  ASSERT_EQ(send(t, 0), status::ok);  // checked and kept
+  ASSERT_TRUE(j[1].receiver().receive(0, n, got));
+  EXPECT_TRUE(n.carried);
+  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
+  EXPECT_EQ(send(t, 0), status::rejected);
+  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  ASSERT_EQ(j[1].slots().rekey(s, 0x5eed5eed5eedull), status::ok);
+  EXPECT_EQ(send(t, 0), status::rejected);  // the old key, on the kept copy
+  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  const ticket rekeyed = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
+  ASSERT_EQ(send(rekeyed, 0), status::ok);
+  ASSERT_TRUE(j[1].receiver().receive(0, n, got));
+  EXPECT_EQ(std::memcmp(got, msg.data(), 32), 0);
+  // The same index set up again: 64 bytes, no inline delivery.
+  ASSERT_EQ(j[1].slots().release_slot(s), status::ok);
+  guarded_area b(j[1], 64);
+  ASSERT_EQ(inline_slot(j[1], b, 0), s);
+  const ticket again = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
+  EXPECT_EQ(send(again, 48), status::rejected);  // inside the old bound, outside the new
+  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
+  ASSERT_EQ(send(again, 16), status::ok);
+  ASSERT_TRUE(j[1].receiver().receive(0, n, got));
+  EXPECT_FALSE(n.carried);  // deposited at base + offset: the new slot did not ask
+  EXPECT_EQ(std::memcmp(b.memory + 16, msg.data(), 32), 0);
+  EXPECT_TRUE(b.guards_intact());
+  // And once more as a paranoid slot: fast mode refused.
+  ASSERT_EQ(j[1].slots().release_slot(s), status::ok);
+  ASSERT_EQ(inline_slot(j[1], b, 0, slot_mode::paranoid), s);
+  const ticket paranoid = j[1].slots().make_ticket(s, fast_index, 0, 64, true);
+  EXPECT_EQ(send(paranoid, 0), status::rejected);
+  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  EXPECT_EQ(j[1].counters().messages.load(), 3u);
+  EXPECT_TRUE(a.guards_intact());
+}
+
 // Behind a busy engine (the work queue and send()), and through the
 // receiver's inbound FIFO (private memory, no cross-memory attach), a
 // fast-mode message for an inline slot is carried the same way.
