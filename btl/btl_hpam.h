@@ -113,8 +113,9 @@ typedef struct mca_btl_hpam_module_t {
 typedef struct mca_btl_hpam_component_t {
     mca_btl_base_component_3_0_0_t super;
     mca_btl_hpam_params_t params;
-    hpam_ep_t *ep; /* this process's endpoint, made at init */
-    int nlocal;    /* processes of the job on this node */
+    hpam_ep_t *ep;            /* this process's endpoint, made at init */
+    hpam_send_now_t send_now; /* its small-message send, bound at init (btl_hpam_send.c) */
+    int nlocal;               /* processes of the job on this node */
     int my_local_rank;
     struct mca_btl_base_endpoint_t **peers; /* by local rank, NULL until add_procs */
     mca_btl_hpam_frag_t *free_frags;        /* stack of free send fragments */

@@ -30,8 +30,9 @@ static inline hpam_ep_t *am_endpoint(void) { return mca_btl_hpam_component.ep; }
 static inline int launch(int peer, const void *head, size_t head_len, const void *body,
                          size_t body_len, mca_btl_base_tag_t tag)
 {
-    const int rc = hpam_send_medium_now(am_endpoint(), peer, MCA_BTL_HPAM_HANDLER, head, head_len,
-                                        body, body_len, mca_btl_hpam_order_arg(peer, tag));
+    const int rc =
+        hpam_send_now(am_endpoint(), &mca_btl_hpam_component.send_now, peer, MCA_BTL_HPAM_HANDLER,
+                      head, head_len, body, body_len, mca_btl_hpam_order_arg(peer, tag));
     if (OPAL_LIKELY(HPAM_OK == rc)) mca_btl_hpam_order_sent(peer);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "capi/hpam_frontend.h"
 #include "capi/knobs.hpp"
 #include "deposit/deposit.hpp"
 #include "nic/hamlyn/hamlyn_am_card.hpp"
@@ -209,6 +210,15 @@ int hpam_send_medium_now(hpam_ep_t* ep, int dest, unsigned h, const void* head, 
                          const void* body, size_t body_len, uint64_t arg) {
   const int rc = ep->ops->medium_now(ep->impl, dest, h, head, head_len, body, body_len, arg);
   return __builtin_expect(rc == HPAM_OK, 1) ? rc : noted(ep, rc);
+}
+int hpam_send_now_bind(hpam_ep_t* ep, hpam_send_now_t* out) {
+  if (!ep || !out) return HPAM_ERR_INVALID;
+  out->send = ep->ops->medium_now;
+  out->impl = ep->impl;
+  return HPAM_OK;
+}
+int hpam_send_now_failed(hpam_ep_t* ep, int rc) {
+  return noted(ep, rc);
 }
 
 int hpam_poll(hpam_ep_t* ep) {

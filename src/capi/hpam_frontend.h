@@ -250,6 +250,37 @@ void hpam_rdma_ops_orphan(hpam_rdma_ops_t *t, const void *owner,
 unsigned hpam_rdma_ops_settle(hpam_rdma_ops_t *t, uint64_t timeout_ns, hpam_rdma_finish_fn finish,
                               void *ctx);
 
+/* ---- hpam_send_now: the small-message send without the library's frame -- */
+
+/* hpam_send_medium_now, called by the front end itself: the function of
+ * the endpoint's ops table and the endpoint object it takes, bound once
+ * (they never change for the endpoint's life), so a send is one indirect
+ * call into the protocol instead of a call into the C API that makes it. */
+typedef int (*hpam_send_now_fn)(void *impl, int dest, unsigned handler, const void *head,
+                                size_t head_len, const void *body, size_t body_len,
+                                uint64_t arg);
+typedef struct hpam_send_now {
+    hpam_send_now_fn send; /* the ops table's medium_now (guarded when the endpoint is) */
+    void *impl;            /* the endpoint object it is called on */
+} hpam_send_now_t;
+
+/* Binds `out` to ep's small-message send. HPAM_ERR_INVALID for a NULL. */
+int hpam_send_now_bind(hpam_ep_t *ep, hpam_send_now_t *out);
+
+/* What hpam_send_medium_now does with a result that is not HPAM_OK (the
+ * error's text kept for hpam_last_error); returns rc. */
+int hpam_send_now_failed(hpam_ep_t *ep, int rc);
+
+/* hpam_send_medium_now(ep, ...) through the binding `s` of ep: the same
+ * arguments, result and effects. */
+static inline int hpam_send_now(hpam_ep_t *ep, const hpam_send_now_t *s, int dest,
+                                unsigned handler, const void *head, size_t head_len,
+                                const void *body, size_t body_len, uint64_t arg)
+{
+    const int rc = s->send(s->impl, dest, handler, head, head_len, body, body_len, arg);
+    return __builtin_expect(HPAM_OK == rc, 1) ? rc : hpam_send_now_failed(ep, rc);
+}
+
 #ifdef __cplusplus
 }
 #endif

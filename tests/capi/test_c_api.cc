@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../common/test_util.hpp"
+#include "capi/hpam_frontend.h"
 #include "hpam_am.h"
 
 namespace hpam::test {
@@ -239,6 +240,48 @@ TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
   EXPECT_EQ(k.requests_received, 2u);
   ASSERT_EQ(hpam_get_counters(ep[0], &k), HPAM_OK);
   EXPECT_EQ(k.requests_sent, 2u);
+  EXPECT_EQ(k.busy_returns, 1u);
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
+// hpam_send_now: hpam_send_medium_now through a binding the front end made
+// once (the BTL's send path): the same sends and the same refusals.
+TEST(c_api, send_now_binding_sends_as_send_medium_now) {
+  const std::string job = unique_job("capi-bound");
+  hpam_ep_t* ep[2] = {};
+  medium_now_ctx c[2];
+  for (int p = 0; p < 2; ++p) {
+    hpam_config_t cfg = config_of(job, 2, p);
+    cfg.depth = 1;
+    cfg.give_up_ns = 50'000'000;
+    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
+    c[p].ep = ep[p];
+    hpam_register_handler_bulk(ep[p], h_bulk, medium_now_bulk, &c[p]);
+  }
+  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
+  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  hpam_send_now_t s{};
+  EXPECT_EQ(hpam_send_now_bind(nullptr, &s), HPAM_ERR_INVALID);
+  EXPECT_EQ(hpam_send_now_bind(ep[0], nullptr), HPAM_ERR_INVALID);
+  ASSERT_EQ(hpam_send_now_bind(ep[0], &s), HPAM_OK);
+  EXPECT_EQ(hpam_send_now(ep[0], &s, 1, h_bulk, "bo", 2, "und", 3, 5), HPAM_OK);
+  EXPECT_EQ(hpam_send_now(ep[0], &s, 1, h_bulk, "z", 1, nullptr, 0, 6), HPAM_ERR_BUSY);  // D = 1
+  const std::string body(hpam_max_bulk(ep[0]), 'b');  // with a head: one byte too long
+  EXPECT_EQ(hpam_send_now(ep[0], &s, 1, h_bulk, "z", 1, body.data(), body.size(), 6),
+            HPAM_ERR_INVALID);
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return c[1].got.size() == 1;
+  }));
+  EXPECT_EQ(c[1].got[0], "bound#5");
+  hpam_counters_t k;
+  ASSERT_TRUE(spin_until([&] {  // answered: nothing left for destroy to wait for
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == 1;
+  }));
+  EXPECT_EQ(k.requests_sent, 1u);
   EXPECT_EQ(k.busy_returns, 1u);
   for (auto* e : ep) hpam_ep_destroy(e);
 }
