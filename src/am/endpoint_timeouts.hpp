@@ -209,13 +209,16 @@ void endpoint<Card>::resend(int peer, request_desc& d, uint64_t now) {
 //   younger than the fixed timeout (timeout_ns_, the paper's timer and the
 //   adaptive one's ceiling): the adaptive timer resends no sooner than the
 //   paper's unless the peer has read its queue;
-// * past that, on a lossy wire, two (premature_polls_: a poll begun after
-//   the send; the peer runs). The whole pool there delayed each loss at a
-//   busy peer by as many polls: beside CPU burners Open MPI yields the
-//   processor in each idle progress call (oversubscribed:
-//   mpi_yield_when_idle) and 463 polls took 0.5-0.8 s (bench/mpi_flood, 8
-//   ranks, the fault mix, 3 burners: over 30 s for 5,000 messages each way
-//   instead of about 1 s).
+// * past that, on a lossy wire, ack_hold_polls + 2 (premature_polls_): a
+//   poll begun after the send (the peer runs), and the polls in which an
+//   ack it deferred has left (deferred_acks.hpp). The whole pool there
+//   delayed each loss at a busy peer by as many polls: beside CPU burners
+//   Open MPI yields the processor in each idle progress call
+//   (oversubscribed: mpi_yield_when_idle) and 463 polls took 0.5-0.8 s
+//   (bench/mpi_flood, 8 ranks, the fault mix, 3 burners: over 30 s for
+//   5,000 messages each way instead of about 1 s). Two polls, not
+//   eighteen, resent 5-7 % of a 2-rank flood in vain beside a burner,
+//   against 0.9-3 % (three alternating rounds each).
 // The heartbeat at the send is known when the wire can lose packets
 // (stamp_sent) and after a resend; for a request the walk stamped (a clean
 // wire) the peer's polls count from its first timeout. A peer that never
@@ -231,7 +234,8 @@ bool endpoint<Card>::resend_premature(int peer, request_desc& d, uint64_t now) {
     return true;
   }
   const bool young = d.retries == 0 && now - d.first_sent < timeout_ns_;
-  return beat - d.sent_beat < (young ? polls_to_drain_ : premature_polls_);
+  return beat - d.sent_beat <
+         (young ? std::max(polls_to_drain_, premature_polls_) : premature_polls_);
 }
 
 // Whether the answer to d may wait unread in my own card (I was

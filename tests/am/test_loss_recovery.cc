@@ -198,7 +198,7 @@ TYPED_TEST(loss_recovery, a_resend_answered_from_the_first_copy_is_counted_spuri
   ran_log log;
   ASSERT_EQ(j[1].register_handler4(h_count, on_count, &log), status::ok);
   ASSERT_EQ(j[0].request_4(1, h_count, {5, 0, 0, 0}, false), status::ok);
-  for (int r = 0; r < 10; ++r) (void)j[1].poll();  // it runs; its ack waits in my card
+  idle_polls(j[1]);  // it runs; its ack waits in my card
   // The timer fires before I read the ack: a timeout more for it (it may be
   // among what waits in my card), then the resend.
   for (int r = 0; r < 2; ++r) {
@@ -463,12 +463,13 @@ TYPED_TEST(loss_recovery, a_clean_wire_resends_only_to_a_peer_that_polled) {
 
 // A lossy wire, a peer that polls seldom (it has read my request, then
 // yields or is descheduled): before the fixed timeout (the ceiling) a
-// resend waits for the peer to have read its whole queue; past it, two
-// polls of the peer since the send are enough. (Waiting for the whole
+// resend waits for the peer to have read its whole queue; past it, enough
+// polls of the peer since the send for a deferred ack to have left. (Waiting for the whole
 // queue at every timeout delayed each loss by 0.5-0.8 s beside CPU
 // burners.)
 TYPED_TEST(loss_recovery, a_peer_that_polls_seldom_is_resent_to_after_the_fixed_timeout) {
-  job_options o = lossy_options(1, false);
+  job_options o = lossy_options(16, false);  // a pool of 33 blocks: 34 polls read it
+  o.checks_per_poll = 16;                    // the walk looks at every request each time
   o.timeout_ns = 1000 * us;
   local_job<TypeParam> j(o, "seldom");
   ran_log log;
@@ -483,8 +484,8 @@ TYPED_TEST(loss_recovery, a_peer_that_polls_seldom_is_resent_to_after_the_fixed_
   ASSERT_LT(4 * rto, o.timeout_ns);
   ASSERT_EQ(j[0].request_4(1, h_count, {1, 0, 0, 0}, false), status::ok);
   ASSERT_TRUE(lose_next(j[1]));
-  for (int i = 0; i < 2; ++i) j[1].card().service();  // two polls, finding nothing
-  for (int r = 0; r < 3; ++r) {                       // timeouts before the fixed one: deferred
+  for (uint32_t i = 0; i < am::ack_hold_polls + 2; ++i) j[1].card().service();  // finding nothing
+  for (int r = 0; r < 3; ++r) {  // timeouts before the fixed one: deferred
     j.time().advance(rto);
     (void)j[0].resend_due();
   }
