@@ -294,7 +294,7 @@ class endpoint {
   void resend_early(int src, uint64_t launch);
   void take_holes_for_lost(int src, uint64_t launch);
   void resend_suspects(int src);
-  [[gnu::cold]] void resend_suspected(int peer, request_desc& d, uint64_t now, bool reading);
+  [[gnu::cold]] void resend_suspected(int peer, request_desc& d, uint64_t now);
   void resend_lost(int peer, request_desc& d, uint64_t now);
   // Lossy and ordered: the answers one ack packet carries are judged
   // together, once it is read (close_answer_batch), as one sign of a hole,

@@ -167,11 +167,19 @@ void endpoint<Card>::resend_suspects(int src) {
 }
 
 // A request taken for lost and still unanswered, found due by the walk:
-// resent unless its answer may wait unread in my card (answer_may_wait;
-// the walk finds it due again).
+// once more a walk round later while packets wait in my card (RACK's
+// reordering window: a packet held back comes right behind the one that
+// passed it). Not the whole queue, as a timeout waits (answer_may_wait):
+// this loss has evidence (later answers), and at a busy receiver the whole
+// queue delays every early resend (in alternating runs of a 4-rank flood
+// under the fault mix: 0.78-1.17 s against 0.83-1.34 s waiting for it).
 template <class Card>
-void endpoint<Card>::resend_suspected(int peer, request_desc& d, uint64_t now, bool reading) {
-  if (!answer_may_wait(d, reading)) resend_lost(peer, d, now);
+void endpoint<Card>::resend_suspected(int peer, request_desc& d, uint64_t now) {
+  if (!d.waited_arrivals && card_.arrival_pending()) {
+    d.waited_arrivals = true;
+    return;  // still due
+  }
+  resend_lost(peer, d, now);
 }
 
 // A request taken for lost goes out again with the timeout it had.

@@ -106,7 +106,7 @@ uint32_t endpoint<Card>::resend_idle(uint32_t& mark) {
 template <class Card>
 void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now, bool reading) {
   if (d.suspected) {  // loss recovery took it for lost: not a timeout
-    resend_suspected(peer, d, now, reading);
+    resend_suspected(peer, d, now);
     return;
   }
   counters_[peer].timeouts++;
