@@ -65,9 +65,10 @@ def section(out):
     L.append(
         "Whole-run times of `bench/mpi_flood` (bench/loss.sh) over hpam-medusa, two ranks unless "
         "said, every message's value checked. *Loss recovery* is the default "
-        "(`btl_hpam_adaptive_timeout`, `btl_hpam_early_resend`; the timer runs from the peer's last "
-        "answer and waits for a peer that has not polled since the send); *fixed* is HPAM's timeout "
-        "walk alone with the fixed 1 ms timeout. 1 % drop: `btl_hpam_fault_drop 0.01`; the standard "
+        "(`btl_hpam_adaptive_timeout`, `btl_hpam_early_resend`: the timeout follows the round "
+        "trip, a timeout waits for a peer that has not read the request and for answers unread in "
+        "my card, later answers resend a lost request early); *fixed* is HPAM's timeout walk alone "
+        "with the fixed 1 ms timeout, resending at every timeout. 1 % drop: `btl_hpam_fault_drop 0.01`; the standard "
         "mix: 1 % drop, 1 % duplicate, 1 % corrupt, 2 % reorder. Medians of the runs; each ratio "
         "divides figures of the same run of bench/loss.sh.")
     L.append("")
