@@ -331,10 +331,10 @@ class endpoint {
   uint64_t timeout_ns_;
   uint32_t backoff_limit_;
   uint64_t give_up_ns_;
-  uint64_t recheck_ns_;       // a busy peer is looked at again this often
-  uint32_t polls_to_drain_;   // polls in which a live peer handles all it was sent
-  uint32_t premature_polls_;  // the peer's polls since a send before a timeout resends it
-  uint32_t polls_ = 0;        // my polls (modulo 2^32): my own queue drained?
+  uint64_t recheck_ns_;      // a busy peer is looked at again this often
+  uint32_t polls_to_drain_;  // polls in which a live peer handles all it was sent
+  uint32_t young_polls_;     // resend_premature: the peer's polls before a young request's resend
+  uint32_t polls_ = 0;       // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
   uint32_t receive_budget_;  // packets one poll takes (endpoint_receive.hpp)
   bool ordered_;             // instances strictly in turn per peer (endpoint_send.hpp)

@@ -175,11 +175,7 @@ void endpoint<Card>::resend_suspects(int src) {
 // under the fault mix: 0.78-1.17 s against 0.83-1.34 s waiting for it).
 template <class Card>
 void endpoint<Card>::resend_suspected(int peer, request_desc& d, uint64_t now) {
-  if (!d.waited_arrivals && card_.arrival_pending()) {
-    d.waited_arrivals = true;
-    return;  // still due
-  }
-  resend_lost(peer, d, now);
+  if (!answer_may_wait(d, false)) resend_lost(peer, d, now);  // else still due
 }
 
 // A request taken for lost goes out again with the timeout it had.

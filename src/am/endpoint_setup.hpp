@@ -54,9 +54,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       // A live peer's inbound queue holds at most its whole pool: polling
       // that many times it has handled everything sent to it.
       polls_to_drain_(inbound_pool(cfg) + 1),
-      premature_polls_(can_lose(cfg)
-                           ? ack_hold_polls + 2
-                           : std::max(polls_to_drain_, ack_hold_polls + 2)),  // resend_premature
+      young_polls_(std::max(polls_to_drain_, ack_hold_polls + 2)),  // resend_premature
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
       ordered_(cfg.ordered),

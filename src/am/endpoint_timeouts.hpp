@@ -209,7 +209,7 @@ void endpoint<Card>::resend(int peer, request_desc& d, uint64_t now) {
 //   younger than the fixed timeout (timeout_ns_, the paper's timer and the
 //   adaptive one's ceiling): the adaptive timer resends no sooner than the
 //   paper's unless the peer has read its queue;
-// * past that, on a lossy wire, ack_hold_polls + 2 (premature_polls_): a
+// * past that, on a lossy wire, ack_hold_polls + 2: a
 //   poll begun after the send (the peer runs), and the polls in which an
 //   ack it deferred has left (deferred_acks.hpp). The whole pool there
 //   delayed each loss at a busy peer by as many polls: beside CPU burners
@@ -233,9 +233,8 @@ bool endpoint<Card>::resend_premature(int peer, request_desc& d, uint64_t now) {
     d.beat_known = true;
     return true;
   }
-  const bool young = d.retries == 0 && now - d.first_sent < timeout_ns_;
-  return beat - d.sent_beat <
-         (young ? std::max(polls_to_drain_, premature_polls_) : premature_polls_);
+  const bool young = !lossy_ || (d.retries == 0 && now - d.first_sent < timeout_ns_);
+  return beat - d.sent_beat < (young ? young_polls_ : ack_hold_polls + 2);
 }
 
 // Whether the answer to d may wait unread in my own card (I was
