@@ -46,10 +46,9 @@
 
 /* Handler indices on the active-message layer (the same in every process). */
 enum {
-    UCT_HPAM_HANDLER_AM = 1,         /* bulk request: one UCX active message   */
-    UCT_HPAM_HANDLER_AM_REPLY = 2,   /* its reply: sequence and delivery cursor */
-    UCT_HPAM_HANDLER_HELLO = 3,      /* request: attach my deposit card        */
-    UCT_HPAM_HANDLER_HELLO_REPLY = 4 /* its reply: attached or not             */
+    UCT_HPAM_HANDLER_AM = 1,         /* bulk request: one UCX active message */
+    UCT_HPAM_HANDLER_HELLO = 2,      /* request: attach my deposit card      */
+    UCT_HPAM_HANDLER_HELLO_REPLY = 3 /* its reply: attached or not           */
 };
 
 /* Operations with a deposit handle in flight on one interface, and bounce
@@ -117,7 +116,6 @@ typedef struct uct_hpam_iface_addr {
 typedef struct uct_hpam_peer {
     /* Sender side: the answers to my active messages to it. */
     uint32_t unacked;    /* lowest sequence number not yet answered */
-    uint32_t delivered;  /* its delivery cursor, as its last reply said */
     uint64_t acked_mask; /* answered out of order: bit (seq - unacked) */
     /* Connection state. */
     uint8_t connected;    /* its active-message card is attached */
@@ -161,6 +159,7 @@ typedef struct uct_hpam_iface {
     uct_base_iface_t super;
     uct_hpam_md_t *md;
     hpam_ep_t *am;            /* HPAM endpoint over the active-message card */
+    hpam_send_now_t send_now; /* its small-message send, bound once (hpam_frontend.h) */
     hpam_dep_t *dep;          /* initiator deposit card (put, get, atomics) */
     int proc;                 /* my index in the job */
     int nprocs;               /* UCX_HPAM_MAX_PROCS */

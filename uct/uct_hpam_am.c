@@ -3,9 +3,11 @@
  *
  * Each UCX active message is one HPAM medium request: its bytes travel in
  * the packet and the receiver's bulk handler hands them, in place, to the
- * handler UCX registered for the id. The handler then replies (the HPAM
- * rule allows it exactly that) with the message's sequence number and the
- * receiver's delivery cursor.
+ * handler UCX registered for the id. The handler does not reply: the
+ * protocol's empty acknowledgement answers the request (deferred, riding on
+ * the next message the other way, or many in one ack packet), and the
+ * answer hook (hpam_set_answer_hook) tells the sender which of its
+ * messages were taken, by their sequence numbers.
  *
  * Where the two models clash:
  * - Order. UCX expects the messages of an endpoint in order; HPAM's D
@@ -13,8 +15,12 @@
  *   So every message carries a sequence number per (sender, receiver), and
  *   one that arrives early is held in a slot and handed over when the gap
  *   is filled (the front ends' order service, hpam_order in
- *   hpam_frontend.h). A sender keeps at most D messages beyond the cursor
- *   the receiver last reported, so D slots per peer always suffice.
+ *   hpam_frontend.h). A sender keeps at most D messages beyond the oldest
+ *   one not answered, so D slots per peer always suffice: a message is
+ *   answered once its handler ran or it was held, so when every message
+ *   before n is answered, every one of them has arrived and been handed
+ *   over (the last to arrive filled the gap), and the receiver's cursor is
+ *   at n or beyond.
  * - Sending from a handler. UCX's handlers send (UCP answers from inside
  *   them); HPAM lets a request handler only reply. A send from inside a
  *   handler returns UCS_ERR_NO_RESOURCE, UCX queues it on the endpoint, and
@@ -59,9 +65,7 @@ static inline ucs_status_t am_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *e
     const uct_hpam_peer_t *p = &iface->peers[ep->peer];
     if (ucs_unlikely(p->lost)) return UCS_ERR_ENDPOINT_TIMEOUT;
     if (ucs_unlikely(hpam_in_handler(iface->am))) return no_resource(iface); /* HPAM rule */
-    if (ucs_unlikely(instances_in_use(iface, ep->peer) >= iface->window ||
-                     hpam_order_next_send(&iface->order, ep->peer) - p->delivered >=
-                         iface->window)) {
+    if (ucs_unlikely(instances_in_use(iface, ep->peer) >= iface->window)) {
         return no_resource(iface);
     }
     return UCS_OK;
@@ -73,13 +77,15 @@ static inline void deliver(uct_hpam_iface_t *iface, uint64_t arg, void *data, si
  * inside the send call, but UCX calls handlers only from progress. So it is
  * copied into its slot, in order, and progress hands it over
  * (uct_hpam_am_deliver_self); the slot is free again once handed over. */
-static ucs_status_t self_send(uct_hpam_iface_t *iface, uint8_t id, const struct iovec *iov,
-                              int iovcnt)
+static ucs_status_t self_send(uct_hpam_iface_t *iface, uint8_t id, const void *head,
+                              size_t head_len, const void *body, size_t body_len)
 {
     const uint32_t seq = hpam_order_next_send(&iface->order, iface->proc);
+    const struct iovec iov[2] = {{.iov_base = (void *)head, .iov_len = head_len},
+                                 {.iov_base = (void *)body, .iov_len = body_len}};
     hpam_order_sent(&iface->order, iface->proc);
     /* Always room: am_may_send keeps it within the window. */
-    (void)hpam_order_hold(&iface->order, iface->proc, seq, am_arg(id, seq), iov, iovcnt);
+    (void)hpam_order_hold(&iface->order, iface->proc, seq, am_arg(id, seq), iov, 2);
     return UCS_OK;
 }
 
@@ -94,20 +100,26 @@ unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface)
            hpam_order_take_due(&iface->order, iface->proc, &m)) {
         deliver(iface, m.word, m.data, m.len);
         /* the slot is free after the handler */
-        p->unacked = p->delivered = hpam_order_next_deliver(&iface->order, iface->proc);
+        p->unacked = hpam_order_next_deliver(&iface->order, iface->proc);
     }
     return hpam_order_next_deliver(&iface->order, iface->proc) - start;
 }
 
+/* One message of a head and a body (either may be empty; together within
+ * max_bulk), sent now through the protocol's small-message send (the BTL's:
+ * no iovec, no frame of the C API), or refused with nothing sent. */
 static inline ucs_status_t am_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, uint8_t id,
-                                   const struct iovec *iov, int iovcnt)
+                                   const void *head, size_t head_len, const void *body,
+                                   size_t body_len)
 {
-    if (ucs_unlikely(ep->peer == iface->proc)) return self_send(iface, id, iov, iovcnt);
+    if (ucs_unlikely(ep->peer == iface->proc)) {
+        return self_send(iface, id, head, head_len, body, body_len);
+    }
     const uint32_t seq = hpam_order_next_send(&iface->order, ep->peer);
-    hpam_order_sent(&iface->order, ep->peer); /* before: the reply may run inside the call */
+    hpam_order_sent(&iface->order, ep->peer); /* before: the answer may come inside the call */
     uct_hpam_am_enter(iface);
-    const int rc = hpam_try_request_medium(iface->am, ep->peer, UCT_HPAM_HANDLER_AM, iov, iovcnt,
-                                           am_arg(id, seq));
+    const int rc = hpam_send_now(iface->am, &iface->send_now, ep->peer, UCT_HPAM_HANDLER_AM, head,
+                                 head_len, body, body_len, am_arg(id, seq));
     uct_hpam_am_leave(iface);
     if (ucs_likely(rc == HPAM_OK)) return UCS_OK;
     hpam_order_unsent(&iface->order, ep->peer);
@@ -127,10 +139,8 @@ ucs_status_t uct_hpam_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header, c
     UCT_CHECK_LENGTH(length + sizeof(header), 0, iface->max_bulk, "am_short");
     const ucs_status_t status = am_may_send(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    const struct iovec iov[2] = {{.iov_base = &header, .iov_len = sizeof(header)},
-                                 {.iov_base = (void *)payload, .iov_len = length}};
     UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(header) + length);
-    return am_send(iface, ep, id, iov, 2);
+    return am_send(iface, ep, id, &header, sizeof(header), payload, length);
 }
 
 ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *uiov,
@@ -140,19 +150,23 @@ ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     UCT_CHECK_AM_ID(id);
     UCT_CHECK_IOV_SIZE(iovcnt, (size_t)UCT_HPAM_AM_MAX_IOV, "am_short_iov");
-    struct iovec iov[UCT_HPAM_AM_MAX_IOV];
     size_t total = 0;
     for (size_t i = 0; i < iovcnt; ++i) {
         if (uiov[i].count > 1 && uiov[i].stride != uiov[i].length) return UCS_ERR_UNSUPPORTED;
-        iov[i].iov_base = uiov[i].buffer;
-        iov[i].iov_len = uct_iov_get_length(&uiov[i]);
-        total += iov[i].iov_len;
+        total += uct_iov_get_length(&uiov[i]);
     }
     UCT_CHECK_LENGTH(total, 0, iface->max_bulk, "am_short_iov");
     const ucs_status_t status = am_may_send(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) return status;
+    /* Gathered into one body (a short message: a copy of at most max_bulk). */
+    uint8_t *at = iface->am_scratch;
+    for (size_t i = 0; i < iovcnt; ++i) {
+        const size_t len = uct_iov_get_length(&uiov[i]);
+        if (len != 0) memcpy(at, uiov[i].buffer, len);
+        at += len;
+    }
     UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
-    return am_send(iface, ep, id, iov, (int)iovcnt);
+    return am_send(iface, ep, id, NULL, 0, iface->am_scratch, total);
 }
 
 ssize_t uct_hpam_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb, void *arg,
@@ -166,9 +180,8 @@ ssize_t uct_hpam_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pac
     /* Packed only now that an instance is known to be free. */
     const size_t length = pack_cb(iface->am_scratch, arg);
     UCT_CHECK_LENGTH(length, 0, iface->max_bulk, "am_bcopy");
-    const struct iovec iov = {.iov_base = iface->am_scratch, .iov_len = length};
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    const ucs_status_t sent = am_send(iface, ep, id, &iov, 1);
+    const ucs_status_t sent = am_send(iface, ep, id, NULL, 0, iface->am_scratch, length);
     return sent == UCS_OK ? (ssize_t)length : sent;
 }
 
@@ -180,7 +193,7 @@ ssize_t uct_hpam_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pac
 ucs_status_t uct_hpam_am_probe(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
 {
     ucs_status_t status = am_may_send(iface, ep);
-    if (status == UCS_OK) status = am_send(iface, ep, UCT_HPAM_PROBE_ID, NULL, 0);
+    if (status == UCS_OK) status = am_send(iface, ep, UCT_HPAM_PROBE_ID, NULL, 0, NULL, 0);
     return status == UCS_ERR_NO_RESOURCE ? UCS_OK : status;
 }
 
@@ -219,32 +232,23 @@ static void on_am(hpam_token_t *token, void *ctx, void *data, size_t length, uin
         iface->am_stashed++; /* early: held for order */
     } else {
         iface->am_rejected++; /* outside the window its sender keeps: not a message of ours */
-        if ((unsigned)src >= iface->order.npeers) return;
     }
-    (void)hpam_reply_4(token, UCT_HPAM_HANDLER_AM_REPLY, seq,
-                       hpam_order_next_deliver(&iface->order, src), 0, 0);
 }
 
-/* The sender side: message `seq` was answered; the receiver has handed
- * over everything before `cursor`. */
-static void on_am_reply(hpam_token_t *token, void *ctx, uint64_t seq, uint64_t cursor, uint64_t a2,
-                        uint64_t a3)
+/* The sender side (the answer hook): my message `seq` to `peer` was answered. */
+static void on_answered(void *ctx, int peer, unsigned handler, uint64_t arg)
 {
     uct_hpam_iface_t *iface = ctx;
-    const int src = hpam_token_source(token);
-    uct_hpam_peer_t *p = &iface->peers[src];
-    const uint32_t next_seq = hpam_order_next_send(&iface->order, src);
-    const uint32_t off = (uint32_t)seq - p->unacked;
-    if (ucs_unlikely(off >= next_seq - p->unacked)) {
-        iface->am_rejected++; /* answers nothing in flight */
-        return;
-    }
+    if (handler != UCT_HPAM_HANDLER_AM) return; /* a hello: its reply handler judges it */
+    uct_hpam_peer_t *p = &iface->peers[peer];
+    const uint32_t off = arg_seq(arg) - p->unacked;
+    /* Never outside what is in flight: the protocol answers each request once. */
+    ucs_assert(off < hpam_order_next_send(&iface->order, peer) - p->unacked);
     p->acked_mask |= 1ull << off;
     while (p->acked_mask & 1) {
         p->acked_mask >>= 1;
         p->unacked++;
     }
-    if ((uint32_t)cursor - p->delivered <= next_seq - p->delivered) p->delivered = (uint32_t)cursor;
 }
 
 /* Hello: the peer's memory domain attaches my deposit card, so that its card
@@ -306,12 +310,11 @@ ucs_status_t uct_hpam_am_init(uct_hpam_iface_t *iface)
     iface->am_scratch = ucs_malloc(iface->max_bulk, "hpam am bcopy");
     if (iface->am_scratch == NULL) return UCS_ERR_NO_MEMORY;
     if (HPAM_OK != hpam_register_handler_bulk(iface->am, UCT_HPAM_HANDLER_AM, on_am, iface) ||
-        HPAM_OK !=
-            hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_AM_REPLY, on_am_reply, iface) ||
         HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_HELLO, on_hello, iface) ||
         HPAM_OK != hpam_register_handler4(iface->am, UCT_HPAM_HANDLER_HELLO_REPLY, on_hello_reply,
                                           iface)) {
         return UCS_ERR_IO_ERROR;
     }
+    hpam_set_answer_hook(iface->am, on_answered, iface);
     return UCS_OK;
 }

@@ -124,6 +124,18 @@ class endpoint {
 
   status register_handler4(unsigned index, handler4_fn fn, void* ctx);
   status register_handler_bulk(unsigned index, handler_bulk_fn fn, void* ctx);
+  // Tells the sender that a request of its own was answered: fn runs for
+  // each request to another process, once, when its answer is taken (a
+  // reply, after the reply handler; the layer's empty acknowledgement,
+  // deferred or riding; a refusal, which poll also reports), from inside
+  // the poll or the send that took it. A transport that needs to know what
+  // its peer has taken (UCX's flush and window) learns it from the
+  // acknowledgements the protocol sends anyway, not from a reply of its own
+  // per message. fn must not send. Null: no hook (the default).
+  void set_answer_hook(answer_fn fn, void* ctx) {
+    answer_hook_ = fn;
+    answer_ctx_ = ctx;
+  }
 
   // Requests. `block`: stall serving the network while all D instances to
   // dest are busy; otherwise return status::busy.
@@ -242,6 +254,7 @@ class endpoint {
   [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
                                               bool answers_resend);
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
+  void tell_answered(int src, const request_desc& d);
   [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler,
                                               const uint64_t (&w)[4], const std::byte* payload,
                                               size_t len);
@@ -361,6 +374,8 @@ class endpoint {
   uint32_t timeout_end_ = 0;             // nprocs * depth
   uint32_t my_row_ = 0;                  // my_proc * depth: my own row, skipped
   handler_entry handlers_[max_handlers];
+  answer_fn answer_hook_ = nullptr;  // set_answer_hook
+  void* answer_ctx_ = nullptr;
   handler_state state_ = handler_state::none;
   hpam_token* current_token_ = nullptr;
   std::vector<uint8_t> connected_;

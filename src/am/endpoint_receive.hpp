@@ -296,9 +296,22 @@ void endpoint<Card>::on_reply(const arrival& a) {
 template <class Card>
 void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance, bool answers_resend) {
   if (__builtin_expect(lossy_, 0)) on_answer_when_lossy(src, d, instance, answers_resend);
+  if (__builtin_expect(answer_hook_ != nullptr, 0)) tell_answered(src, d);
   d.busy = false;
   if (!ordered_) instance_hint_[src] = instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;
+}
+
+// The answer hook with the request's argument word, read from the packet
+// kept in its block for a resend (a get's from its descriptor).
+template <class Card>
+void endpoint<Card>::tell_answered(int src, const request_desc& d) {
+  const am_header* h = header_of(card_.tx_block(d.block));
+  const uint64_t arg = d.kind == msg_kind::get      ? d.get_arg
+                       : d.kind == msg_kind::medium ? h->word[medium_word::arg]
+                       : d.kind == msg_kind::store  ? h->word[bulk_word::arg]
+                                                    : h->word[0];
+  answer_hook_(answer_ctx_, src, d.handler, arg);
 }
 
 template <class Card>

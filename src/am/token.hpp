@@ -29,5 +29,8 @@ using handler4_fn = void (*)(hpam_token* token, void* ctx, uint64_t a0, uint64_t
 // data/len: the bytes stored (at the target) or carried (medium, in place).
 using handler_bulk_fn = void (*)(hpam_token* token, void* ctx, void* data, size_t len,
                                  uint64_t arg);
+// A request of mine to peer was answered (endpoint::set_answer_hook): by
+// handler index, with its argument word (a short request's first word).
+using answer_fn = void (*)(void* ctx, int peer, unsigned handler, uint64_t arg);
 
 }  // namespace hpam::am

@@ -140,6 +140,10 @@ int hpam_register_handler_bulk(hpam_ep_t* ep, unsigned index, hpam_handler_bulk_
   return ep->ops->register_bulk(ep->impl, index, fn, ctx);
 }
 
+void hpam_set_answer_hook(hpam_ep_t* ep, hpam_answer_fn fn, void* ctx) {
+  ep->ops->answer_hook(ep->impl, fn, ctx);
+}
+
 // The C handle of the endpoint a handler runs in (set as its owner).
 static hpam_ep_t* owner_of(hpam_token_t* t) {
   return static_cast<hpam_ep_t*>(t->owner);

@@ -17,6 +17,7 @@
 // The C handler types are the core's: the C API passes them through as is.
 static_assert(std::is_same_v<hpam_handler4_fn, hpam::am::handler4_fn>);
 static_assert(std::is_same_v<hpam_handler_bulk_fn, hpam::am::handler_bulk_fn>);
+static_assert(std::is_same_v<hpam_answer_fn, hpam::am::answer_fn>);
 static_assert(HPAM_MAX_HANDLERS == hpam::am::max_handlers);
 static_assert(HPAM_PACKET_HEADER_BYTES == hpam::am::packet_header_size);
 
@@ -32,6 +33,7 @@ struct c_ops {
   size_t (*max_bulk)(const void* impl);
   int (*register4)(void* impl, unsigned index, hpam_handler4_fn fn, void* ctx);
   int (*register_bulk)(void* impl, unsigned index, hpam_handler_bulk_fn fn, void* ctx);
+  void (*answer_hook)(void* impl, hpam_answer_fn fn, void* ctx);
   int (*request4)(void* impl, int dest, unsigned h, const uint64_t (&w)[4], bool block);
   int (*reply4)(hpam_token* t, unsigned h, const uint64_t (&w)[4]);
   int (*store)(void* impl, int dest, unsigned h, const void* src, size_t len, uint64_t target,
@@ -60,7 +62,7 @@ struct c_ops {
 // initializers leaves a slot it does not name null.
 constexpr bool binds_every_slot(const c_ops& o) {
   return o.destroy && o.connect && o.nprocs && o.my_proc && o.max_bulk && o.register4 &&
-         o.register_bulk && o.request4 && o.reply4 && o.store && o.reply_store && o.get &&
+         o.register_bulk && o.answer_hook && o.request4 && o.reply4 && o.store && o.reply_store && o.get &&
          o.medium && o.medium_now && o.poll && o.resend_due && o.resend_idle && o.set_segment &&
          o.drain && o.in_handler && o.unreachable_peer && o.peer_lost && o.counters && o.last_error;
 }

@@ -81,6 +81,9 @@ struct c_ops_for {
   static int register_handler_bulk(void* impl, unsigned i, hpam_handler_bulk_fn fn, void* ctx) {
     return to_c_error(self(impl).register_handler_bulk(i, fn, ctx));
   }
+  static void set_answer_hook(void* impl, hpam_answer_fn fn, void* ctx) {
+    self(impl).set_answer_hook(fn, ctx);
+  }
   static int request_4(void* impl, int dest, unsigned h, const uint64_t (&w)[4], bool block) {
     return to_c_error(self(impl).request_4(dest, h, w, block));
   }
@@ -140,6 +143,7 @@ struct c_ops_for {
       .max_bulk = max_bulk,
       .register4 = register_handler4,
       .register_bulk = register_handler_bulk,
+      .answer_hook = set_answer_hook,
       .request4 = request_4,
       .reply4 = reply_4,
       .store = request_store,
@@ -190,6 +194,7 @@ struct c_guarded_ops_for {
       .max_bulk = plain::max_bulk,
       .register4 = locked<plain::register_handler4>::call,
       .register_bulk = locked<plain::register_handler_bulk>::call,
+      .answer_hook = locked<plain::set_answer_hook>::call,
       .request4 = locked<plain::request_4>::call,
       .reply4 = locked<plain::reply_4>::call,
       .store = locked<plain::request_store>::call,

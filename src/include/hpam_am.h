@@ -138,6 +138,17 @@ size_t hpam_max_bulk(const hpam_ep_t* ep); /* largest store/medium payload in on
 int hpam_register_handler4(hpam_ep_t* ep, unsigned index, hpam_handler4_fn fn, void* ctx);
 int hpam_register_handler_bulk(hpam_ep_t* ep, unsigned index, hpam_handler_bulk_fn fn, void* ctx);
 
+/* Called once for each of my requests to another process when its answer
+ * is taken: a reply (after its reply handler), the protocol's empty
+ * acknowledgement (deferred, riding on a request or sharing an ack packet),
+ * or a refusal (which hpam_poll also reports); from inside hpam_poll or a
+ * send that serves the network. `handler` is the index the request named,
+ * `arg` its argument word (a short request's first word). So a transport
+ * learns what its peer has taken without a reply of its own per message.
+ * The hook must not send. NULL removes it. */
+typedef void (*hpam_answer_fn)(void* ctx, int peer, unsigned handler, uint64_t arg);
+void hpam_set_answer_hook(hpam_ep_t* ep, hpam_answer_fn fn, void* ctx);
+
 /* Short request, 4 words. Blocks (serving the network) while all D instances
  * to dest are busy. hpam_try_request_4 returns HPAM_ERR_BUSY instead. */
 int hpam_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, uint64_t a1,

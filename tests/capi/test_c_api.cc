@@ -359,6 +359,104 @@ TEST_P(background_resend, silent_senders_loss_arrives_only_with_the_thread) {
   for (auto* e : ep) hpam_ep_destroy(e);
 }
 
+// The answer hook (hpam_set_answer_hook): each request of mine to another
+// process is reported answered exactly once, with its handler index and
+// argument word, whatever answered it (a reply, the layer's empty ack, a
+// refusal) and whatever the wire did (drops, duplicates, reordering:
+// resent copies and reflected answers are not reported again); requests to
+// myself and a cleared hook report nothing.
+struct answers_seen {
+  std::vector<std::tuple<int, unsigned, uint64_t>> got;
+};
+void note_answer(void* c, int peer, unsigned handler, uint64_t arg) {
+  static_cast<answers_seen*>(c)->got.emplace_back(peer, handler, arg);
+}
+void reply_some(hpam_token_t* t, void*, uint64_t a0, uint64_t, uint64_t, uint64_t) {
+  if (a0 % 2) (void)hpam_reply_4(t, h_done, a0, 0, 0, 0);  // the others: the layer's ack
+}
+void ignore_bulk(hpam_token_t*, void*, void*, size_t, uint64_t) {}
+
+class answer_hook : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(answer_hook, reports_each_request_once_with_its_argument_word) {
+  const std::string job = unique_job("capi-answer");
+  hpam_ep_t* ep[2] = {};
+  ctx_t c[2];
+  std::vector<char> area(64);
+  for (int p = 0; p < 2; ++p) {
+    hpam_config_t cfg = config_of(job, 2, p);
+    cfg.nic = GetParam();
+    cfg.depth = 4;
+    cfg.timeout_ns = 200'000;
+    cfg.give_up_ns = 2'000'000'000;
+    cfg.fault_drop = 0.1;
+    cfg.fault_duplicate = 0.1;
+    cfg.fault_reorder = 0.1;
+    cfg.fault_seed = 5;
+    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
+    hpam_register_handler4(ep[p], h_echo, reply_some, &c[p]);
+    hpam_register_handler4(ep[p], h_done, done, &c[p]);
+    hpam_register_handler_bulk(ep[p], h_bulk, ignore_bulk, &c[p]);
+    ASSERT_EQ(hpam_set_segment(ep[p], area.data(), area.size()), HPAM_OK);
+  }
+  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
+  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  answers_seen seen;
+  hpam_set_answer_hook(ep[0], note_answer, &seen);
+  std::vector<std::tuple<int, unsigned, uint64_t>> sent;
+  uint64_t word = 0;
+  char buf[16] = {};
+  const auto serve = [&] {
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+  };
+  hpam_counters_t k;
+  for (int round = 0; round < 50; ++round) {
+    ++word;  // a short request, answered by a reply (odd) or the layer's ack (even)
+    ASSERT_EQ(hpam_request_4(ep[0], 1, h_echo, word, 0, 0, 0), HPAM_OK);
+    sent.emplace_back(1, h_echo, word);
+    ++word;  // a medium message
+    const iovec iov{buf, sizeof buf};
+    ASSERT_EQ(hpam_request_medium(ep[0], 1, h_bulk, &iov, 1, word), HPAM_OK);
+    sent.emplace_back(1, h_bulk, word);
+    ++word;  // a store, and a get just past the segment (refused)
+    ASSERT_EQ(hpam_store(ep[0], 1, h_bulk, buf, 8, reinterpret_cast<uint64_t>(area.data()), word),
+              HPAM_OK);
+    sent.emplace_back(1, h_bulk, word);
+    ++word;
+    ASSERT_EQ(hpam_get(ep[0], 1, h_bulk, reinterpret_cast<uint64_t>(area.data() + area.size()),
+                       buf, 8, word),
+              HPAM_OK);
+    sent.emplace_back(1, h_bulk, word);
+    // One process serves both: all answered before the next round, whose
+    // four requests then never wait for an instance (D = 4).
+    ASSERT_TRUE(spin_until([&] {
+      serve();
+      return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == sent.size();
+    }));
+  }
+  ASSERT_EQ(hpam_request_4(ep[0], 0, h_echo, 999, 0, 0, 0), HPAM_OK);  // to myself: not reported
+  ASSERT_TRUE(spin_until([&] {
+    serve();
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == sent.size();
+  }));
+  ASSERT_GT(k.wire_dropped + k.wire_duplicated, 0u) << "the seed must make the wire misbehave";
+  std::sort(seen.got.begin(), seen.got.end());
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(seen.got, sent);
+  EXPECT_EQ(k.refusals_received, 50u);
+  hpam_set_answer_hook(ep[0], nullptr, nullptr);  // cleared: no more reports
+  ASSERT_EQ(hpam_request_4(ep[0], 1, h_echo, 1, 0, 0, 0), HPAM_OK);
+  ASSERT_TRUE(spin_until([&] {
+    serve();
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == sent.size() + 1;
+  }));
+  EXPECT_EQ(seen.got.size(), sent.size());
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
+INSTANTIATE_TEST_SUITE_P(cards, answer_hook, ::testing::Values("medusa", "hamlyn"));
+
 INSTANTIATE_TEST_SUITE_P(cards, background_resend,
                          ::testing::Combine(::testing::Values("medusa", "hamlyn"),
                                             ::testing::Values("auto", "off")));

@@ -99,8 +99,14 @@ TEST(uct_params, every_knob_is_a_variable) {
   char value[64];
   for (const char* own : {"JOB", "MAX_PROCS", "STATS"})
     EXPECT_EQ(UCS_OK, uct_config_get(config, own, value, sizeof value)) << own;
+  // The transport's own defaults where it sets them apart (uct_hpam_md_config.c), the
+  // table's elsewhere.
   ASSERT_EQ(UCS_OK, uct_config_get(config, "DEPTH", value, sizeof value));
-  EXPECT_EQ(std::to_string(hpam_knob_default(size_t(hpam_knob_find("depth"))).i), value);
+  EXPECT_STREQ("16", value);
+  ASSERT_EQ(UCS_OK, uct_config_get(config, "RECEIVE_BUDGET", value, sizeof value));
+  EXPECT_STREQ("16", value);
+  ASSERT_EQ(UCS_OK, uct_config_get(config, "CHECKS_PER_POLL", value, sizeof value));
+  EXPECT_EQ(std::to_string(hpam_knob_default(size_t(hpam_knob_find("checks_per_poll"))).i), value);
   uct_config_release(config);
 }
 
