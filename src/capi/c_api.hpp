@@ -62,9 +62,10 @@ struct c_ops {
 // initializers leaves a slot it does not name null.
 constexpr bool binds_every_slot(const c_ops& o) {
   return o.destroy && o.connect && o.nprocs && o.my_proc && o.max_bulk && o.register4 &&
-         o.register_bulk && o.answer_hook && o.request4 && o.reply4 && o.store && o.reply_store && o.get &&
-         o.medium && o.medium_now && o.poll && o.resend_due && o.resend_idle && o.set_segment &&
-         o.drain && o.in_handler && o.unreachable_peer && o.peer_lost && o.counters && o.last_error;
+         o.register_bulk && o.answer_hook && o.request4 && o.reply4 && o.store && o.reply_store &&
+         o.get && o.medium && o.medium_now && o.poll && o.resend_due && o.resend_idle &&
+         o.set_segment && o.drain && o.in_handler && o.unreachable_peer && o.peer_lost &&
+         o.counters && o.last_error;
 }
 
 // Builds an endpoint for cfg.card's NIC; throws like the endpoint does.

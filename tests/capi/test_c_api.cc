@@ -424,8 +424,8 @@ TEST_P(answer_hook, reports_each_request_once_with_its_argument_word) {
               HPAM_OK);
     sent.emplace_back(1, h_bulk, word);
     ++word;
-    ASSERT_EQ(hpam_get(ep[0], 1, h_bulk, reinterpret_cast<uint64_t>(area.data() + area.size()),
-                       buf, 8, word),
+    ASSERT_EQ(hpam_get(ep[0], 1, h_bulk, reinterpret_cast<uint64_t>(area.data() + area.size()), buf,
+                       8, word),
               HPAM_OK);
     sent.emplace_back(1, h_bulk, word);
     // One process serves both: all answered before the next round, whose
