@@ -198,8 +198,9 @@ def section(out):
         present = _time_table(L, times, out)
         times4 = _medians(os.path.join(out, "apps4.csv"), (0, 1, 3), 4)
         if times4:
-            L.append(f"\nAt four processes (s; one run each, `--oversubscribe` on the machine's "
-                     f"{os.cpu_count()} cores; tcp is left out of `--quick`):\n")
+            runs4 = len({row[2] for row in _rows(os.path.join(out, "apps4.csv"))[1:]})
+            L.append(f"\nAt four processes (s; median of {runs4} run(s), tcp one, `--oversubscribe` "
+                     f"on the machine's {os.cpu_count()} cores; tcp is left out of `--quick`):\n")
             _time_table(L, times4, out, "apps_time4.dat")
         L.append("\nRadix sort in Table 4.3's layout (s), beside the paper's rows (their key count "
                  "is not given; HP-LAM ran on HP 9000/J200s over Myrinet):\n")
