@@ -77,9 +77,12 @@ def section(out):
              "ping-pong tests, per message in a stream); ratios are hpam's time over "
              "posix's (over cma's for zero-copy rows, which posix and sysv lack). "
              "posix and sysv map the peer's memory, so their put, get and atomics are CPU "
-             "loads and stores; hpam's are Hamlyn deposits (one process_vm_writev/readv, "
-             "or a packet the owner serves for atomics), its active messages HPAM requests "
-             "with their replies.\n")
+             "loads and stores; hpam's are Hamlyn deposits: into memory the memory domain "
+             "allocated (card memory, where ucx_perftest's buffers are) a copy or a CPU "
+             "atomic under the slot's checks (held, key, bounds), into registered user "
+             "memory one process_vm_writev/readv or a packet the owner serves; its active "
+             "messages are HPAM requests answered by the protocol's acknowledgements (up to "
+             "UCX_HPAM_DEPTH = 16 in flight per peer).\n")
     L.append("| test | layout, bytes | posix µs | sysv µs | cma µs | hpam-medusa µs | "
              "hpam-hamlyn µs | medusa ÷ base | hamlyn ÷ base |")
     L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
