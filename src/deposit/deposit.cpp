@@ -501,15 +501,14 @@ status endpoint::direct(const ticket& t, uint64_t offset, uint64_t len, std::byt
     return status::not_supported;
   card_.terminus().kick();  // what waits in the work queue takes effect first
   uint64_t address = 0;
-  const status st =
-      card_.receiver().resolve(v, t.slot, t.protection_key, t.offset + offset, len, ptr, address);
+  const status st = card_.receiver().resolve_direct(v, t.slot, t.protection_key, t.offset + offset,
+                                                    len, ptr, address);
   if (!is_ok(st) || ptr) return st;  // the checks refused it, or card memory
   if (mine) {
     ptr = reinterpret_cast<std::byte*>(address);
     return status::ok;
   }
-  card_.receiver().unresolve(v,
-                             t.slot);  // the slot was set up again meanwhile, over private memory
+  card_.receiver().unresolve_direct(v, t.slot);  // set up again meanwhile, over private memory
   return status::not_supported;
 }
 
@@ -522,7 +521,7 @@ status endpoint::put_now(const void* src, size_t len, const ticket& t, uint64_t 
   if (!is_ok(st)) return st;
   // A store into card memory, as the CPU's own: no packet, so none counted.
   if (len) std::memcpy(ptr, src, len);
-  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
   return status::ok;
 }
 
@@ -531,7 +530,7 @@ status endpoint::get_now(void* dst, size_t len, const ticket& t, uint64_t offset
   const status st = direct(t, offset, len, ptr);
   if (!is_ok(st)) return st;
   if (len) std::memcpy(dst, ptr, len);
-  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
   return status::ok;
 }
 
@@ -543,7 +542,7 @@ status endpoint::atomic_now(atomic_op op, atomic_width w, const ticket& t, uint6
   if (!is_ok(st)) return st;
   hybrid_result res;
   const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
-  card_.receiver().unresolve(card_.view(static_cast<int>(t.node)), t.slot);
+  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
   if (is_ok(done) && fetched) *fetched = res.fetched;
   return done;
 }

@@ -8,6 +8,7 @@ src_libhpam_core_la_SOURCES = \
   src/sys/shared_segment.hpp src/sys/shared_segment.cpp \
   src/sys/placement.hpp src/sys/placement.cpp \
   src/sys/process_state.hpp src/sys/process_state.cpp \
+  src/sys/membarrier.hpp src/sys/membarrier.cpp \
   src/sys/ring.hpp src/sys/align.hpp src/sys/cell_fifo.hpp \
   src/sys/short_copy.hpp
 src_libhpam_core_la_LIBADD = $(HWLOC_LIBS) -lrt -lpthread

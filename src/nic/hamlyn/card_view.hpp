@@ -52,6 +52,8 @@ struct card_config {
                                // by cross-memory attach wait in the work queue and are deposited
                                // together at the next kick, full queue or flush; 0: each at once
   bool cross_memory = true;    // use/accept process_vm_writev/readv; false forces packets
+  bool direct_holds = true;    // offer hold lines for direct deposits, and hold peers' slots
+                               // by theirs (layout.hpp, hold_line); false: slot::users only
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for the
                                                            // peer's card
   uint64_t job_key = 0;  // published in the card header for the job (0: none)
@@ -97,6 +99,7 @@ struct card_view {
   bool cross_memory = false;           // process_vm_writev/readv into the owner works
   bool attached = false;               // mapped and validated
   card_geometry geo;                   // counts and offsets, checked at attach
+  hold_line* holds = nullptr;          // its hold lines [nprocs], checked at attach; null: none
   uint64_t job_key = 0;                // the job key its header published, read at attach
   // q < geo.notification_queues, i < geo.rx_packets (callers check).
   notification_queue_control* queue(uint32_t q) const {

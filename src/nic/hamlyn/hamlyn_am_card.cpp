@@ -42,6 +42,7 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.packet_size = s.block_size + static_cast<uint32_t>(sizeof(hamlyn::packet_header));
   c.rx_packets = 2;
   c.area_bytes = inbound_layout_for(s, per_sender, ring_cap).total;  // the one allocation
+  c.direct_holds = false;  // no direct deposit lands here: packets arrive (slot::users)
   c.direct_io_limit = 256;
   if (s.notify_inline > hamlyn::notification_inline_bytes)
     throw std::invalid_argument("hpam hamlyn: notify_inline must be at most " +

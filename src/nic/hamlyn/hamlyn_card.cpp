@@ -14,6 +14,7 @@
 
 #include "nic/hamlyn/cross_memory.hpp"
 #include "sys/clock.hpp"
+#include "sys/membarrier.hpp"
 #include "sys/protection_key.hpp"
 
 namespace hpam::nic::hamlyn {
@@ -154,13 +155,41 @@ card::card(const card_config& cfg)
   card_view& v = views_[my_proc_];
   v.segment = sys::shared_segment::create(segment_name_, segment_bytes());
   layout_segment();
-  v.segment.publish();
-  v.attached = true;
-  v.cross_memory = false;  // my own memory is written locally
-  own_header_ = v.header;
   slots_.bind(v.slots, v.metadata, v.area,
               {cfg_.slot_count, cfg_.metadata_entries, cfg_.notification_queues, cfg_.area_bytes,
                static_cast<uint32_t>(my_proc_)});
+  offer_hold_lines(v);
+  v.segment.publish();  // peers attach from here: the header is complete
+  v.attached = true;
+  v.cross_memory = false;  // my own memory is written locally
+  own_header_ = v.header;
+}
+
+// Hold lines for senders' direct deposits (layout.hpp, hold_line), one per
+// process, in the area memory: offered where this kernel runs the global
+// barriers a revoke needs; else (or when the area has no room) senders
+// hold by slot::users, as the arrivals do.
+void card::offer_hold_lines(card_view& v) {
+  uint64_t offset = 0;
+  if (!cfg_.direct_holds || !sys::global_barriers_available() ||
+      !is_ok(slots_.allocate_area(uint64_t{sizeof(hold_line)} * nprocs_, offset)))
+    return;
+  v.holds = reinterpret_cast<hold_line*>(v.area + offset);
+  v.header->direct_holds = v.geo.area_offset + offset;
+  slots_.use_hold_lines(v.holds, static_cast<uint32_t>(nprocs_));
+}
+
+// A peer's hold lines, where its header names them inside its area memory
+// (64-byte aligned, one per process): null otherwise, and the deposits
+// there hold by slot::users.
+static hold_line* hold_lines_of(const card_header& h, const card_view& v, int nprocs) {
+  const card_geometry& g = v.geo;
+  const uint64_t bytes = uint64_t{sizeof(hold_line)} * static_cast<uint64_t>(nprocs);
+  if (h.direct_holds == 0 || h.direct_holds % alignof(hold_line) != 0 ||
+      h.direct_holds < g.area_offset || h.direct_holds - g.area_offset > g.area_bytes ||
+      bytes > g.area_bytes - (h.direct_holds - g.area_offset))
+    return nullptr;
+  return reinterpret_cast<hold_line*>(v.base + h.direct_holds);
 }
 
 // The name goes once every peer has mapped the card; a card some peer never
@@ -196,6 +225,7 @@ void card::attach_peer(int proc) {
   v.pid = h.owner_pid;
   v.job_key = h.job_key;
   bind_view(v);
+  if (cfg_.direct_holds) v.holds = hold_lines_of(h, v, nprocs_);
   v.header->attached_peers.fetch_add(1, std::memory_order_acq_rel);
   v.cross_memory = cfg_.cross_memory && !h.cross_memory_forbidden &&
                    cross_memory_probe(v.pid, h.probe_address, h.probe_value);

@@ -100,6 +100,7 @@ class card {
 
  private:
   void layout_segment();
+  void offer_hold_lines(card_view& v);
   uint64_t segment_bytes() const;
 
   card_config cfg_;

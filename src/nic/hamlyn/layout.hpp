@@ -20,9 +20,10 @@ namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
 constexpr uint32_t card_version =
-    4;  // 2: notification entries carry the whole cursor;
+    5;  // 2: notification entries carry the whole cursor;
         // 3: entries of 128 bytes that can carry a message; inline_limit;
-        // 4: the inbound ready FIFO's cells carry small packets
+        // 4: the inbound ready FIFO's cells carry small packets;
+        // 5: hold lines for direct deposits (card_header::direct_holds)
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -255,7 +256,8 @@ struct card_header {
   std::atomic<uint64_t> client_magic;    // its magic, published last (release); 0 = none yet
   uint64_t job_key;                      // the job key the owner publishes for the job's other
                                          // processes (0: none); written before the magic
-  uint64_t reserved_client;              // zero
+  uint64_t direct_holds;                 // card offset of the hold lines (hold_line[nprocs],
+                                         // in the area memory); 0: none (slot::users only)
   std::atomic<uint32_t> attached_peers;  // peers that have mapped this card
   std::atomic<uint32_t> heartbeat;       // owner: advanced each time it polls (card::beat)
   arrival_counters counters;             // what arrived here
@@ -263,6 +265,25 @@ struct card_header {
 static_assert(std::is_standard_layout_v<card_header>);
 static_assert(offsetof(card_header, counters) % 64 == 0);
 static_assert(sizeof(card_header) == 256);
+
+// A sender's hold on a slot of this card for a direct deposit (one copied
+// or read by the sender itself: receiving_interface::resolve), when the
+// card offers hold lines and the sender has joined the global barriers
+// (sys/membarrier.hpp): the sender writes index + 1 into its own line
+// before it reads the slot's state, and 0 when done, with plain stores (so
+// no locked instruction waits for the store buffer, whose last store is the
+// deposit into a line the owner may be reading); the owner's revoke stores
+// the state, runs sys::barrier_all, then waits until no line names the
+// slot. Of "line written, state read" and "state written, barrier, lines
+// read", one sees the other: the deposit is refused, or the revoke waits
+// for it. Each line is written by its sender only (any process could write
+// any line, as it could slot::users: a revoke then waits its 2 s and says
+// would_block, as for a sender that died inside).
+struct alignas(64) hold_line {
+  std::atomic<uint64_t> slot_plus_one;  // the slot held + 1; 0: none
+  uint64_t pad[7];
+};
+static_assert(sizeof(hold_line) == 64);
 
 // The layer above a card (the AM card, the deposit layer) keeps its own
 // shared structures in the card's message-area memory, under a header of its

@@ -16,6 +16,8 @@
 
 #include <cstring>
 
+#include "sys/membarrier.hpp"
+
 namespace hpam::nic::hamlyn {
 namespace {
 
@@ -38,7 +40,8 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       notification_queues_(cfg.notification_queues),
       notify_capacity_(cfg.notify_capacity),
       rx_packets_(cfg.rx_packets),
-      packet_size_(cfg.packet_size) {
+      packet_size_(cfg.packet_size),
+      direct_holds_(cfg.direct_holds && sys::join_global_barriers()) {
   readers_.resize(notification_queues_);
   fast_cache_ = std::make_unique<fast_slot_cache[]>(nprocs_);
   rx_free_return_.init(rx_packets_);
@@ -256,15 +259,39 @@ status receiving_interface::arrive_batch(const card_view& v, const packet_header
 status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,
                                     uint64_t offset, uint64_t len, std::byte*& ptr,
                                     uint64_t& address) {
+  return resolve_held(v, s_index, key, offset, len, ptr, address, nullptr);
+}
+
+// The hold in my line: announced (plain store), then the state read; the
+// compiler keeps that order, the CPU may not (a load may pass an earlier
+// store), and the owner's barrier_all in revoke covers it (layout.hpp,
+// hold_line). Refused (counted) when the slot is not active; the caller
+// lets go whatever the answer, as after announce_hold.
+bool receiving_interface::announce_direct(const card_view& v, slot& sl, uint32_t index,
+                                          hold_line* line) {
+  if (!line) return announce_hold(v, sl);
+  line->slot_plus_one.store(uint64_t{index} + 1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (sl.state.load(std::memory_order_acquire) != static_cast<uint32_t>(slot_state::active)) {
+    count(v.header->counters.revoked_rejections);
+    return false;
+  }
+  return true;
+}
+
+status receiving_interface::resolve_held(const card_view& v, uint32_t s_index, uint64_t key,
+                                         uint64_t offset, uint64_t len, std::byte*& ptr,
+                                         uint64_t& address, hold_line* line) {
   arrival_counters& c = v.header->counters;
   if (s_index >= v.geo.slot_count) {
     count(c.malformed);
     return status::rejected;
   }
+  slot& sl = v.slots[s_index];
   slot_copy s;
   status st = status::rejected;
-  if (!hold_slot(v, s_index, s)) {
-    // counted by hold_slot
+  if (!announce_direct(v, sl, s_index, line) || !copy_slot<false>(v, sl, s)) {
+    // counted
   } else if (paranoid(s.mode) || s.mode == static_cast<uint32_t>(slot_mode::fast)) {
     count(c.mode_rejections);
   } else if (key == 0 || key != s.key) {
@@ -280,8 +307,8 @@ status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64
     address = s.base + offset;
     st = status::ok;
   }
-  if (!is_ok(st)) v.slots[s_index].users.fetch_sub(1, std::memory_order_release);
-  return st;  // on ok the caller calls unresolve when done with the memory
+  if (!is_ok(st)) drop_hold(v, sl, line);
+  return st;  // on ok the caller lets go (unresolve, unresolve_direct) when done with the memory
 }
 
 void receiving_interface::unresolve(const card_view& v, uint32_t s_index) {

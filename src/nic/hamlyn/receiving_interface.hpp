@@ -87,6 +87,19 @@ class receiving_interface {
   status resolve(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
                  std::byte*& ptr, uint64_t& address);
   void unresolve(const card_view& v, uint32_t s);  // after a successful resolve
+  // resolve and unresolve for a direct deposit: one the sender carries out
+  // itself within the call and lets go before its next (the deposit layer's
+  // put_now, get_now and atomic_now), one at a time on this card. Where v's
+  // card offers hold lines and this process has joined the global barriers,
+  // the hold is announced in my line there with plain stores (layout.hpp,
+  // hold_line), else by slot::users as resolve does.
+  status resolve_direct(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
+                        std::byte*& ptr, uint64_t& address) {
+    return resolve_held(v, s, key, offset, len, ptr, address, direct_line(v));
+  }
+  void unresolve_direct(const card_view& v, uint32_t s) {
+    drop_hold(v, v.slots[s], direct_line(v));
+  }
 
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
   // notification of queue q, if any. A message the entry carried (inline
@@ -164,6 +177,20 @@ class receiving_interface {
   template <bool fast_only = false>
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
   static bool announce_hold(const card_view& v, slot& sl);
+  // My hold line on v's card for a direct deposit, or null (slot::users).
+  hold_line* direct_line(const card_view& v) const {
+    return direct_holds_ && v.holds ? v.holds + my_proc_ : nullptr;
+  }
+  // The hold announced in `line` (null: slot::users), and let go.
+  static bool announce_direct(const card_view& v, slot& sl, uint32_t index, hold_line* line);
+  static void drop_hold(const card_view& v, slot& sl, hold_line* line) {
+    if (line)
+      line->slot_plus_one.store(0, std::memory_order_release);  // after the deposit (TSO)
+    else
+      sl.users.fetch_sub(1, std::memory_order_release);
+  }
+  status resolve_held(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
+                      std::byte*& ptr, uint64_t& address, hold_line* line);
   template <bool fast_only>
   static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
   static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
@@ -213,6 +240,7 @@ class receiving_interface {
   // [destination < nprocs_]: its fast-mode slot, checked (an array: the
   // index is checked against nprocs_, one load, not a vector's size).
   std::unique_ptr<fast_slot_cache[]> fast_cache_;
+  bool direct_holds_;  // card_config::direct_holds, and this process joined the global barriers
   // arrive_batch's scratch, max_batch each once a batch is first carried out.
   std::vector<batch_hold> batch_holds_;
   std::vector<batch_item> batch_items_;

@@ -7,6 +7,7 @@
 
 #include "sys/align.hpp"
 #include "sys/clock.hpp"
+#include "sys/membarrier.hpp"
 #include "sys/protection_key.hpp"
 
 namespace hpam::nic::hamlyn {
@@ -118,14 +119,27 @@ status slot_table::revoke(uint32_t index) {
     return status::invalid_argument;
   sl.state.store(static_cast<uint32_t>(slot_state::revoked), std::memory_order_seq_cst);
   sl.protection_key.store(0, std::memory_order_seq_cst);
-  // Wait (bounded) for arrivals that passed the checks before the revoke, so
-  // no byte lands in the area after this returns.
+  // Senders that announce a direct deposit in their hold line with a plain
+  // store, then read the state: after the barrier each has either seen the
+  // state revoked or made its announcement visible here (layout.hpp,
+  // hold_line). A refused barrier (never expected: the lines are offered
+  // only where it runs) leaves the wait below to a store buffer's drain.
+  if (hold_lines_) (void)sys::barrier_all();
+  // Wait (bounded) for arrivals and direct deposits that passed the checks
+  // before the revoke, so no byte lands in the area after this returns.
   const uint64_t deadline = sys::clock::monotonic_ns() + 2'000'000'000ull;
-  while (sl.users.load(std::memory_order_seq_cst) != 0) {
+  while (sl.users.load(std::memory_order_seq_cst) != 0 || held(index)) {
     if (sys::clock::monotonic_ns() > deadline) return status::would_block;  // a sender died inside
     std::this_thread::yield();
   }
   return status::ok;
+}
+
+bool slot_table::held(uint32_t index) const {
+  for (uint32_t p = 0; p < hold_line_count_; ++p)
+    if (hold_lines_[p].slot_plus_one.load(std::memory_order_acquire) == uint64_t{index} + 1)
+      return true;
+  return false;
 }
 
 status slot_table::rekey(uint32_t index, uint64_t key) {

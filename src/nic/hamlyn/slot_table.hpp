@@ -46,6 +46,12 @@ class slot_table {
 
   status allocate_area(uint64_t bytes, uint64_t& offset);  // card memory for message areas
   void free_area(uint64_t offset);
+  // The card's hold lines (layout.hpp, hold_line): a revoke waits for the
+  // direct deposits they announce too.
+  void use_hold_lines(const hold_line* lines, uint32_t count) {
+    hold_lines_ = lines;
+    hold_line_count_ = count;
+  }
   std::byte* area_address(uint64_t offset) const { return area_ + offset; }
   status create_slot(const slot_spec& spec, uint32_t& index);
   // No further deposit with the old key. Waits for deposits that passed the
@@ -67,6 +73,9 @@ class slot_table {
   metadata_entry* metadata_ = nullptr;
   std::byte* area_ = nullptr;
   slot_limits limits_;
+  const hold_line* hold_lines_ = nullptr;  // senders' announcements of direct deposits
+  uint32_t hold_line_count_ = 0;
+  bool held(uint32_t index) const;              // a sender's hold line names slot index
   std::map<uint64_t, uint64_t> free_area_;      // free ranges of area memory
   std::map<uint64_t, uint64_t> used_area_;      // allocated ranges
   std::map<uint32_t, uint32_t> free_metadata_;  // free ranges of the metadata pool

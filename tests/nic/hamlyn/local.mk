@@ -10,4 +10,4 @@ tests_nic_hamlyn_test_hamlyn_LDADD = $(TEST_LDADD) -lgtest_main
 tests_nic_hamlyn_test_hamlyn_SOURCES += \
   tests/nic/hamlyn/test_hamlyn_fork.cc tests/nic/hamlyn/test_hamlyn_am_card.cc \
   tests/nic/hamlyn/test_hamlyn_hostile.cc tests/nic/hamlyn/test_hamlyn_inline.cc \
-  tests/nic/hamlyn/test_hamlyn_queue.cc
+  tests/nic/hamlyn/test_hamlyn_queue.cc tests/nic/hamlyn/test_hamlyn_holds.cc
