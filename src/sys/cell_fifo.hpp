@@ -119,10 +119,12 @@ class cell_fifo {
   }
   // Producer, when every cell stands for one of at most capacity() tokens
   // that only the consumer hands back, after it has given the cell back
-  // (Medusa's RX_READY: a packet enters only with a block from RX_FREE, and
-  // the owner frees a cell before it pushes the block back): the cell of
-  // the next position is then free without looking, so the claim skips
-  // reading its sequence (a cache miss on the producer's path).
+  // (the Hamlyn AM card's inbound FIFO: a packet enters only with a buffer
+  // from its RX_FREE, and the owner frees a cell before it pushes the
+  // buffer back): the cell of the next position is then free without
+  // looking, so the claim skips reading its sequence (a cache miss on the
+  // producer's path). Medusa's RX_READY claims its cells checked (claim):
+  // a packet carried in its cell takes no block that could stand for it.
   std::byte* claim_free(uint64_t& pos) const noexcept {
     pos = header_->enqueue.fetch_add(1, std::memory_order_relaxed);
     return reinterpret_cast<std::byte*>(&head(pos));

@@ -4,10 +4,16 @@
 // holding the job's key, which sends whatever the input says: wire header,
 // protocol header (often with the right key, often aimed at one of process
 // 0's outstanding requests), payload (for an ack, often further acks of
-// outstanding requests: multi_ack). Findings: a sanitizer report, or a
-// guard byte around process 0's segment or get buffer changed.
+// outstanding requests: multi_ack), and either launches it or writes an
+// RX_READY entry for it on process 0's card itself (as any process of the
+// job can, mapping that card): the entry a card makes for a packet in its
+// cell, a void entry, a forged block field (an inbound block of process
+// 0's holding the packet, or any number), a forged length or source.
+// Findings: a sanitizer report, or a guard byte around process 0's segment
+// or get buffer changed.
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -94,6 +100,7 @@ struct world {
 
   bool intact() const { return segment.intact() && get_buffer.intact(); }
   void step(input& in);
+  void forge_entry(input& in, const std::byte* pkt, uint32_t len);
   const uint8_t* multi_ack(input& in, am::am_header& h, am::ack_entry (&acks)[8], size_t& n);
 
   // Process 0 sends a request of the kind the input names.
@@ -137,12 +144,49 @@ const uint8_t* world::multi_ack(input& in, am::am_header& h, am::ack_entry (&ack
   return reinterpret_cast<const uint8_t*>(acks);
 }
 
+// Process 1 puts an entry on process 0's RX_READY itself, the packet's
+// bytes in its cell as far as they fit; `form` % 4 names the entry: 0 the
+// one a card makes for a packet in its cell (a lie when it does not fit),
+// 1 void, 2 a block field of the input's (with `form` & 4 one of process
+// 0's inbound blocks, the packet copied into it; with `form` & 8 a length
+// of the input's), 3 in the cell with a length and source of the input's.
+void world::forge_entry(input& in, const std::byte* pkt, uint32_t len) {
+  nic::medusa_card& card = victim->card();
+  const uint8_t form = in.take<uint8_t>();
+  uint32_t block = nic::medusa::entry_in_cell, length = len, source = 1;
+  switch (form % 4) {
+    case 1:
+      length = 0;
+      break;
+    case 2:
+      block = in.take<uint32_t>();
+      if (form & 4) {
+        block = card.tx_blocks() + block % card.rx_blocks();
+        std::memcpy(card.tx_block(block), pkt, std::min(len, card.block_size()));
+      }
+      if (form & 8) length = in.take<uint32_t>();
+      break;
+    case 3:
+      length = in.take<uint32_t>();
+      source = in.take<uint16_t>();
+      break;
+    default:
+      break;
+  }
+  uint64_t pos;
+  std::byte* cell = card.rx_ready_fifo().claim(pos);
+  if (!cell) return;  // every cell held: a card would drop the packet
+  std::memcpy(cell + sys::cell_fifo::head_bytes, pkt, std::min(len, card.inline_bytes()));
+  card.rx_ready_fifo().publish(cell, pos, nic::medusa::encode_entry(block, length, source));
+}
+
 // One packet from process 1. `lie` bits: 1 the key, 2 the CRC, 4 the wire
 // length, 8 the wire source and destination, 16 the sequence number, 32 a
 // bulk address anywhere (else near the segment's edges). Clear bits make
 // that part right, so most inputs reach the checks behind it. `how` bits: 1
 // process 0 sends a request first, 2 answer one of its requests, 4 an ack
-// carries further acks (multi_ack).
+// carries further acks (multi_ack), 8 an entry written by hand instead of
+// a launch (forge_entry).
 void world::step(input& in) {
   world& w = *this;
   const uint8_t lie = in.take<uint8_t>();
@@ -197,7 +241,10 @@ void world::step(input& in) {
     wh.crc = nic::wire_crc(pkt, len);
     std::memcpy(pkt, &wh, sizeof wh);
   }
-  w.peer->transmit_block(w.block, len);
+  if (how & 8)
+    w.forge_entry(in, pkt, len);
+  else
+    w.peer->transmit_block(w.block, len);
   (void)w.victim->poll();
   w.drain_peer();
   if (w.outstanding.size() > 32)

@@ -8,11 +8,18 @@
 //
 // RX_READY's cells are wider than its entries (card_header::rx_ready_cell,
 // default 128 bytes): the card writes a packet that fits beside the entry
-// into the cell itself instead of into the block it took from RX_FREE, so
-// the processor finds a small packet in the cache lines it polls (one
-// line transfer per small message, not entry then block). The block is
-// still taken, owned and released as for any packet: a packet that finds
-// RX_FREE empty is dropped, whatever its size.
+// into the cell itself, so the processor finds a small packet in the cache
+// lines it polls (one line transfer per small message, not entry then
+// block). Such a packet takes no block: its entry's block field is
+// entry_in_cell, and the cell is its receive buffer, claimed checked (the
+// cell's lap stamp says whether the processor has given it back). A longer
+// packet claims its cell first, then pops a block from RX_FREE; when
+// RX_FREE is empty (or hands out a block that is not an inbound one) the
+// cell still has to be published, and carries a void entry (block field
+// entry_in_cell, length 0) that the processor releases as a refused packet.
+// So RX_READY's capacity bounds the packets in flight to a card, and
+// rx_blocks the ones of them in blocks; either running out drops the packet
+// (card_header::overflow_drops).
 //
 // Everything in it is offsets and block numbers, never pointers, so every
 // process can map it at its own address.
@@ -30,8 +37,9 @@
 namespace hpam::nic::medusa {
 
 constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
-constexpr uint32_t card_version = 4;    // 2: RX_READY entries carry the source; 3: RX_READY cells
-                                        // carry small packets inline; 4: the VRAM starts on a page
+constexpr uint32_t card_version = 5;    // 2: RX_READY entries carry the source; 3: RX_READY cells
+                                        // carry small packets inline; 4: the VRAM starts on a page;
+                                        // 5: a packet in its cell takes no block (entry_in_cell)
 constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
 
 // Block sizes accepted at setup (power of two).
@@ -70,11 +78,40 @@ constexpr uint32_t entry_length(uint64_t entry) noexcept {
   return static_cast<uint32_t>(entry) & entry_field_mask;
 }
 
+// The block field of an RX_READY entry whose packet lies in its cell (no
+// block: never a block number, max_blocks being smaller), and the void
+// entry's: a cell published with no packet (length 0), the packet dropped
+// because RX_FREE had no block for it (counted by the sender).
+constexpr uint32_t entry_in_cell = entry_field_mask;
+static_assert(max_blocks <= entry_in_cell);
+constexpr bool is_void_entry(uint64_t entry) noexcept {
+  return entry_block(entry) == entry_in_cell && entry_length(entry) == 0;
+}
+static_assert(is_void_entry(encode_entry(entry_in_cell, 0, 3)));
+static_assert(!is_void_entry(encode_entry(entry_in_cell, 72, 3)) &&
+              !is_void_entry(encode_entry(0, 0, 3)));
+
 static_assert(entry_block(encode_entry(0xfffffeu, 8192, 7)) == 0xfffffeu);
 static_assert(entry_length(encode_entry(0xfffffeu, 8192, 7)) == 8192);
 static_assert(entry_source(encode_entry(0xfffffeu, 8192, 65534)) == 65534);
 static_assert(entry_block(encode_entry(0xffffffffu, 0, 0)) ==
               entry_field_mask);  // forged: out of range
+
+// The lengths [lo, hi] an entry may give, checked with one compare (an
+// empty range, hi < lo, holds none).
+struct length_range {
+  uint32_t lo;
+  uint32_t count;  // hi - lo + 1, or 0
+  constexpr bool holds(uint32_t length) const noexcept { return length - lo < count; }
+};
+constexpr length_range lengths_between(uint32_t lo, uint32_t hi) noexcept {
+  return {lo, hi >= lo ? hi - lo + 1 : 0};
+}
+static_assert(lengths_between(16, 112).holds(16) && lengths_between(16, 112).holds(112) &&
+              !lengths_between(16, 112).holds(15) && !lengths_between(16, 112).holds(113) &&
+              !lengths_between(16, 112).holds(0));
+static_assert(!lengths_between(16, 0).holds(16) && !lengths_between(16, 0).holds(0) &&
+              !lengths_between(113, 64).holds(64));
 
 // ---- The card header: first bytes of the card memory -------------------
 
@@ -100,7 +137,9 @@ struct card_header {
   // been silent for their give-up time: is it polling, or busy elsewhere?).
   std::atomic<uint64_t> heartbeat;
   // Written by other processes' card engines (senders), on its own line.
-  alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: RX_FREE was empty
+  alignas(64) std::atomic<uint64_t> overflow_drops;  // packets dropped here: no free RX_READY
+                                                     // cell, or no block on RX_FREE for one
+                                                     // that needs a block (a void entry)
   std::atomic<uint64_t> bad_rx_free;                 // RX_FREE entries senders found out of range
   std::atomic<uint64_t> processor_done;              // owner finished (finalize): 1, else 0
   uint64_t job_key;                                  // the job key the owner publishes (0: none)

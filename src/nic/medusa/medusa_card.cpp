@@ -1,5 +1,6 @@
 #include "nic/medusa/medusa_card.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -74,6 +75,13 @@ medusa_card::medusa_card(const card_setup& setup)
       direct_tx_(setup.direct_tx),
       copy_short_whole_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
                         setup.block_size >= short_packet),
+      cell_lengths_(medusa::lengths_between(wire_header_size,
+                                            setup.rx_ready_cell - sys::cell_fifo::head_bytes)),
+      block_lengths_(medusa::lengths_between(
+          std::max(wire_header_size, setup.rx_ready_cell - sys::cell_fifo::head_bytes + 1),
+          setup.block_size)),
+      cell_entry_(
+          medusa::encode_entry(medusa::entry_in_cell, 0, static_cast<uint32_t>(setup.my_proc))),
       attach_timeout_ms_(setup.attach_timeout_ms),
       job_key_(setup.job_key),
       job_(setup.job),
@@ -221,6 +229,30 @@ void medusa_card::reconcile_tx_free(uint32_t b, uint32_t first) noexcept {
   while (tx_free_->pop(e)) sort_out(medusa::entry_block(e));
 }
 
+// A packet longer than a cell, its cell claimed: into a block popped from
+// dest's RX_FREE. No block (or one that is not an inbound block of dest's)
+// drops the packet, but the cell is taken and the processor polls it in
+// order: it is published with a void entry, to be released as refused.
+void medusa_card::deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
+                                   const std::byte* packet, uint32_t length) noexcept {
+  uint64_t e;
+  if (__builtin_expect(!p.rx_free->pop(e), 0)) {
+    p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
+    p.rx_ready.publish(cell, pos, cell_entry_);
+    return;
+  }
+  const uint32_t blk = medusa::entry_block(e);
+  if (__builtin_expect(blk - p.first_rx_block >= p.rx_blocks, 0)) {
+    refuse_rx_free_entry(p);
+    p.rx_ready.publish(cell, pos, cell_entry_);
+    return;
+  }
+  std::memcpy(p.vram + static_cast<size_t>(blk) * block_size_, packet, length);
+  // Publish: the packet in its block is visible before the entry naming it.
+  p.rx_ready.publish(cell, pos, medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
+  p.rx_free->prefetch_pop();  // the next long packet to dest takes the next free block
+}
+
 // The block popped from dest's RX_FREE is not one of its inbound blocks (a
 // damaged or forged entry): counted, and nothing is written.
 void medusa_card::refuse_rx_free_entry(peer_view& p) noexcept {
@@ -246,8 +278,12 @@ void medusa_card::release_out_of_order(uint64_t position, uint32_t block) noexce
   }
 }
 
-void medusa_card::reject_entry(rx_packet& p, uint32_t b) noexcept {
-  ++malformed_;
+// An RX_READY entry that names no packet: void (the sender counted the
+// drop in my overflow_drops), or malformed (a block out of range, a length
+// its place cannot hold: counted here).
+void medusa_card::reject_entry(rx_packet& p, uint64_t entry) noexcept {
+  const uint32_t b = medusa::entry_block(entry);
+  if (!medusa::is_void_entry(entry)) ++malformed_;
   p.crc_ok = false;
   p.rejected = true;
   p.src = 0;

@@ -2,10 +2,10 @@
 // (card_memory.hpp), four FIFOs of <block, length> entries controlling block
 // ownership, and a card engine that runs synchronously in the sender's
 // process: it moves each launched packet over the wire (wire.hpp) into a
-// block popped from the destination card's RX_FREE and pushes it on the
-// destination's RX_READY — a packet that fits in an RX_READY cell is
-// written into the cell instead of the block (card_memory.hpp). Provides
-// the card interface of nic/card.hpp.
+// cell it claims on the destination card's RX_READY — a packet that fits
+// there is written into the cell, a longer one into a block popped from
+// the destination's RX_FREE (card_memory.hpp) — and publishes the cell.
+// Provides the card interface of nic/card.hpp.
 //
 // Hot path (launch, receive, release, service): inline, no allocation,
 // system call, lock, exception or logging. Bad entries and packets are
@@ -34,7 +34,8 @@ inline constexpr const char* medusa_segment_purpose = "medusa";
 
 class medusa_card {
  public:
-  // rx_packet::block of an entry whose block number was out of range.
+  // rx_packet::block of a packet with no block: carried in its RX_READY
+  // cell, a void entry, or an entry whose block number was out of range.
   static constexpr uint32_t no_block = 0xffffffffu;
   // A packet of at most this many bytes (an 8-byte MPI message is 72) is
   // copied into its RX_READY cell as this many bytes, in constant moves,
@@ -76,7 +77,7 @@ class medusa_card {
   // entry would be popped as soon as pushed and the block returned as soon
   // as sent, so the push and both pops are skipped (counted in direct_sends()).
   [[gnu::always_inline]] inline void launch(int dest, uint32_t b, uint32_t len) noexcept;
-  // A copy sent again: the same as launch (a full RX_FREE drops it anyway).
+  // A copy sent again: the same as launch (a full RX_READY drops it anyway).
   void relaunch(int dest, uint32_t b, uint32_t len) noexcept { launch(dest, b, len); }
   // The processor's half of a send as the paper has it: push <b, len> on
   // TX_READY and let the engine transmit the block as written, wire header
@@ -85,10 +86,10 @@ class medusa_card {
   void transmit_block(uint32_t b, uint32_t len) noexcept;
 
   // Pops RX_READY. crc_ok is false when the CRC failed or the entry/header was
-  // malformed (then rejected is true too); then the packet must not be
-  // processed, only released. src comes from the entry (see card_memory.hpp).
-  // A packet that came inline lies in its RX_READY cell, which stays the
-  // processor's until release.
+  // malformed, or the entry is void (then rejected is true too); then the
+  // packet must not be processed, only released. src comes from the entry
+  // (see card_memory.hpp). A packet that came inline lies in its RX_READY
+  // cell (block no_block), which stays the processor's until release.
   bool receive(rx_packet& p) noexcept;
   // Whether receive() would find a packet (one load); while it would not,
   // the RX_READY cell the next packet comes in starts being fetched.
@@ -98,8 +99,9 @@ class medusa_card {
     rx_ready_.prefetch_second_line(rx_cursor_);
     return false;
   }
-  // Gives the packet's RX_READY cell and block back to the card (the block
-  // is pushed on RX_FREE). Every received packet is released once.
+  // Gives the packet's RX_READY cell, and its block if it has one, back to
+  // the card (the block is pushed on RX_FREE). Every received packet is
+  // released once.
   void release(const rx_packet& p) noexcept;
   // The processor polls: the heartbeat advances, then send_due().
   void service() noexcept {
@@ -141,12 +143,14 @@ class medusa_card {
 
   // What the wire did to packets this card sent.
   const wire_counters& wire_stats() const noexcept { return wire_.counters(); }
-  // Packets dropped at this card because its RX_FREE was empty.
+  // Packets dropped at this card: no free RX_READY cell, or RX_FREE empty
+  // for a packet that needs a block (each such drop is a void entry here).
   uint64_t overflow_drops() const noexcept {
     return header_->overflow_drops.load(std::memory_order_relaxed);
   }
   // Entries and packets this card rejected (bad block/length in a FIFO entry,
-  // bad launch arguments, a wire header naming another destination).
+  // bad launch arguments, a wire header naming another destination; not a
+  // void entry, whose drop the sender counted in overflow_drops).
   uint64_t malformed() const noexcept { return malformed_; }
   // Packets launch() handed to an idle engine without the TX FIFOs.
   uint64_t direct_sends() const noexcept { return direct_sends_; }
@@ -192,8 +196,12 @@ class medusa_card {
   void engine_send(engine_sink& sink, uint32_t dest, const std::byte* packet,
                    uint32_t length) noexcept;
   void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
+  // deliver's part for a packet longer than a cell: a block from RX_FREE,
+  // or the claimed cell published void (out of line: its copy dwarfs a call).
+  [[gnu::noinline]] void deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
+                                          const std::byte* packet, uint32_t length) noexcept;
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
-  [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint32_t b) noexcept;
+  [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint64_t entry) noexcept;
   [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p) noexcept;
   [[gnu::cold, gnu::noinline]] void release_out_of_order(uint64_t position,
                                                          uint32_t block) noexcept;
@@ -208,6 +216,11 @@ class medusa_card {
   bool crc_;
   bool direct_tx_;
   bool copy_short_whole_;  // cells hold short_packet bytes and blocks are at least that long
+  // The lengths an RX_READY entry may give a packet in its cell, and one in
+  // a block: [wire_header_size, inline_bytes()] and the rest up to a block.
+  medusa::length_range cell_lengths_;
+  medusa::length_range block_lengths_;
+  uint64_t cell_entry_;  // entry of a packet of mine in a cell, but its length (the void entry)
   uint64_t attach_timeout_ms_;
   uint64_t job_key_;
   std::string job_;
@@ -298,35 +311,30 @@ inline void medusa_card::run_tx_engine() noexcept {
     ++malformed_;
 }
 
-// Inline into the engine's step: a packet's only call on the way out.
+// Inline into the engine's step: a packet's only call on the way out. The
+// cell first, checked (its lap stamp: the processor may still hold the
+// cell of the previous lap, having popped it but not released it); a
+// packet that fits travels in it and takes no block.
 [[gnu::always_inline]] inline void medusa_card::deliver(int dest, const std::byte* packet,
                                                         uint32_t length) noexcept {
   peer_view& p = peers_[dest];
-  uint64_t e;
-  if (__builtin_expect(!p.rx_free->pop(e), 0)) {
+  uint64_t pos;
+  std::byte* cell = p.rx_ready.claim(pos);
+  if (__builtin_expect(!cell, 0)) {
     p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const uint32_t blk = medusa::entry_block(e);
-  uint64_t pos;
-  if (__builtin_expect(blk - p.first_rx_block >= p.rx_blocks, 0)) {
-    refuse_rx_free_entry(p);
-    return;
-  }
-  // Room by construction: the block stands for the cell (RX_READY holds
-  // every inbound block, and the owner gives cells back in order before it
-  // releases their blocks; see release()).
-  std::byte* cell = p.rx_ready.claim_free(pos);
   if (__builtin_expect(length <= short_packet && copy_short_whole_, 1))
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);  // constant: inline moves
   else if (length <= p.rx_ready.inline_bytes())
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, length);
-  else
-    std::memcpy(p.vram + static_cast<size_t>(blk) * block_size_, packet, length);
+  else {
+    deliver_in_block(p, cell, pos, packet, length);
+    return;
+  }
   // Publish: the packet bytes are visible before the receiver sees the
   // entry, which names me, the sending card, as the packet's source.
-  p.rx_ready.publish(cell, pos, medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
-  p.rx_free->prefetch_pop();  // the next packet to dest takes the next free block
+  p.rx_ready.publish(cell, pos, cell_entry_ | length);
 }
 
 inline bool medusa_card::receive(rx_packet& p) noexcept {
@@ -335,19 +343,21 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   const std::byte* cell = rx_ready_.ready(rx_cursor_, e);
   if (!cell) return false;
   p.position = rx_cursor_++;
-  rx_free_->prefetch_push();  // the release of this block writes there
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);
-  if (__builtin_expect(b - tx_blocks_ >= rx_blocks_ || len < wire_header_size || len > block_size_,
-                       0)) {
-    reject_entry(p, b);
+  if (__builtin_expect(b == medusa::entry_in_cell && cell_lengths_.holds(len), 1)) {
+    p.block = no_block;
+    p.data = cell + sys::cell_fifo::head_bytes;
+  } else if (b - tx_blocks_ < rx_blocks_ && block_lengths_.holds(len)) {
+    rx_free_->prefetch_push();  // the release of this block writes there
+    p.block = b;
+    p.data = vram_ + static_cast<size_t>(b) * block_size_;
+  } else {
+    reject_entry(p, e);  // a void entry, or a malformed one
     return true;
   }
-  p.block = b;
   p.length = len;
-  p.data = len <= rx_ready_.inline_bytes() ? cell + sys::cell_fifo::head_bytes
-                                           : vram_ + static_cast<size_t>(b) * block_size_;
   p.src = static_cast<uint16_t>(src);
   p.rejected = false;
   p.crc_ok = packet_ok(p, src);
@@ -374,10 +384,11 @@ inline bool medusa_card::packet_ok(rx_packet& p, uint32_t src) noexcept {
 }
 
 inline void medusa_card::release(const rx_packet& p) noexcept {
-  // Cells go back in the order they were popped, and each block only after
-  // its cell (the engine's claim relies on both: see deliver), whatever the
-  // order of the releases: one released early waits, with its block, for
-  // the ones before it. A stale or made-up position is ignored.
+  // Cells go back in the order they were popped, whatever the order of the
+  // releases: one released early waits, with its block, for the ones
+  // before it. That order is what tells a position released twice, stale
+  // or made up (ignored) from one still held; the engine's claim itself
+  // would take cells given back in any order.
   if (__builtin_expect(p.position == rx_freed_ && p.position < rx_cursor_ && !rx_early_, 1)) {
     rx_ready_.release(rx_freed_++);
     give_back_block(p.block);
@@ -386,12 +397,13 @@ inline void medusa_card::release(const rx_packet& p) noexcept {
   }
 }
 
-// Only blocks of my inbound range go back; a rejected entry's no_block is dropped.
-// Room by construction: RX_FREE holds every inbound block, and I push back
-// only a block I popped from RX_READY (each at most once: see release); a
-// block whose cell a sender has not yet freed waits (sys::token_return).
+// Only blocks of my inbound range go back; no_block (a packet in its cell,
+// a void or rejected entry) has nothing to give. Room by construction:
+// RX_FREE holds every inbound block, and I push back only a block I popped
+// from RX_READY (each at most once: see release); a block whose RX_FREE
+// cell a sender has not yet freed waits (sys::token_return).
 inline void medusa_card::give_back_block(uint32_t b) noexcept {
-  if (__builtin_expect(b - tx_blocks_ < rx_blocks_, 1))
+  if (b - tx_blocks_ < rx_blocks_)
     (void)rx_free_return_.give_back(*rx_free_, medusa::encode_entry(b, block_size_));
 }
 

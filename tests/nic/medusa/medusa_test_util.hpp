@@ -70,6 +70,23 @@ inline uint64_t check_packet(const rx_packet& p, int src, int dst, uint32_t bloc
   return seq;
 }
 
+// A packet of exactly `len` bytes (after the wire header: the tag, then a
+// pattern of it), and its check.
+inline uint32_t build_exact(std::byte* pkt, uint32_t len, uint64_t tag) {
+  std::memcpy(pkt + wire_header_size, &tag, sizeof tag);
+  for (uint32_t i = payload_offset; i < len; ++i) pkt[i] = pattern(tag, i);
+  return len;
+}
+inline bool exact(const rx_packet& r, uint32_t len, uint64_t tag) {
+  uint64_t got;
+  if (r.length != len || !r.crc_ok) return false;
+  std::memcpy(&got, r.data + wire_header_size, sizeof got);
+  if (got != tag) return false;
+  for (uint32_t i = payload_offset; i < len; ++i)
+    if (r.data[i] != pattern(tag, i)) return false;
+  return true;
+}
+
 // Puts an entry on c's RX_READY as a card engine would: the entry, and the
 // packet's bytes in the cell when `packet` is given and fits there (a
 // packet longer than that must already be in the entry's block). Tests

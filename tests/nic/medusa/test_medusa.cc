@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -140,7 +141,12 @@ TEST(medusa_card, two_cards_exchange_byte_exact) {
     ASSERT_TRUE(p.b->receive(r));
     ASSERT_TRUE(r.crc_ok);
     ASSERT_EQ(check_packet(r, 0, 1, bs), seq);
-    ASSERT_GE(r.block, p.b->tx_blocks());
+    if (len <= p.b->inline_bytes()) {
+      ASSERT_EQ(r.block, medusa_card::no_block);  // in its cell, no block taken
+    } else {
+      ASSERT_GE(r.block, p.b->tx_blocks());
+      ASSERT_LT(r.block, p.b->tx_blocks() + p.b->rx_blocks());
+    }
     // B -> A echoes a different sequence.
     const uint32_t len2 = build_packet(p.b->tx_block(tb), seq + 100000, bs);
     p.b->release(r);
@@ -263,28 +269,89 @@ TEST(medusa_card, partial_claim_then_launch_keeps_unclaimed_blocks) {
   for (uint32_t x : rest) EXPECT_NE(x, mine);
 }
 
-TEST(medusa_card, empty_rx_free_drops_and_counts) {
-  card_pair p("overflow", 4, 4);
+// A packet that fits its RX_READY cell takes no block: while the receiver
+// holds every cell, the next one is dropped (counted), RX_FREE untouched;
+// once cells come back, packets flow again.
+TEST(medusa_card, full_rx_ready_drops_and_counts) {
+  card_pair p("overflow", 4, 3);  // 3 blocks, RX_READY of 4 cells
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
-  const uint32_t bs = p.a->block_size();
-  for (uint64_t seq = 0; seq < 10; ++seq)
-    p.a->launch(1, t, build_packet(p.a->tx_block(t), seq, bs));
-  EXPECT_EQ(p.b->overflow_drops(), 6u);
+  const uint32_t cells = 4;
+  for (uint64_t tag = 0; tag < 10; ++tag) p.a->launch(1, t, build_exact(p.a->tx_block(t), 72, tag));
+  EXPECT_EQ(p.b->overflow_drops(), 10u - cells);
   EXPECT_EQ(p.a->overflow_drops(), 0u);
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 3u);  // no block taken for a packet in its cell
   std::vector<rx_packet> got;
   rx_packet r{};
   while (p.b->receive(r)) {
-    EXPECT_TRUE(r.crc_ok);
-    EXPECT_EQ(check_packet(r, 0, 1, bs), got.size());  // the first four got through
+    EXPECT_TRUE(exact(r, 72, got.size()));  // the first four got through
+    EXPECT_EQ(r.block, medusa_card::no_block);
     got.push_back(r);
   }
-  ASSERT_EQ(got.size(), 4u);
+  ASSERT_EQ(got.size(), cells);
+  // Popped but not released: the cells are still the receiver's.
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 72, 98));
+  EXPECT_EQ(p.b->overflow_drops(), 11u - cells);
   for (auto& g : got) p.b->release(g);
-  p.a->launch(1, t, build_packet(p.a->tx_block(t), 99, bs));
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 72, 99));
   ASSERT_TRUE(p.b->receive(r));
-  EXPECT_EQ(check_packet(r, 0, 1, bs), 99u);
-  EXPECT_EQ(p.b->overflow_drops(), 6u);
+  EXPECT_TRUE(exact(r, 72, 99));
+  p.b->release(r);
+  EXPECT_EQ(p.b->overflow_drops(), 11u - cells);
+  EXPECT_EQ(p.b->malformed(), 0u);
+}
+
+// A packet longer than a cell claims its cell, then a block: with RX_FREE
+// empty it is dropped (counted by the sender in the receiver's
+// overflow_drops) and its cell published void, which the receiver pops as
+// a refused packet (not malformed, not a CRC failure) and releases; the
+// packets around it come through.
+TEST(medusa_card, empty_rx_free_publishes_a_void_entry) {
+  card_pair p("void", 4, 2);  // 2 blocks, RX_READY of 2 cells
+  uint32_t t;
+  ASSERT_TRUE(p.a->claim_tx_block(t));
+  constexpr uint32_t big = 300, small = 40;
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), big, 1));
+  rx_packet held{};
+  ASSERT_TRUE(p.b->receive(held));
+  ASSERT_TRUE(exact(held, big, 1));
+  // The block a second long packet would take, gone (as if another sender held it).
+  uint64_t taken;
+  ASSERT_TRUE(p.b->rx_free_fifo().pop(taken));
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 0u);
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), big, 2));
+  EXPECT_EQ(p.b->overflow_drops(), 1u);
+  rx_packet v{};
+  ASSERT_TRUE(p.b->receive(v));
+  EXPECT_FALSE(v.crc_ok);
+  EXPECT_TRUE(v.rejected);
+  EXPECT_EQ(v.length, 0u);
+  EXPECT_EQ(v.block, medusa_card::no_block);
+  ASSERT_NE(v.data, nullptr);
+  EXPECT_EQ(p.b->malformed(), 0u);
+  EXPECT_EQ(p.b->crc_failures(), 0u);
+  // Both cells held: the next packet finds none.
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), small, 3));
+  EXPECT_EQ(p.b->overflow_drops(), 2u);
+  p.b->release(held);  // its cell and its block
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 1u);
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), small, 4));  // a cell, no block needed
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 1u);
+  rx_packet r{};
+  ASSERT_TRUE(p.b->receive(r));
+  EXPECT_TRUE(exact(r, small, 4));
+  p.b->release(r);
+  p.b->release(v);  // the void entry's cell, and the one released before it, go back
+  ASSERT_TRUE(p.b->rx_free_fifo().push(taken));
+  EXPECT_EQ(p.b->rx_free_fifo().size(), 2u);
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), big, 5));
+  ASSERT_TRUE(p.b->receive(r));
+  EXPECT_TRUE(exact(r, big, 5));
+  p.b->release(r);
+  EXPECT_FALSE(p.b->receive(r));
+  EXPECT_EQ(p.b->overflow_drops(), 2u);
+  EXPECT_EQ(p.b->malformed(), 0u);
+  EXPECT_EQ(p.a->malformed(), 0u);
 }
 
 TEST(medusa_card, crc_detects_a_flipped_bit) {
@@ -343,18 +410,28 @@ TEST(medusa_card, forged_rx_ready_entries_are_rejected_and_counted) {
   medusa_card& b = *p.b;
   const uint32_t bs = b.block_size();
   const uint32_t first_rx = b.tx_blocks();
+  const uint32_t in_cell = medusa::entry_in_cell;
+  ASSERT_EQ(b.inline_bytes(), 112u);
   struct forged {
     uint32_t block, length;
     bool real_block;
+    bool malformed = true;  // else a void entry: refused, the drop the sender's to count
   };
   const forged cases[] = {
       {first_rx, bs + 1, true},           // longer than a block
       {first_rx + 1, 0xffffffffu, true},  // absurd length
       {first_rx + 2, 3, true},            // shorter than the wire header
-      {0, 64, false},                     // a tx block, not an rx block
-      {first_rx + 8, 64, false},          // one past the last block
-      {0xffffffffu, 64, false},           // far out of range
+      {first_rx + 3, 64, true},           // a block for a packet that fits its cell
+      {0, 200, false},                    // a tx block, not an rx block
+      {first_rx + 8, 200, false},         // one past the last block
+      {0xfffffffeu, 200, false},          // far out of range
       {0xfffffffeu, 0, false},
+      {in_cell, 113, false},  // in its cell, longer than a cell holds
+      {in_cell, bs, false},
+      {in_cell, 0xffffffffu, false},
+      {in_cell, 3, false},             // in its cell, shorter than the wire header
+      {in_cell, 0, false, false},      // void
+      {0xffffffffu, 0, false, false},  // void: the block field is all ones either way
   };
   uint64_t expect_malformed = 0;
   for (const auto& f : cases) {
@@ -366,11 +443,13 @@ TEST(medusa_card, forged_rx_ready_entries_are_rejected_and_counted) {
     ASSERT_TRUE(forge_rx_ready(b, encode_entry(f.block, f.length)));
     rx_packet r{};
     ASSERT_TRUE(b.receive(r));
-    ++expect_malformed;
+    expect_malformed += f.malformed;
     EXPECT_FALSE(r.crc_ok);
+    EXPECT_TRUE(r.rejected);
     EXPECT_EQ(r.length, 0u);
     ASSERT_NE(r.data, nullptr);
     EXPECT_EQ(b.malformed(), expect_malformed);
+    EXPECT_EQ(b.crc_failures(), 0u);
     const uint64_t free_before = b.rx_free_fifo().size();
     b.release(r);
     EXPECT_EQ(b.rx_free_fifo().size(), free_before + (f.real_block ? 1 : 0));
@@ -378,14 +457,18 @@ TEST(medusa_card, forged_rx_ready_entries_are_rejected_and_counted) {
       EXPECT_EQ(r.block, medusa_card::no_block);
     }
   }
-  // The card still works.
+  EXPECT_EQ(b.overflow_drops(), 0u);  // a forged void entry is no drop
+  // The card still works, in its cells and its blocks.
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
-  p.a->launch(1, t, build_packet(p.a->tx_block(t), 1, bs));
-  rx_packet r{};
-  ASSERT_TRUE(b.receive(r));
-  EXPECT_TRUE(r.crc_ok);
-  EXPECT_EQ(check_packet(r, 0, 1, bs), 1u);
+  for (uint32_t len : {72u, 500u}) {
+    p.a->launch(1, t, build_exact(p.a->tx_block(t), len, len));
+    rx_packet r{};
+    ASSERT_TRUE(b.receive(r));
+    EXPECT_TRUE(exact(r, len, len));
+    b.release(r);
+  }
+  EXPECT_EQ(b.rx_free_fifo().size(), 8u);
 }
 
 TEST(medusa_card, forged_rx_free_entry_is_not_written_through) {
@@ -398,11 +481,30 @@ TEST(medusa_card, forged_rx_free_entry_is_not_written_through) {
   ASSERT_TRUE(b.rx_free_fifo().push(encode_entry(0x7fffffff, 1024)));  // beyond its VRAM
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
-  p.a->launch(1, t, build_packet(p.a->tx_block(t), 1, b.block_size()));
-  p.a->launch(1, t, build_packet(p.a->tx_block(t), 2, b.block_size()));
+  // Packets that need a block: each claims its cell, takes a forged block,
+  // writes nothing and publishes the cell void.
+  const std::vector<std::byte> before(b.tx_block(0), b.tx_block(0) + b.block_size());
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 500, 1));
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 500, 2));
   EXPECT_EQ(b.header().bad_rx_free.load(), 2u);
   EXPECT_EQ(p.a->malformed(), 2u);
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), b.tx_block(0)));
+  for (int i = 0; i < 2; ++i) {
+    rx_packet r{};
+    ASSERT_TRUE(b.receive(r));
+    EXPECT_FALSE(r.crc_ok);
+    EXPECT_TRUE(r.rejected);
+    EXPECT_EQ(r.block, medusa_card::no_block);
+    b.release(r);
+  }
+  EXPECT_EQ(b.malformed(), 0u);
+  EXPECT_EQ(b.rx_free_fifo().size(), 0u);  // nothing given back for them
+  // A packet in its cell needs no block: it still comes through.
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 72, 3));
   rx_packet r{};
+  ASSERT_TRUE(b.receive(r));
+  EXPECT_TRUE(exact(r, 72, 3));
+  b.release(r);
   EXPECT_FALSE(b.receive(r));
 }
 
@@ -614,7 +716,9 @@ TEST(medusa_card, two_process_exchange) {
 
 // Two sender processes fill one receiver's card at once (RX_FREE and RX_READY
 // with several producers): every packet is either delivered intact, in order
-// per sender, or counted as an overflow drop at the receiver.
+// per sender, or counted as an overflow drop at the receiver, the drops of
+// packets that found a cell but no block showing there as void entries
+// (24 blocks for 32 cells: most packets need a block).
 int run_flood_sender(const std::string& job, int proc, uint64_t count, int start_fd) {
   alarm(60);
   try {
@@ -637,7 +741,7 @@ int run_flood_sender(const std::string& job, int proc, uint64_t count, int start
 TEST(medusa_card, two_senders_one_receiver) {
   const std::string job = unique_job("flood");
   constexpr uint64_t count = 20000;
-  medusa_card r(make_setup(job, 3, 0, 1, 32, 512));
+  medusa_card r(make_setup(job, 3, 0, 1, 24, 512));
   int start[2];
   ASSERT_EQ(pipe(start), 0);
   std::vector<child_guard> kids;
@@ -654,7 +758,7 @@ TEST(medusa_card, two_senders_one_receiver) {
   r.attach_peer(1);
   r.attach_peer(2);
   close(start[1]);
-  uint64_t got[3] = {}, next[3] = {}, bad = 0;
+  uint64_t got[3] = {}, next[3] = {}, bad = 0, voids = 0;
   const uint64_t deadline = sys::clock::monotonic_ns() + 60'000'000'000ull;
   bool finished = false;
   while (!finished && sys::clock::monotonic_ns() < deadline) {
@@ -662,6 +766,11 @@ TEST(medusa_card, two_senders_one_receiver) {
     finished = r.peer_done(1) && r.peer_done(2);
     rx_packet p{};
     while (r.receive(p)) {
+      if (!p.crc_ok && p.rejected && p.length == 0 && p.block == medusa_card::no_block) {
+        ++voids;
+        r.release(p);
+        continue;
+      }
       wire_header h;
       std::memcpy(&h, p.data, sizeof h);
       const uint64_t seq = p.crc_ok && (h.src == 1 || h.src == 2)
@@ -683,32 +792,17 @@ TEST(medusa_card, two_senders_one_receiver) {
   }
   EXPECT_TRUE(finished);
   EXPECT_EQ(bad, 0u);
-  EXPECT_GE(got[1] + got[2], 32u);  // at least the blocks that were free at the start
+  EXPECT_GE(got[1] + got[2], 24u);  // at least the blocks that were free at the start
   EXPECT_EQ(got[1] + got[2] + r.overflow_drops(), 2 * count);
-  EXPECT_EQ(r.rx_free_fifo().size(), 32u);
-}
-
-// A packet of exactly `len` bytes (after the wire header: the tag, then a
-// pattern of it), and its check.
-uint32_t build_exact(std::byte* pkt, uint32_t len, uint64_t tag) {
-  std::memcpy(pkt + wire_header_size, &tag, sizeof tag);
-  for (uint32_t i = payload_offset; i < len; ++i) pkt[i] = pattern(tag, i);
-  return len;
-}
-bool exact(const rx_packet& r, uint32_t len, uint64_t tag) {
-  uint64_t got;
-  if (r.length != len || !r.crc_ok) return false;
-  std::memcpy(&got, r.data + wire_header_size, sizeof got);
-  if (got != tag) return false;
-  for (uint32_t i = payload_offset; i < len; ++i)
-    if (r.data[i] != pattern(tag, i)) return false;
-  return true;
+  EXPECT_LE(voids, r.overflow_drops());
+  EXPECT_EQ(r.malformed(), 0u);
+  EXPECT_EQ(r.rx_free_fifo().size(), 24u);
 }
 
 // Every length around the RX_READY cell's inline room, for every cell size:
-// a packet that fits travels in the cell (its block untouched), a longer
-// one in its block, byte for byte either way; RX_FREE blocks are taken and
-// given back for both.
+// a packet that fits travels in the cell and takes no block from RX_FREE,
+// a longer one in a block taken from RX_FREE and given back at its
+// release, byte for byte either way.
 TEST(medusa_card, packets_inline_or_in_their_block_around_the_cell_boundary) {
   for (uint32_t cell : {16u, 64u, 128u, 256u}) {
     SCOPED_TRACE("rx_ready_cell " + std::to_string(cell));
@@ -730,11 +824,14 @@ TEST(medusa_card, packets_inline_or_in_their_block_around_the_cell_boundary) {
       rx_packet r{};
       ASSERT_TRUE(b.receive(r));
       EXPECT_TRUE(exact(r, len, len * 7 + cell));
-      const std::byte* block = b.tx_block(r.block);  // where the block lies in b's VRAM
-      if (len <= b.inline_bytes())
-        EXPECT_NE(r.data, block) << "a packet that fits must come in the cell";
-      else
-        EXPECT_EQ(r.data, block) << "a longer packet must come in its block";
+      if (len <= b.inline_bytes()) {
+        EXPECT_EQ(r.block, medusa_card::no_block) << "a packet that fits must come in the cell";
+        EXPECT_EQ(b.rx_free_fifo().size(), 8u);
+      } else {
+        // Where the block lies in b's VRAM.
+        EXPECT_EQ(r.data, b.tx_block(r.block)) << "a longer packet must come in its block";
+        EXPECT_EQ(b.rx_free_fifo().size(), 7u);
+      }
       b.release(r);
     }
     EXPECT_EQ(b.rx_free_fifo().size(), 8u);  // every block back
@@ -753,12 +850,14 @@ TEST(medusa_card, releases_out_of_order_never_let_a_held_packet_be_overwritten) 
   uint64_t tag = 0;
   for (int round = 0; round < 200; ++round) {
     std::vector<rx_packet> held;
+    uint64_t in_blocks = 0;
     for (int i = 0; i < 4; ++i) {
       const uint32_t len = 24 + static_cast<uint32_t>((tag * 29) % 150);  // inline and not
       p.a->launch(1, t, build_exact(p.a->tx_block(t), len, tag));
       rx_packet r{};
       ASSERT_TRUE(p.b->receive(r));
       ASSERT_TRUE(exact(r, len, tag)) << "round " << round;
+      in_blocks += r.block != medusa_card::no_block;
       held.push_back(r);
       ++tag;
     }
@@ -766,8 +865,8 @@ TEST(medusa_card, releases_out_of_order_never_let_a_held_packet_be_overwritten) 
     // nothing back (no block, no cell) until the oldest goes too.
     const int order[4][3] = {{3, 1, 2}, {2, 3, 1}, {1, 2, 3}, {3, 2, 1}};
     for (int k : order[round % 4]) p.b->release(held[k]);
-    EXPECT_EQ(p.b->rx_free_fifo().size(), 0u);
-    p.a->launch(1, t, build_exact(p.a->tx_block(t), 40, 999999));  // no block: dropped
+    EXPECT_EQ(p.b->rx_free_fifo().size(), 4u - in_blocks);
+    p.a->launch(1, t, build_exact(p.a->tx_block(t), 40, 999999));  // no cell: dropped
     EXPECT_EQ(p.b->overflow_drops(), static_cast<uint64_t>(round + 1));
     const uint64_t oldest_tag = tag - 4;
     ASSERT_TRUE(exact(held[0], held[0].length, oldest_tag)) << "the held packet was overwritten";
@@ -782,10 +881,10 @@ TEST(medusa_card, releases_out_of_order_never_let_a_held_packet_be_overwritten) 
 // A release naming a position never popped (stale or made up) gives back
 // nothing: no cell, no block.
 TEST(medusa_card, release_of_a_position_never_popped_is_ignored) {
-  card_pair p("stale", 4, 4);
+  card_pair p("stale", 4, 4);  // 4 blocks, RX_READY of 4 cells
   uint32_t t;
   ASSERT_TRUE(p.a->claim_tx_block(t));
-  p.a->launch(1, t, build_exact(p.a->tx_block(t), 40, 5));
+  p.a->launch(1, t, build_exact(p.a->tx_block(t), 200, 5));  // in a block
   rx_packet r{};
   ASSERT_TRUE(p.b->receive(r));
   rx_packet forged = r;
@@ -794,7 +893,10 @@ TEST(medusa_card, release_of_a_position_never_popped_is_ignored) {
     p.b->release(forged);
   }
   EXPECT_EQ(p.b->rx_free_fifo().size(), 3u);  // only r's block is out
-  EXPECT_TRUE(exact(r, 40, 5));
+  // And r's cell: three packets take the other cells, a fourth finds r's held.
+  for (uint64_t tag = 6; tag < 10; ++tag) p.a->launch(1, t, build_exact(p.a->tx_block(t), 40, tag));
+  EXPECT_EQ(p.b->overflow_drops(), 1u);
+  EXPECT_TRUE(exact(r, 200, 5));
   p.b->release(r);
   EXPECT_EQ(p.b->rx_free_fifo().size(), 4u);
 }
