@@ -105,6 +105,18 @@ unsigned uct_hpam_am_deliver_self(uct_hpam_iface_t *iface)
     return hpam_order_next_deliver(&iface->order, iface->proc) - start;
 }
 
+/* What a send returns to UCX; a send refused takes its sequence number back. */
+static inline ucs_status_t am_sent(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, int rc)
+{
+    if (ucs_likely(rc == HPAM_OK)) return UCS_OK;
+    hpam_order_unsent(&iface->order, ep->peer);
+    if (rc == HPAM_ERR_UNREACHABLE) {
+        uct_hpam_iface_note_lost(iface, ep->peer);
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    }
+    return rc == HPAM_ERR_BUSY || rc == HPAM_ERR_AGAIN ? no_resource(iface) : uct_hpam_status(rc);
+}
+
 /* One message of a head and a body (either may be empty; together within
  * max_bulk), sent now through the protocol's small-message send (the BTL's:
  * no iovec, no frame of the C API), or refused with nothing sent. */
@@ -121,13 +133,7 @@ static inline ucs_status_t am_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep, u
     const int rc = hpam_send_now(iface->am, &iface->send_now, ep->peer, UCT_HPAM_HANDLER_AM, head,
                                  head_len, body, body_len, am_arg(id, seq));
     uct_hpam_am_leave(iface);
-    if (ucs_likely(rc == HPAM_OK)) return UCS_OK;
-    hpam_order_unsent(&iface->order, ep->peer);
-    if (rc == HPAM_ERR_UNREACHABLE) {
-        uct_hpam_iface_note_lost(iface, ep->peer);
-        return UCS_ERR_ENDPOINT_TIMEOUT;
-    }
-    return rc == HPAM_ERR_BUSY || rc == HPAM_ERR_AGAIN ? no_resource(iface) : uct_hpam_status(rc);
+    return am_sent(iface, ep, rc);
 }
 
 ucs_status_t uct_hpam_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header, const void *payload,
@@ -169,20 +175,45 @@ ucs_status_t uct_hpam_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_
     return am_send(iface, ep, id, NULL, 0, iface->am_scratch, total);
 }
 
+/* UCX's pack callback and its argument, and the length it packed. */
+typedef struct packing {
+    uct_pack_callback_t pack;
+    void *arg;
+    size_t length;
+} packing_t;
+
+static size_t pack_into_block(void *dest, void *arg)
+{
+    packing_t *p = arg;
+    p->length = p->pack(dest, p->arg);
+    return p->length;
+}
+
+/* Packed straight into the outbound card block once an instance is free
+ * (hpam_send_medium_packed): no copy through a scratch buffer. */
 ssize_t uct_hpam_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb, void *arg,
                              unsigned flags)
 {
     uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     UCT_CHECK_AM_ID(id);
-    const ucs_status_t status = am_may_send(iface, ep);
+    ucs_status_t status = am_may_send(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    /* Packed only now that an instance is known to be free. */
-    const size_t length = pack_cb(iface->am_scratch, arg);
-    UCT_CHECK_LENGTH(length, 0, iface->max_bulk, "am_bcopy");
-    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    const ucs_status_t sent = am_send(iface, ep, id, NULL, 0, iface->am_scratch, length);
-    return sent == UCS_OK ? (ssize_t)length : sent;
+    packing_t p = {.pack = pack_cb, .arg = arg, .length = 0};
+    if (ucs_unlikely(ep->peer == iface->proc)) { /* to myself: held for order, copied there */
+        p.length = pack_cb(iface->am_scratch, arg);
+        status = self_send(iface, id, NULL, 0, iface->am_scratch, p.length);
+    } else {
+        const uint32_t seq = hpam_order_next_send(&iface->order, ep->peer);
+        hpam_order_sent(&iface->order, ep->peer);
+        uct_hpam_am_enter(iface);
+        const int rc = hpam_send_medium_packed(iface->am, ep->peer, UCT_HPAM_HANDLER_AM,
+                                               pack_into_block, &p, am_arg(id, seq));
+        uct_hpam_am_leave(iface);
+        status = am_sent(iface, ep, rc);
+    }
+    UCT_TL_EP_STAT_OP_IF_SUCCESS(status, &ep->super, AM, BCOPY, p.length);
+    return status == UCS_OK ? (ssize_t)p.length : status;
 }
 
 /* A zero-length put or get moves nothing, but a flush after it must still

@@ -156,6 +156,12 @@ class endpoint {
   [[gnu::always_inline]] inline status try_medium_now(int dest, unsigned handler, const void* head,
                                                       size_t head_len, const void* body,
                                                       size_t body_len, uint64_t arg);
+  // try_medium_now whose payload `pack` writes straight into the outbound
+  // block once an instance is free (no copy in between; UCX's am_bcopy):
+  // pack must write at most max_bulk() bytes and return how many (more is
+  // a broken contract: the process stops with a message, since the bytes
+  // past the block are already written).
+  status try_medium_packed(int dest, unsigned handler, pack_fn pack, void* pack_arg, uint64_t arg);
   // Replies, from a request handler only, through its token, at most once.
   status reply_4(hpam_token& token, unsigned handler, const uint64_t (&args)[4]);
   status reply_store(hpam_token& token, unsigned handler, const void* src, size_t len,
@@ -255,6 +261,7 @@ class endpoint {
                                               bool answers_resend);
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
   void tell_answered(int src, const request_desc& d);
+  [[noreturn, gnu::cold]] void packed_too_long(size_t n) const;
   [[gnu::always_inline]] inline void dispatch(hpam_token& t, msg_kind kind, unsigned handler,
                                               const uint64_t (&w)[4], const std::byte* payload,
                                               size_t len);

@@ -7,6 +7,8 @@
 // reserved for its requester (5.2.1 step 2.e).
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -194,6 +196,37 @@ status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* he
                         sys::short_copy(payload + head_len, body, body_len);
                         return static_cast<uint32_t>(head_len + body_len);
                       });
+}
+
+template <class Card>
+status endpoint<Card>::try_medium_packed(int dest, unsigned handler, pack_fn pack, void* pack_arg,
+                                         uint64_t arg) {
+  if (state_ != handler_state::none) return status::busy;
+  if (status s = check_send(dest, handler); s != status::ok) return s;
+  if (!pack) return status::invalid_argument;
+  const uint64_t limit = max_bulk();
+  const auto packed = [&](std::byte* at) {
+    const size_t n = pack(at, pack_arg);
+    if (__builtin_expect(n > limit, 0)) packed_too_long(n);
+    return static_cast<uint32_t>(n);
+  };
+  if (__builtin_expect(dest == my_proc_, 0)) {
+    const uint64_t w[4] = {arg, 0, 0, 0};  // medium_word::arg
+    const uint32_t n = packed(self_buffer_.data());
+    return self_request(msg_kind::medium, handler, w, self_buffer_.data(), n);
+  }
+  return send_request(dest, msg_kind::medium, handler, false,
+                      [&](am_header& h, std::byte* payload) {
+                        h.word[medium_word::arg] = arg;
+                        return packed(payload);
+                      });
+}
+
+template <class Card>
+void endpoint<Card>::packed_too_long(size_t n) const {
+  std::fprintf(stderr, "hpam: a pack callback wrote %zu bytes, past the %zu a message holds\n", n,
+               max_bulk());
+  std::abort();
 }
 
 template <class Card>

@@ -32,5 +32,8 @@ using handler_bulk_fn = void (*)(hpam_token* token, void* ctx, void* data, size_
 // A request of mine to peer was answered (endpoint::set_answer_hook): by
 // handler index, with its argument word (a short request's first word).
 using answer_fn = void (*)(void* ctx, int peer, unsigned handler, uint64_t arg);
+// Writes a message's payload at dest (room for max_bulk bytes) and returns
+// its length (endpoint::try_medium_packed; UCX's pack callback).
+using pack_fn = size_t (*)(void* dest, void* arg);
 
 }  // namespace hpam::am

@@ -215,6 +215,11 @@ int hpam_send_medium_now(hpam_ep_t* ep, int dest, unsigned h, const void* head, 
   const int rc = ep->ops->medium_now(ep->impl, dest, h, head, head_len, body, body_len, arg);
   return __builtin_expect(rc == HPAM_OK, 1) ? rc : noted(ep, rc);
 }
+int hpam_send_medium_packed(hpam_ep_t* ep, int dest, unsigned h, hpam_pack_fn pack, void* pack_arg,
+                            uint64_t arg) {
+  const int rc = ep->ops->medium_packed(ep->impl, dest, h, pack, pack_arg, arg);
+  return __builtin_expect(rc == HPAM_OK, 1) ? rc : noted(ep, rc);
+}
 int hpam_send_now_bind(hpam_ep_t* ep, hpam_send_now_t* out) {
   if (!ep || !out) return HPAM_ERR_INVALID;
   out->send = ep->ops->medium_now;

@@ -110,6 +110,10 @@ struct c_ops_for {
                             const void* body, size_t body_len, uint64_t arg) {
     return to_c_error(self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg));
   }
+  static int try_medium_packed(void* impl, int dest, unsigned h, hpam_pack_fn pack, void* pack_arg,
+                               uint64_t arg) {
+    return to_c_error(self(impl).try_medium_packed(dest, h, pack, pack_arg, arg));
+  }
   // Packets handled (>= 0) or an HPAM_ERR_* code.
   static int poll(void* impl, bool report) {
     int handled = 0;
@@ -151,6 +155,7 @@ struct c_ops_for {
       .get = request_get,
       .medium = request_medium,
       .medium_now = try_medium_now,
+      .medium_packed = try_medium_packed,
       .poll = poll,
       .resend_due = resend_due,
       .resend_idle = resend_idle,
@@ -202,6 +207,7 @@ struct c_guarded_ops_for {
       .get = locked<plain::request_get>::call,
       .medium = locked<plain::request_medium>::call,
       .medium_now = locked<plain::try_medium_now>::call,
+      .medium_packed = locked<plain::try_medium_packed>::call,
       .poll = locked<plain::poll>::call,
       .resend_due = locked<plain::resend_due>::call,
       .resend_idle = plain::resend_idle,

@@ -202,6 +202,14 @@ int hpam_try_request_medium(hpam_ep_t* ep, int dest, unsigned handler, const str
  * poll_on_send says. */
 int hpam_send_medium_now(hpam_ep_t* ep, int dest, unsigned handler, const void* head,
                          size_t head_len, const void* body, size_t body_len, uint64_t arg);
+/* hpam_send_medium_now whose payload `pack` writes straight into the
+ * outbound card block once an instance is free (no copy in between: UCX's
+ * am_bcopy). pack(dest, pack_arg) writes at most hpam_max_bulk bytes at
+ * dest and returns how many; more breaks the contract and stops the
+ * process with a message (the bytes past the block are already written). */
+typedef size_t (*hpam_pack_fn)(void* dest, void* arg);
+int hpam_send_medium_packed(hpam_ep_t* ep, int dest, unsigned handler, hpam_pack_fn pack,
+                            void* pack_arg, uint64_t arg);
 
 /* Serves the network: runs handlers for arrived packets, checks K request
  * descriptors for timeout. Returns the number of packets handled (>= 0),

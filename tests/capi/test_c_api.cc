@@ -244,6 +244,67 @@ TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
   for (auto* e : ep) hpam_ep_destroy(e);
 }
 
+// hpam_send_medium_packed: the payload packed straight into the outbound
+// block, only once an instance is free; otherwise as hpam_send_medium_now.
+struct pack_source {
+  std::string bytes;
+  int calls = 0;
+};
+size_t pack_bytes(void* dest, void* arg) {
+  auto* p = static_cast<pack_source*>(arg);
+  p->calls++;
+  std::memcpy(dest, p->bytes.data(), p->bytes.size());
+  return p->bytes.size();
+}
+
+TEST(c_api, send_medium_packed_packs_only_when_it_sends) {
+  const std::string job = unique_job("capi-packed");
+  hpam_ep_t* ep[2] = {};
+  medium_now_ctx c[2];
+  for (int p = 0; p < 2; ++p) {
+    hpam_config_t cfg = config_of(job, 2, p);
+    cfg.depth = 1;
+    cfg.give_up_ns = 50'000'000;
+    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
+    c[p].ep = ep[p];
+    hpam_register_handler_bulk(ep[p], h_bulk, medium_now_bulk, &c[p]);
+  }
+  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
+  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  pack_source big{std::string(hpam_max_bulk(ep[0]), 'p')};  // the most a message holds
+  EXPECT_EQ(hpam_send_medium_packed(ep[0], 1, h_bulk, pack_bytes, &big, 5), HPAM_OK);
+  pack_source small{"s"};
+  EXPECT_EQ(hpam_send_medium_packed(ep[0], 1, h_bulk, pack_bytes, &small, 6), HPAM_ERR_BUSY);
+  EXPECT_EQ(small.calls, 0) << "not packed: no instance was free (D = 1)";
+  EXPECT_EQ(hpam_send_medium_packed(ep[0], 1, h_bulk, nullptr, &small, 6), HPAM_ERR_INVALID);
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return c[1].got.size() == 1;
+  }));
+  EXPECT_EQ(c[1].got[0], big.bytes + "#5");
+  EXPECT_EQ(c[1].from_handler, HPAM_ERR_BUSY);  // the handler's own send_medium_now
+  hpam_counters_t k;
+  ASSERT_TRUE(spin_until([&] {  // answered: the instance is free again
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == 1;
+  }));
+  pack_source none{""};
+  EXPECT_EQ(hpam_send_medium_packed(ep[0], 1, h_bulk, pack_bytes, &none, 7), HPAM_OK);
+  EXPECT_EQ(hpam_send_medium_packed(ep[0], 0, h_bulk, pack_bytes, &small, 8), HPAM_OK);  // myself
+  ASSERT_EQ(c[0].got.size(), 1u);
+  EXPECT_EQ(c[0].got[0], "s#8");
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll(ep[1]);
+    (void)hpam_poll(ep[0]);
+    return c[1].got.size() == 2 && hpam_get_counters(ep[0], &k) == HPAM_OK &&
+           k.replies_received == 2;
+  }));
+  EXPECT_EQ(c[1].got[1], "#7");
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
 // hpam_send_now: hpam_send_medium_now through a binding the front end made
 // once (the BTL's send path): the same sends and the same refusals.
 TEST(c_api, send_now_binding_sends_as_send_medium_now) {
