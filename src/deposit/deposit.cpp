@@ -27,6 +27,7 @@ nic::hamlyn::card_config card_config_for(const setup& s) {
   c.packet_size = s.packet_size;
   c.rx_packets = s.inbound_packets;
   c.area_bytes = s.card_memory + uint64_t{s.max_connections} * sizeof(connection_record) + 4096;
+  c.resident_area = false;  // memory for users: its pages come as they are used
   c.cross_memory = s.cross_memory;
   c.work_queue_entries = nic::hamlyn::max_batch;  // a batch per destination fills the queue at most
   c.batch_limit = s.batch_limit;

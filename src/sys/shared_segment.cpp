@@ -144,6 +144,18 @@ shared_segment shared_segment::attach(const std::string& name, uint64_t timeout_
   }
 }
 
+void shared_segment::prefault(size_t payload_bytes) noexcept {
+  if (base_ == nullptr) return;
+  const size_t bytes = page_round(sizeof(segment_header) + payload_bytes);
+  const size_t len = bytes < size_ ? bytes : size_;
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(base_, len, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* p = static_cast<unsigned char*>(base_);
+  for (size_t at = 0; at < len; at += page) __atomic_fetch_add(p + at, 0, __ATOMIC_RELAXED);
+}
+
 void shared_segment::publish() noexcept {
   header()->ready.store(1, std::memory_order_release);
 }

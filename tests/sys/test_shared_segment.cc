@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sys/shared_segment.hpp"
 
@@ -76,6 +77,36 @@ TEST(shared_segment, create_publish_attach) {
   s.unlink();
   EXPECT_FALSE(name_exists(name));
   EXPECT_EQ(moved.payload()[100], std::byte{42});  // mappings outlive the name
+}
+
+// Pages of the segment in memory (mincore: the page cache of the shm file).
+size_t resident_pages(const shared_segment& s) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = s.payload_size() + sizeof(segment_header);
+  std::vector<unsigned char> v((bytes + page - 1) / page);
+  if (mincore(s.header(), bytes, v.data()) != 0) return ~size_t{0};
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+TEST(shared_segment, prefault_makes_pages_resident_up_to_the_bound_and_keeps_contents) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const std::string name = segment_name(job_for("prefault"), "t", 0);
+  shared_segment s = shared_segment::create(name, 64 * page);  // 65 pages with the header
+  EXPECT_EQ(resident_pages(s), 1u);                            // the header only
+  s.prefault(16 * page - sizeof(segment_header));
+  EXPECT_EQ(resident_pages(s), 16u);  // the bound is kept: the rest comes at first use
+  std::memcpy(s.payload() + 20 * page, "card memory", 12);
+  EXPECT_EQ(resident_pages(s), 17u);
+  s.publish();
+  shared_segment a = shared_segment::attach(name, 1000);
+  a.prefault(a.payload_size() + 12345);  // past the end: bounded by the mapping
+  EXPECT_EQ(resident_pages(a), 65u);
+  EXPECT_STREQ(reinterpret_cast<const char*>(a.payload() + 20 * page), "card memory");
+  EXPECT_EQ(a.header()->magic, segment_magic);
+  for (size_t i = 0; i < 16 * page; ++i) ASSERT_EQ(a.payload()[i], std::byte{0}) << i;
+  s.unlink();
 }
 
 TEST(shared_segment, attach_times_out_with_a_clear_error) {

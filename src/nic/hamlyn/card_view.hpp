@@ -56,7 +56,10 @@ struct card_config {
                                // by theirs (layout.hpp, hold_line); false: slot::users only
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for the
                                                            // peer's card
-  uint64_t job_key = 0;  // published in the card header for the job (0: none)
+  uint64_t job_key = 0;       // published in the card header for the job (0: none)
+  bool resident_area = true;  // the message area is mapped at setup with the rest of the card
+                              // (shared_segment::prefault); false: its pages come at first use
+                              // (a deposit card's memory for users, most of it never used)
 };
 
 // A card's counts and where its parts lie, computed from the counts alone

@@ -93,6 +93,12 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
 
 }  // namespace
 
+// What of a card is mapped at setup (shared_segment::prefault): all of it,
+// or all but the message area when that is memory for users.
+uint64_t card::resident_bytes(const card_geometry& g) const {
+  return cfg_.resident_area ? g.size : g.area_offset;
+}
+
 uint64_t card::segment_bytes() const {
   return geometry_of(cfg_).size;
 }
@@ -154,6 +160,7 @@ card::card(const card_config& cfg)
   segment_name_ = sys::segment_name(cfg_.job, cfg_.what, my_proc_);
   card_view& v = views_[my_proc_];
   v.segment = sys::shared_segment::create(segment_name_, segment_bytes());
+  v.segment.prefault(resident_bytes(geometry_of(cfg_)));
   layout_segment();
   slots_.bind(v.slots, v.metadata, v.area,
               {cfg_.slot_count, cfg_.metadata_entries, cfg_.notification_queues, cfg_.area_bytes,
@@ -222,6 +229,7 @@ void card::attach_peer(int proc) {
     throw std::runtime_error("hpam hamlyn: card of process " + std::to_string(proc) + " in job " +
                              cfg_.job + " has an incompatible layout: " + problem);
   v.geo = geometry_of(h);
+  v.segment.prefault(resident_bytes(v.geo));
   v.pid = h.owner_pid;
   v.job_key = h.job_key;
   bind_view(v);

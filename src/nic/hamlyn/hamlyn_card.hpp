@@ -102,6 +102,7 @@ class card {
   void layout_segment();
   void offer_hold_lines(card_view& v);
   uint64_t segment_bytes() const;
+  uint64_t resident_bytes(const card_geometry& g) const;
 
   card_config cfg_;
   int my_proc_;

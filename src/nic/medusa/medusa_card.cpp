@@ -92,6 +92,7 @@ medusa_card::medusa_card(const card_setup& setup)
   segment_ = sys::shared_segment::create(sys::segment_name(job_, medusa_segment_purpose, my_proc_),
                                          l.size);
   try {
+    segment_.prefault(l.size);  // the card's VRAM is resident: no page fault at a block's first use
     init_memory(l, setup.rx_ready_cell);
     // The card sits near its host: bind its memory to this process's NUMA node.
     sys::place_near_this_process(segment_.header(), segment_.header()->size);
@@ -196,6 +197,7 @@ void medusa_card::attach_peer(int proc) {
     throw std::runtime_error("hpam: the Medusa card of process " + std::to_string(proc) +
                              " is incompatible with process " + std::to_string(my_proc_) +
                              "'s: " + problem + " (mixed hpam versions or settings?)");
+  seg.prefault(seg.payload_size());  // its blocks mapped now, not at a packet's first use
   peer_view& v = peers_[proc];
   v.segment = std::move(seg);
   view_card(v, v.segment.payload());
