@@ -73,8 +73,11 @@ medusa_card::medusa_card(const card_setup& setup)
       rx_blocks_(setup.rx_blocks),
       crc_(setup.crc),
       direct_tx_(setup.direct_tx),
-      copy_short_whole_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
-                        setup.block_size >= short_packet),
+      short_copy_up_to_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
+                                setup.block_size >= short_packet
+                            ? short_packet
+                            : 0),
+      packet_lengths_(medusa::lengths_between(wire_header_size, setup.block_size)),
       cell_lengths_(medusa::lengths_between(wire_header_size,
                                             setup.rx_ready_cell - sys::cell_fifo::head_bytes)),
       block_lengths_(medusa::lengths_between(

@@ -40,7 +40,7 @@ class medusa_card {
   // A packet of at most this many bytes (an 8-byte MPI message is 72) is
   // copied into its RX_READY cell as this many bytes, in constant moves,
   // when the cell holds them and every packet source (a block, the wire's
-  // buffers) has them to read (copy_short_whole_).
+  // buffers) has them to read (short_copy_up_to_).
   static constexpr uint32_t short_packet = 112;
 
   // Creates this process's card (throws std::invalid_argument on a bad setup,
@@ -215,7 +215,12 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   bool direct_tx_;
-  bool copy_short_whole_;  // cells hold short_packet bytes and blocks are at least that long
+  // Packets up to this length are copied into their cell as short_packet
+  // bytes: short_packet when cells hold that many and blocks are at least
+  // that long, else 0 (none: a packet is at least a wire header). Decided
+  // at setup, one compare a packet.
+  uint32_t short_copy_up_to_;
+  medusa::length_range packet_lengths_;  // what a packet may be: [wire_header_size, block_size]
   // The lengths an RX_READY entry may give a packet in its cell, and one in
   // a block: [wire_header_size, inline_bytes()] and the rest up to a block.
   medusa::length_range cell_lengths_;
@@ -250,19 +255,22 @@ class medusa_card {
 // ---- hot path ------------------------------------------------------------
 
 inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
-  if (__builtin_expect(b >= tx_blocks_ || len < wire_header_size || len > block_size_ ||
+  if (__builtin_expect(b >= tx_blocks_ || !packet_lengths_.holds(len) ||
                            static_cast<unsigned>(dest) >= static_cast<unsigned>(nprocs_),
                        0)) {
     ++malformed_;
     return;
   }
-  stamp_wire_header(tx_block(b), len, my_proc_, dest, crc_);
+  // The block's address once: the header's store below could alias the
+  // fields it is computed from, so a second tx_block(b) would load them again.
+  std::byte* const pkt = tx_block(b);
+  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   if (__builtin_expect(direct_tx_ && tx_ready_->empty(), 1)) {
     // The idle engine's step for this one entry (run_tx_engine), b never
     // leaving the processor: it is transmitted before launch returns.
     ++direct_sends_;
     engine_sink sink{*this};
-    engine_send(sink, static_cast<uint32_t>(dest), tx_block(b), len);
+    engine_send(sink, static_cast<uint32_t>(dest), pkt, len);
     return;
   }
   transmit_block(b, len);
@@ -285,7 +293,7 @@ inline void medusa_card::run_tx_engine() noexcept {
   while (tx_ready_->pop(e)) {
     const uint32_t b = medusa::entry_block(e);
     const uint32_t len = medusa::entry_length(e);
-    if (b < tx_blocks_ && len >= wire_header_size && len <= block_size_) {
+    if (b < tx_blocks_ && packet_lengths_.holds(len)) {
       const std::byte* pkt = tx_block(b);
       uint16_t dst;
       std::memcpy(&dst, pkt + offsetof(wire_header, dst), sizeof dst);
@@ -324,7 +332,7 @@ inline void medusa_card::run_tx_engine() noexcept {
     p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (__builtin_expect(length <= short_packet && copy_short_whole_, 1))
+  if (__builtin_expect(length <= short_copy_up_to_, 1))
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);  // constant: inline moves
   else if (length <= p.rx_ready.inline_bytes())
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, length);
