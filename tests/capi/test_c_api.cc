@@ -196,20 +196,27 @@ void medium_now_bulk(hpam_token_t*, void* c, void* data, size_t len, uint64_t ar
   x->from_handler = hpam_send_medium_now(x->ep, 0, h_bulk, "r", 1, nullptr, 0, 0);
 }
 
-TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
-  const std::string job = unique_job("capi-now");
-  hpam_ep_t* ep[2] = {};
-  medium_now_ctx c[2];
+// Two connected endpoints of `depth` instances with medium_now_bulk as
+// handler h_bulk (destroy one after the other: a short give-up time).
+void open_medium_pair(const std::string& job, uint32_t depth, hpam_ep_t* (&ep)[2],
+                      medium_now_ctx (&c)[2]) {
   for (int p = 0; p < 2; ++p) {
     hpam_config_t cfg = config_of(job, 2, p);
-    cfg.depth = 2;
-    cfg.give_up_ns = 50'000'000;  // destroy one after the other: not a long wait for the other
+    cfg.depth = depth;
+    cfg.give_up_ns = 50'000'000;
     ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
     c[p].ep = ep[p];
     hpam_register_handler_bulk(ep[p], h_bulk, medium_now_bulk, &c[p]);
   }
   ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
   ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+}
+
+TEST(c_api, send_medium_now_sends_two_pieces_or_refuses) {
+  const std::string job = unique_job("capi-now");
+  hpam_ep_t* ep[2] = {};
+  medium_now_ctx c[2];
+  ASSERT_NO_FATAL_FAILURE(open_medium_pair(job, 2, ep, c));
   const std::string body(200, 'b');
   EXPECT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "head", 4, body.data(), body.size(), 7),
             HPAM_OK);
@@ -261,16 +268,7 @@ TEST(c_api, send_medium_packed_packs_only_when_it_sends) {
   const std::string job = unique_job("capi-packed");
   hpam_ep_t* ep[2] = {};
   medium_now_ctx c[2];
-  for (int p = 0; p < 2; ++p) {
-    hpam_config_t cfg = config_of(job, 2, p);
-    cfg.depth = 1;
-    cfg.give_up_ns = 50'000'000;
-    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
-    c[p].ep = ep[p];
-    hpam_register_handler_bulk(ep[p], h_bulk, medium_now_bulk, &c[p]);
-  }
-  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
-  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  ASSERT_NO_FATAL_FAILURE(open_medium_pair(job, 1, ep, c));
   pack_source big{std::string(hpam_max_bulk(ep[0]), 'p')};  // the most a message holds
   EXPECT_EQ(hpam_send_medium_packed(ep[0], 1, h_bulk, pack_bytes, &big, 5), HPAM_OK);
   pack_source small{"s"};
@@ -311,16 +309,7 @@ TEST(c_api, send_now_binding_sends_as_send_medium_now) {
   const std::string job = unique_job("capi-bound");
   hpam_ep_t* ep[2] = {};
   medium_now_ctx c[2];
-  for (int p = 0; p < 2; ++p) {
-    hpam_config_t cfg = config_of(job, 2, p);
-    cfg.depth = 1;
-    cfg.give_up_ns = 50'000'000;
-    ASSERT_EQ(hpam_ep_create(&cfg, &ep[p]), HPAM_OK) << hpam_last_error();
-    c[p].ep = ep[p];
-    hpam_register_handler_bulk(ep[p], h_bulk, medium_now_bulk, &c[p]);
-  }
-  ASSERT_EQ(hpam_connect_all(ep[0]), HPAM_OK);
-  ASSERT_EQ(hpam_connect_all(ep[1]), HPAM_OK);
+  ASSERT_NO_FATAL_FAILURE(open_medium_pair(job, 1, ep, c));
   hpam_send_now_t s{};
   EXPECT_EQ(hpam_send_now_bind(nullptr, &s), HPAM_ERR_INVALID);
   EXPECT_EQ(hpam_send_now_bind(ep[0], nullptr), HPAM_ERR_INVALID);

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../../common/test_util.hpp"
@@ -71,5 +74,36 @@ struct guarded_area {
     return guards_intact();
   }
 };
+
+// Revokes slot s of `owner` once `done` has counted `warm` deposits of
+// `sender` (a thread depositing into area a until `stop`): once revoke
+// returns, not one more byte of a changes; the sender's next deposit meets
+// the revoked slot.
+inline void expect_nothing_lands_after_revoke(nic::hamlyn::card& owner, const guarded_area& a,
+                                              uint32_t s, std::thread& sender,
+                                              const std::atomic<uint64_t>& done, uint64_t warm,
+                                              std::atomic<bool>& stop) {
+  while (done.load() < warm) std::this_thread::yield();
+  EXPECT_EQ(owner.slots().revoke(s), status::ok);
+  std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
+  EXPECT_TRUE(spin_until([&] { return owner.counters().revoked_rejections.load() >= 1; }, 20'000));
+  stop = true;
+  sender.join();
+  EXPECT_EQ(std::memcmp(snapshot.data(), a.memory, a.bytes), 0);
+  EXPECT_TRUE(a.guards_intact());
+}
+
+// A normal-mode slot over all of `a` on card c with `metadata_count`
+// metadata entries: its index (a failure fails the test).
+inline uint32_t slot_over(nic::hamlyn::card& c, const guarded_area& a,
+                          uint32_t metadata_count = 1) {
+  nic::hamlyn::slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.metadata_count = metadata_count;
+  uint32_t s = ~0u;
+  EXPECT_EQ(c.slots().create_slot(spec, s), status::ok);
+  return s;
+}
 
 }  // namespace hpam::test

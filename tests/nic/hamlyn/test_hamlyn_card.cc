@@ -707,15 +707,7 @@ TEST(hamlyn_card, nothing_lands_after_revoke_returns) {
       sent_ok++;
     }
   });
-  while (sent_ok.load() < 3) std::this_thread::yield();
-  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
-  std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
-  // The sender's next packet meets the revoked slot (and the sender stops).
-  EXPECT_TRUE(spin_until([&] { return j[1].counters().revoked_rejections.load() >= 1; }, 20'000));
-  stop = true;
-  sender.join();
-  EXPECT_EQ(std::memcmp(snapshot.data(), a.memory, a.bytes), 0);
-  EXPECT_TRUE(a.guards_intact());
+  expect_nothing_lands_after_revoke(j[1], a, s, sender, sent_ok, 3, stop);
 }
 
 }  // namespace

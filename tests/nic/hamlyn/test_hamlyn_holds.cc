@@ -40,12 +40,7 @@ TEST_P(direct_holds, nothing_lands_after_revoke_returns) {
   const bool offered = lines && sys::global_barriers_available();
   EXPECT_EQ(j[0].view(1).holds != nullptr, offered) << "the peer's hold lines, read at attach";
   guarded_area a(j[1], 4096);
-  slot_spec spec;
-  spec.base = a.offset;
-  spec.bound = a.bytes;
-  spec.metadata_count = 1;
-  uint32_t s;
-  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  const uint32_t s = slot_over(j[1], a);
   const uint64_t key = j[1].slots().slot_at(s).protection_key.load();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> landed{0};
@@ -55,14 +50,7 @@ TEST_P(direct_holds, nothing_lands_after_revoke_returns) {
       landed.fetch_add(1, std::memory_order_relaxed);
     }
   });
-  while (landed.load() < 1000) std::this_thread::yield();
-  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
-  std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
-  EXPECT_TRUE(spin_until([&] { return j[1].counters().revoked_rejections.load() >= 1; }, 20'000));
-  stop = true;
-  sender.join();
-  EXPECT_EQ(std::memcmp(snapshot.data(), a.memory, a.bytes), 0);
-  EXPECT_TRUE(a.guards_intact());
+  expect_nothing_lands_after_revoke(j[1], a, s, sender, landed, 1000, stop);
   EXPECT_EQ(j[1].slots().slot_at(s).users.load(), 0u) << "every hold let go";
   if (offered) EXPECT_EQ(j[0].view(1).holds[0].slot_plus_one.load(), 0u) << "my line names nothing";
 }
@@ -76,12 +64,7 @@ TEST(direct_holds, revoke_waits_for_a_line_that_names_the_slot) {
   hamlyn_job j(2);
   ASSERT_NE(j[0].view(1).holds, nullptr);
   guarded_area a(j[1], 256);
-  slot_spec spec;
-  spec.base = a.offset;
-  spec.bound = a.bytes;
-  spec.metadata_count = 1;
-  uint32_t s;
-  ASSERT_EQ(j[1].slots().create_slot(spec, s), status::ok);
+  const uint32_t s = slot_over(j[1], a);
   hold_line& mine = j[0].view(1).holds[0];
   mine.slot_plus_one.store(s + 1);
   const auto start = std::chrono::steady_clock::now();
@@ -93,8 +76,7 @@ TEST(direct_holds, revoke_waits_for_a_line_that_names_the_slot) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
   release.join();
   // Another slot's line does not hold this one.
-  uint32_t s2;
-  ASSERT_EQ(j[1].slots().create_slot(spec, s2), status::ok);
+  const uint32_t s2 = slot_over(j[1], a);
   mine.slot_plus_one.store(s + 1);
   EXPECT_EQ(j[1].slots().revoke(s2), status::ok);
   mine.slot_plus_one.store(0);
