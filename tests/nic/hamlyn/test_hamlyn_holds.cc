@@ -52,7 +52,9 @@ TEST_P(direct_holds, nothing_lands_after_revoke_returns) {
   });
   expect_nothing_lands_after_revoke(j[1], a, s, sender, landed, 1000, stop);
   EXPECT_EQ(j[1].slots().slot_at(s).users.load(), 0u) << "every hold let go";
-  if (offered) EXPECT_EQ(j[0].view(1).holds[0].slot_plus_one.load(), 0u) << "my line names nothing";
+  if (offered) {
+    EXPECT_EQ(j[0].view(1).holds[0].slot_plus_one.load(), 0u) << "my line names nothing";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(lines_or_users, direct_holds, ::testing::Bool());
