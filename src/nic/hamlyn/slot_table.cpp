@@ -122,9 +122,16 @@ status slot_table::revoke(uint32_t index) {
   // Senders that announce a direct deposit in their hold line with a plain
   // store, then read the state: after the barrier each has either seen the
   // state revoked or made its announcement visible here (layout.hpp,
-  // hold_line). A refused barrier (never expected: the lines are offered
-  // only where it runs) leaves the wait below to a store buffer's drain.
-  if (hold_lines_) (void)sys::barrier_all();
+  // hold_line). Only card memory takes direct deposits from other
+  // processes: over process memory the one direct depositor is this card
+  // itself (deposit::endpoint::direct, `mine`), in this thread, so the
+  // barrier (a system call and an interrupt to every CPU running a joined
+  // process) is not paid for the registrations an MPI rendezvous makes and
+  // drops per message. A refused barrier (never expected: the lines are
+  // offered only where it runs) leaves the wait below to a store buffer's
+  // drain.
+  if (hold_lines_ && sl.memory == static_cast<uint32_t>(area_memory::card))
+    (void)sys::barrier_all();
   // Wait (bounded) for arrivals and direct deposits that passed the checks
   // before the revoke, so no byte lands in the area after this returns.
   const uint64_t deadline = sys::clock::monotonic_ns() + 2'000'000'000ull;
