@@ -170,7 +170,7 @@ typedef struct uct_hpam_iface {
     unsigned hello_wanted;    /* peers with hello == WANTED */
     unsigned lost_unreported; /* peers lost, not yet reported to UCX */
     int closing;              /* arrivals are answered, not handed to UCX */
-    uint8_t *am_scratch;      /* am_bcopy packs here (one packet's payload) */
+    uint8_t *am_scratch;      /* one payload: am_short_iov gathers, a bcopy to myself packs */
     ucs_list_link_t eps;      /* every endpoint */
     hpam_pending_t pending;   /* endpoints with queued requests */
     int fenced;               /* iface fence: wait for everything before it */
