@@ -30,10 +30,18 @@ declare -A tl=([posix]="posix memory" [sysv]="sysv memory" [cma]="cma memory"
                [hpam-medusa]="hpam medusa UCX_HPAM_NIC=medusa"
                [hpam-hamlyn]="hpam hamlyn UCX_HPAM_NIC=hamlyn")
 order="posix sysv cma hpam-medusa hpam-hamlyn"
-# test layout bytes: latency of one operation, bandwidth/rate of a stream
+# test:layout:bytes[:user[:outstanding]]: latency of one operation,
+# bandwidth/rate of a stream. "user": ucx_perftest's buffers are plain user
+# memory the domain registers (UCX_HPAM_ALLOC=heap: the interface's allocation
+# methods without the domain's own, so hpam's puts and gets take the
+# registered-memory path, process_vm_writev/readv); posix and sysv register
+# nothing, so UCX allocates their buffers by their domain whatever the knob
+# says, as in the other rows. outstanding: ucx_perftest -O (its get test
+# keeps one get in flight by default, a latency loop; -O 32 makes a stream).
 cases="am_lat:short:8 am_bw:short:8 am_bw:bcopy:4096 put_lat:short:8 put_lat:zcopy:8
 put_bw:short:8 put_bw:zcopy:65536 get:bcopy:8 get:zcopy:8 get:zcopy:65536
-add_lat:short:8 add_mr:short:8 fadd:short:8 swap:short:8 cswap:short:8"
+add_lat:short:8 add_mr:short:8 fadd:short:8 swap:short:8 cswap:short:8
+put_bw:short:8:user get:bcopy:8:user get:bcopy:8:user:32"
 # --quick: one case of each kind (a server and client pair costs about a second)
 [ -z "$quick" ] || cases="am_lat:short:8 am_bw:bcopy:4096 put_lat:zcopy:8 get:zcopy:65536 add_lat:short:8 cswap:short:8"
 iters() {  # iterations for a case: fewer for large messages and in quick mode
@@ -46,15 +54,17 @@ iters() {  # iterations for a case: fewer for large messages and in quick mode
 }
 port=$((13500 + RANDOM % 400))
 export UCX_HPAM_JOB=bench$$  # a job of its own, whatever else runs UCX on the node
-# one_case TRANSPORT TEST LAYOUT BYTES: prints the client's CSV result line
+# one_case TRANSPORT TEST LAYOUT BYTES [user [OUTSTANDING]]: prints the client's CSV result line
 one_case() {
-  local t=$1 test=$2 layout=$3 bytes=$4
+  local t=$1 test=$2 layout=$3 bytes=$4 memory=${5:-} outstanding=${6:-}
   read -r name dev env <<< "${tl[$t]}"
   local n args
   n=$(iters "$test" "$layout" "$bytes")
-  args=(-t "$test" -x "$name" -d "$dev" -D "$layout" -s "$bytes" -n "$n" -w $((n / 10)))
+  args=(-t "$test" -x "$name" -d "$dev" -D "$layout" -s "$bytes" -n "$n" -w $((n / 10))
+        ${outstanding:+-O "$outstanding"})
   port=$((port + 1))
-  local -a e=(env LD_PRELOAD="$lib" UCX_WARN_UNUSED_ENV_VARS=n ${env:+$env})
+  local -a e=(env LD_PRELOAD="$lib" UCX_WARN_UNUSED_ENV_VARS=n ${env:+$env}
+              ${memory:+UCX_HPAM_ALLOC=heap})
   "${e[@]}" timeout 120 ucx_perftest "${args[@]}" -p "$port" > /dev/null 2>&1 &
   local server=$! line= attempt
   # The server may not listen yet (a loaded machine): retry while it lives;
@@ -73,12 +83,14 @@ one_case() {
 echo "test,layout,bytes,transport,run,p50_latency_us,bandwidth_MBps,Mmsgs_per_s"
 for r in $(seq "$runs"); do
   for c in $cases; do
-    IFS=: read -r test layout bytes <<< "$c"
+    IFS=: read -r test layout bytes memory outstanding <<< "$c"
+    # the CSV's layout names the variant: bcopy+user+O32
+    label=$layout${memory:++$memory}${outstanding:++O$outstanding}
     for t in $order; do
       # cma moves data only by zero-copy put and get
       if [ "$t" = cma ] && [ "$layout" != zcopy ]; then continue; fi
-      res=$(one_case "$t" "$test" "$layout" "$bytes")
-      [ -n "$res" ] && echo "$test,$layout,$bytes,$t,$r,$res"
+      res=$(one_case "$t" "$test" "$layout" "$bytes" "$memory" "$outstanding")
+      [ -n "$res" ] && echo "$test,$label,$bytes,$t,$r,$res"
     done
   done
 done

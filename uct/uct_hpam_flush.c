@@ -99,6 +99,8 @@ static int flush_done(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
  * completion) or UCS_ERR_NO_RESOURCE (no room to wait: ask again). */
 static ucs_status_t flush_or_wait(uct_hpam_iface_t *iface, uct_hpam_flush_waiter_t *w)
 {
+    /* Gets waiting for their batch (progress polls let a stream grow) go now. */
+    if (hpam_rdma_ops_inflight(&iface->ops) != 0) hpam_dep_progress(iface->dep);
     if (flush_done(iface, w)) return UCS_OK;
     if (w->comp == NULL) return UCS_INPROGRESS;
     if (iface->nwaiters == UCT_HPAM_MAX_FLUSH_WAITERS) return UCS_ERR_NO_RESOURCE;

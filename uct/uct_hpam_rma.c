@@ -181,7 +181,7 @@ static void finished(hpam_rdma_op_t *head, int state, void *iface)
 unsigned uct_hpam_rma_progress(uct_hpam_iface_t *iface)
 {
     if (hpam_rdma_ops_inflight(&iface->ops) == 0) return 0;
-    hpam_dep_progress(iface->dep);
+    hpam_dep_poll(iface->dep); /* gets posted between two calls batch (hpam_deposit.h) */
     return hpam_rdma_ops_progress(&iface->ops, finished, iface);
 }
 

@@ -47,6 +47,21 @@ def load(path):
             for k, v in acc.items()}
 
 
+def base_layout(layout):
+    """short, bcopy or zcopy: the layout of a variant such as bcopy+user+O32"""
+    return layout.split("+")[0]
+
+
+def shown(layout, nbytes):
+    """The table's "layout, bytes" of a CSV layout: bcopy+user+O32 ->
+    bcopy, 8, user memory, 32 outstanding"""
+    parts = layout.split("+")
+    text = f"{parts[0]}, {nbytes}"
+    for p in parts[1:]:
+        text += ", user memory" if p == "user" else f", {p[1:]} outstanding" if p[0] == "O" else ""
+    return text
+
+
 def cell(d, t, i, digits):
     return f"{d[t][i]:.{digits}f}" if t in d else "n/a"
 
@@ -82,18 +97,28 @@ def section(out):
              "atomic under the slot's checks (held, key, bounds), into registered user "
              "memory one process_vm_writev/readv or a packet the owner serves; its active "
              "messages are HPAM requests answered by the protocol's acknowledgements (up to "
-             "UCX_HPAM_DEPTH = 16 in flight per peer).\n")
+             "UCX_HPAM_DEPTH = 16 in flight per peer). Rows marked *user memory* run with "
+             "`UCX_HPAM_ALLOC=heap`: ucx_perftest's buffers are then plain memory the hpam "
+             "domain registers, so its puts and gets take the registered-memory path "
+             "(process_vm_writev/readv, small ones batched per destination); posix and sysv "
+             "register nothing, so their buffers come from their own domain as in the other "
+             "rows. ucx_perftest's get test keeps one get in flight (a latency loop) unless "
+             "told more outstanding (`-O`).\n")
     L.append("| test | layout, bytes | posix µs | sysv µs | cma µs | hpam-medusa µs | "
              "hpam-hamlyn µs | medusa ÷ base | hamlyn ÷ base |")
     L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     order = ["am_lat", "am_bw", "put_lat", "put_bw", "get", "add_lat", "add_mr", "fadd", "swap",
              "cswap"]
     layouts = ["short", "bcopy", "zcopy"]
-    for key in sorted(data, key=lambda k: (order.index(k[0]) if k[0] in order else 99,
-                                           layouts.index(k[1]) if k[1] in layouts else 9, k[2])):
+    def sort_key(k):
+        b = base_layout(k[1])
+        return (order.index(k[0]) if k[0] in order else 99,
+                layouts.index(b) if b in layouts else 9, k[1] != b, k[1], k[2])
+
+    for key in sorted(data, key=sort_key):
         d = data[key]
         base = "posix" if "posix" in d else "cma"
-        L.append(f"| {key[0]} ({WHAT.get(key[0], '')}) | {key[1]}, {key[2]} | "
+        L.append(f"| {key[0]} ({WHAT.get(key[0], '')}) | {shown(key[1], key[2])} | "
                  + " | ".join(cell(d, t, 0, 3) for t in TRANSPORTS)
                  + f" | {ratio(d, 'hpam-medusa', base)} | {ratio(d, 'hpam-hamlyn', base)} |")
     big = [k for k in data if k[2] >= 4096]
@@ -103,18 +128,16 @@ def section(out):
         L.append("|---|---|" + "---:|" * len(TRANSPORTS))
         for key in sorted(big):
             d = data[key]
-            L.append(f"| {key[0]} | {key[1]}, {key[2]} | "
+            L.append(f"| {key[0]} | {shown(key[1], key[2])} | "
                      + " | ".join(cell(d, t, 1, 0) for t in TRANSPORTS) + " |")
     streams = [k for k in data if not k[0].endswith("_lat")]
     if streams:
         L.append("\nMessage rate of the streams, million operations per second (whole run):\n")
         L.append("| test | layout, bytes | " + " | ".join(TRANSPORTS) + " |")
         L.append("|---|---|" + "---:|" * len(TRANSPORTS))
-        for key in sorted(streams, key=lambda k: (order.index(k[0]) if k[0] in order else 99,
-                                                  layouts.index(k[1]) if k[1] in layouts else 9,
-                                                  k[2])):
+        for key in sorted(streams, key=sort_key):
             d = data[key]
-            L.append(f"| {key[0]} | {key[1]}, {key[2]} | "
+            L.append(f"| {key[0]} | {shown(key[1], key[2])} | "
                      + " | ".join(cell(d, t, 2, 3) for t in TRANSPORTS) + " |")
     L.append(END)
     return L

@@ -190,6 +190,12 @@ int hpam_dep_test(hpam_dep_t* d, hpam_dep_handle_t h) {
 void hpam_dep_progress(hpam_dep_t* d) {
   d->ep.progress();
 }
+void hpam_dep_poll(hpam_dep_t* d) {
+  d->ep.poll();
+}
+uint64_t hpam_dep_events(const hpam_dep_t* d) {
+  return d->ep.events();
+}
 const char* hpam_dep_last_error(void) {
   return dep_error.c_str();
 }

@@ -202,6 +202,7 @@ typedef struct hpam_rdma_ops {
   uint32_t ninflight; /* in flight, indices in inflight[0..ninflight) */
   uint32_t *free_list, *inflight;
   uint64_t issued; /* operations taken so far */
+  uint64_t events; /* hpam_dep_events when progress last tested them */
 } hpam_rdma_ops_t;
 
 /* capacity records of record_size bytes (at least sizeof(hpam_rdma_op_t),
@@ -231,7 +232,8 @@ int hpam_rdma_op_track(hpam_rdma_ops_t *t, hpam_rdma_op_t *op);
  * user callback, which may start operations). */
 typedef void (*hpam_rdma_finish_fn)(hpam_rdma_op_t *op, int state, void *ctx);
 
-/* Tests the operations in flight and finishes those done. Returns how many. */
+/* Tests the operations in flight and finishes those done (only when the
+ * deposit layer's events moved since it last tested). Returns how many. */
 unsigned hpam_rdma_ops_progress(hpam_rdma_ops_t *t, hpam_rdma_finish_fn finish, void *ctx);
 
 /* Whether an operation of `owner` (any owner: NULL) taken before the count

@@ -207,6 +207,7 @@ endpoint::op_record* endpoint::new_op(op_handle* h) {
 
 void endpoint::finish(op_record& r, status st) {
   r.state = is_ok(st) ? op_state::sent : op_state::error;
+  finished_++;
   r.error = st;
   if (!r.user_handle) {
     r.in_use = false;
@@ -318,6 +319,7 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
   if (batches_get(t, offset, len)) {  // checked when its batch is carried out
     const bool lone = lone_get_ && get_run_ == 0 && batched_gets_.empty();  // goes at once
     if (get_run_ != ~0u) get_run_++;
+    get_posted_ = true;
     if (!lone) {
       batched_gets_.push_back(static_cast<uint32_t>(new_get(t, offset, dst, len, h) - ops_.data()));
       if (batched_gets_.size() >= nic::hamlyn::max_batch) run_batched_gets();
@@ -435,6 +437,7 @@ void endpoint::run_gets_from(int dest, size_t first) {
     batch_local_[pieces] = iovec{r.local, r.length};
     batch_remote_[pieces++] = iovec{reinterpret_cast<void*>(address), r.length};
   }
+  get_batches_ += pieces ? 1 : 0;
   const status st = pieces ? nic::hamlyn::cross_memory_pairs(v.pid, false, batch_local_.data(),
                                                              batch_remote_.data(), pieces)
                            : status::ok;
@@ -551,13 +554,38 @@ status endpoint::atomic_now(atomic_op op, atomic_width w, const ticket& t, uint6
 // Called from every turn of the BTL's progress loop: with nothing to do it
 // looks at two counts and one cell, and calls nothing.
 void endpoint::progress() {
-  card_.terminus().end_run();  // a flush point: the runs of puts and gets end here
-  if (get_run_ != 0) {
+  step(true);
+}
+
+// A poll after a get posted since the previous one leaves the batch to grow
+// while the gets come as a stream (the last batch carried out by a poll held
+// more than one); after a batch of one (a latency loop: post, then poll
+// until done) it carries the batch out at once, and only every
+// probe_every-th such poll waits once to see whether a stream has begun.
+void endpoint::poll() {
+  if (get_posted_ && !batched_gets_.empty()) {
+    if (!stream_gets_ && --probe_ == 0) stream_gets_ = true;
+    if (stream_gets_) return step(false);
+  }
+  const size_t waiting = batched_gets_.size();
+  step(true);
+  if (waiting > 1) {
+    stream_gets_ = true;
+  } else if (waiting == 1 && stream_gets_) {
+    stream_gets_ = false;
+    probe_ = probe_every;
+  }
+}
+
+void endpoint::step(bool run_gets) {
+  card_.terminus().end_run();  // a flush point: the runs of puts end here
+  get_posted_ = false;
+  if (run_gets && get_run_ != 0) {  // and the run of gets, with its batch
     lone_get_ = get_run_ == 1;
     get_run_ = 0;
   }
   card_.terminus().kick();  // waiting puts first, then waiting gets
-  if (!batched_gets_.empty()) run_batched_gets();
+  if (run_gets && !batched_gets_.empty()) run_batched_gets();
   if (pending_count_ != 0) (void)flush_replies();
   while (!waiting_.empty()) {
     if (!post_request(ops_[waiting_.front()])) break;

@@ -50,6 +50,13 @@
 // waiting, when the last run of its kind between two progress calls was
 // one operation (a put or get followed by a flush, as in a latency test),
 // is carried out at once; the second of a run waits for the batch again.
+// poll() is progress() for a caller that polls after every operation (UCX's
+// worker progress in ucx_perftest's streams): a poll that finds a get
+// posted since the previous poll leaves the waiting gets for a later one, so
+// a stream of gets, each followed by a poll, batches until the batch is
+// full, a progress() (a flush) or a poll with nothing new. Once a poll
+// carried out a batch of one (a latency loop), polls carry the waiting gets
+// out at once again, but for one in 64 that waits to see a stream begin.
 //
 // Paths. The sender's process does the receiving interface's work itself:
 // card memory is written directly; private memory with process_vm_writev /
@@ -188,6 +195,13 @@ class endpoint {
   op_state test(op_handle h, status* error = nullptr);  // frees the handle once not pending
   status wait(op_handle h, uint64_t timeout_ms = 60'000);
   void progress();
+  void poll();  // progress(), but a growing batch of gets waits (above)
+  // Batches of gets carried out (one process_vm_readv per destination each).
+  uint64_t get_batches() const { return get_batches_; }
+  // Moves whenever an operation with a handle may have stopped pending (a
+  // record finished, or the send terminus's completion word moved): a
+  // caller holding many handles tests them only when it moved.
+  uint64_t events() const { return finished_ + card_.terminus().completion_word(); }
   bool next_notification(notification& n);  // conditional notifications, Hamlyn arrivals
 
   nic::hamlyn::card& card() { return card_; }
@@ -237,8 +251,15 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;       // ops whose request packet waits for room
   std::vector<uint32_t> batched_gets_;  // get ops waiting for their batch (~0u: carried out)
-  uint32_t get_run_ = 0;                // batchable gets issued since the last progress
-  bool lone_get_ = false;               // the last run of them was one get
+  uint32_t get_run_ = 0;     // batchable gets issued since the waiting ones were carried out
+  bool lone_get_ = false;    // the last run of them was one get
+  bool get_posted_ = false;  // a batchable get was issued since the last poll or progress
+  bool stream_gets_ = true;  // poll lets a growing batch wait (the last one held more than one)
+  uint8_t probe_ = 0;        // polls of batches of one left before one waits (poll())
+  static constexpr uint8_t probe_every = 64;
+  uint64_t get_batches_ = 0;
+  uint64_t finished_ = 0;  // records finished (events())
+  void step(bool run_gets);  // progress and poll
   void done_at_once(op_handle* h);      // the operation completed within the call
   op_state test_put(op_handle h, status* error) const;
   std::vector<uint32_t> batch_ops_;                // run_gets_from's scratch: the ops it reads for,

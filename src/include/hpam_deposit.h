@@ -114,6 +114,14 @@ int hpam_dep_atomic_now(hpam_dep_t *d, enum hpam_dep_atomic_op op, int width, co
 /* 0 pending, 1 sent (done), negative HPAM_ERR_* on error; frees h when done. */
 int hpam_dep_test(hpam_dep_t *d, hpam_dep_handle_t h);
 void hpam_dep_progress(hpam_dep_t *d);
+/* hpam_dep_progress for a caller that polls after every operation: after a
+ * get posted since the previous call, the waiting small gets stay for a
+ * later call (a stream of them batches); a call with nothing new, a full
+ * batch or hpam_dep_progress carries them out. */
+void hpam_dep_poll(hpam_dep_t *d);
+/* Moves whenever an operation with a handle may have stopped pending: a
+ * caller holding many handles tests them only when it moved. */
+uint64_t hpam_dep_events(const hpam_dep_t *d);
 const char *hpam_dep_last_error(void);
 
 #ifdef __cplusplus

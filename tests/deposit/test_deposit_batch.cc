@@ -373,6 +373,92 @@ TEST(deposit_batch, a_forged_lone_deposit_is_refused_at_once_and_counted) {
   EXPECT_TRUE(g.guards_intact());
 }
 
+// poll(): a stream of gets, each followed by a poll, waits while it grows
+// and goes as one batch (one process_vm_readv) at the first poll with
+// nothing new; the forged entries inside it are refused and counted, every
+// other entry reads its bytes.
+TEST(deposit_batch, a_stream_of_gets_each_polled_is_one_batch_forged_entries_refused) {
+  batch_pair j;
+  guarded g(8192);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  for (size_t i = 0; i < g.bytes; ++i) g.mem[i] = static_cast<uint8_t>(i * 13 + 5);
+  ticket wrong_key = t, wide = t;
+  wrong_key.protection_key ^= 0x40;
+  wide.range = t.range + 4096;  // claims more than the slot's bound
+  const auto& c = j.e[1]->card().counters();
+  const uint64_t key0 = c.key_rejections, bounds0 = c.bounds_rejections;
+  constexpr int n = 200;
+  std::vector<uint64_t> got(n, 0);
+  std::vector<op_handle> h(n);
+  auto tk = [&](int i) -> const ticket& { return i == 77 ? wrong_key : i == 150 ? wide : t; };
+  auto at = [&](int i) -> uint64_t { return i == 150 ? 8190 : (i * 40) % (g.bytes - 8); };
+  const uint64_t batches0 = j.e[0]->get_batches();
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(j.e[0]->get(&got[i], 8, tk(i), at(i), &h[i]), status::ok) << i;
+    j.e[0]->poll();  // as UCX's worker progress after each get
+  }
+  EXPECT_EQ(j.e[0]->get_batches(), batches0) << "carried out while the stream grew";
+  EXPECT_EQ(j.e[0]->test(h[n - 1]), op_state::pending);
+  j.e[0]->poll();  // nothing new: the batch goes
+  EXPECT_EQ(j.e[0]->get_batches() - batches0, 1u);
+  for (int i = 0; i < n; ++i) {
+    status err = status::ok;
+    const op_state s = j.e[0]->test(h[i], &err);
+    if (i == 77 || i == 150) {
+      EXPECT_EQ(s, op_state::error) << i;
+      EXPECT_EQ(err, status::rejected) << i;
+      EXPECT_EQ(got[i], 0u) << i;
+      continue;
+    }
+    ASSERT_EQ(s, op_state::sent) << i;
+    ASSERT_EQ(std::memcmp(&got[i], g.mem + at(i), 8), 0) << i;
+  }
+  EXPECT_EQ(c.key_rejections - key0, 1u);
+  EXPECT_EQ(c.bounds_rejections - bounds0, 1u);
+  EXPECT_TRUE(g.guards_intact());
+}
+
+// progress() (a flush) carries out a growing batch at once; a lone get
+// followed only by polls completes (after a batch of one, at the first).
+TEST(deposit_batch, a_flush_carries_out_the_growing_batch_a_lone_get_completes_by_polls) {
+  batch_pair j;
+  guarded g(4096);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  for (size_t i = 0; i < g.bytes; ++i) g.mem[i] = static_cast<uint8_t>(i * 3 + 1);
+  uint64_t got[16] = {};
+  op_handle h[16];
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(j.e[0]->get(&got[i], 8, t, 64 * i, &h[i]), status::ok);
+    j.e[0]->poll();
+  }
+  EXPECT_EQ(j.e[0]->test(h[15]), op_state::pending);
+  j.e[0]->progress();
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(j.e[0]->test(h[i]), op_state::sent) << i;
+    ASSERT_EQ(std::memcmp(&got[i], g.mem + 64 * i, 8), 0) << i;
+  }
+  // Lone gets, polled until done, nothing posted meanwhile: each completes.
+  for (int round = 0; round < 40; ++round) {
+    uint64_t v = 0;
+    op_handle lone;
+    const uint64_t off = (round * 24) % 4000;
+    ASSERT_EQ(j.e[0]->get(&v, 8, t, off, &lone), status::ok) << round;
+    int polls = 0;
+    op_state s = completed(lone) ? op_state::sent : j.e[0]->test(lone);
+    while (s == op_state::pending && polls < 3) {
+      j.e[0]->poll();
+      ++polls;
+      s = j.e[0]->test(lone);
+    }
+    ASSERT_EQ(s, op_state::sent) << round;
+    EXPECT_LE(polls, 2) << round;  // one empty poll at most
+    ASSERT_EQ(std::memcmp(&v, g.mem + off, 8), 0) << round;
+  }
+  EXPECT_TRUE(g.guards_intact());
+}
+
 // put_now / get_now / atomic_now: card memory (and this process's own)
 // within the call, after the same checks; any other memory not at all.
 TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {

@@ -306,6 +306,56 @@ TEST_P(uct_rma, forged_key_among_puts_is_refused_counted_the_rest_lands) {
   uct_rkey_release(hpam_component(), &forged);
 }
 
+// A stream of gets, UCX's progress after each (as ucx_perftest's get
+// stream): every good one reads its word, a forged key in the middle is
+// refused (and counted by the owner's card), the rest land. Into user
+// memory by cross-memory attach the stream waits while it grows and goes as
+// one batch at the first progress with nothing new (hpam_dep_poll).
+TEST_P(uct_rma, a_stream_of_gets_lands_a_forged_key_in_it_is_refused) {
+  for (int i = 0; i < 64; ++i) target[i] = 0xC0DE0000u + static_cast<uint64_t>(i);
+  std::vector<uint8_t> packed(88);
+  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
+  reinterpret_cast<uct_hpam_packed_rkey_t*>(packed.data())->ticket.bytes[16] ^= 0x5a;
+  uct_rkey_bundle_t forged{};
+  ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &forged));
+  hpam_dep_counters_t before, after;
+  uct_hpam_md_dep_counters(md, &before);
+  constexpr int n = 48;
+  uint64_t got[n] = {};
+  completion c[n];
+  ucs_status_t st[n];
+  const uct_unpack_callback_t unpack = [](void* arg, const void* data, size_t length) {
+    std::memcpy(arg, data, length);
+  };
+  for (int i = 0; i < n; ++i) {
+    const uct_rkey_t key = i == 20 ? forged.rkey : rkey.rkey;
+    st[i] = start([&] {
+      return uct_ep_get_bcopy(ab, unpack, &got[i], 8, addr(i), key, &c[i].comp);
+    });
+    a.progress();
+  }
+  const bool batched = !GetParam().allocated && std::string(GetParam().cross_memory) == "y";
+  if (batched) {
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(UCS_INPROGRESS, st[i]) << i;
+      EXPECT_FALSE(c[i].done) << i << ": carried out while the stream grew";
+    }
+    a.progress();  // nothing new: the batch goes, and completes
+    for (int i = 0; i < n; ++i) EXPECT_TRUE(c[i].done) << i;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (st[i] == UCS_INPROGRESS) {
+      ASSERT_TRUE(progress_until({&a, &b}, [&] { return c[i].done; })) << i;
+      st[i] = c[i].status;
+    }
+    EXPECT_EQ(i == 20 ? UCS_ERR_REJECTED : UCS_OK, st[i]) << i;
+    EXPECT_EQ(i == 20 ? 0u : target[i], got[i]) << i;
+  }
+  uct_hpam_md_dep_counters(md, &after);
+  EXPECT_EQ(before.key_rejections + 1, after.key_rejections);
+  uct_rkey_release(hpam_component(), &forged);
+}
+
 TEST_P(uct_rma, tampered_rkey_is_refused_by_unpack) {
   std::vector<uint8_t> packed(88);
   ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
