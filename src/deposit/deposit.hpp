@@ -258,9 +258,9 @@ class endpoint {
   uint8_t probe_ = 0;        // polls of batches of one left before one waits (poll())
   static constexpr uint8_t probe_every = 64;
   uint64_t get_batches_ = 0;
-  uint64_t finished_ = 0;  // records finished (events())
-  void step(bool run_gets);  // progress and poll
-  void done_at_once(op_handle* h);      // the operation completed within the call
+  uint64_t finished_ = 0;           // records finished (events())
+  void step(bool run_gets);         // progress and poll
+  void done_at_once(op_handle* h);  // the operation completed within the call
   op_state test_put(op_handle h, status* error) const;
   std::vector<uint32_t> batch_ops_;                // run_gets_from's scratch: the ops it reads for,
   std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)

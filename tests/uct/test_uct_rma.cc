@@ -329,9 +329,8 @@ TEST_P(uct_rma, a_stream_of_gets_lands_a_forged_key_in_it_is_refused) {
   };
   for (int i = 0; i < n; ++i) {
     const uct_rkey_t key = i == 20 ? forged.rkey : rkey.rkey;
-    st[i] = start([&] {
-      return uct_ep_get_bcopy(ab, unpack, &got[i], 8, addr(i), key, &c[i].comp);
-    });
+    st[i] =
+        start([&] { return uct_ep_get_bcopy(ab, unpack, &got[i], 8, addr(i), key, &c[i].comp); });
     a.progress();
   }
   const bool batched = !GetParam().allocated && std::string(GetParam().cross_memory) == "y";
