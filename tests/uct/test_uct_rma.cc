@@ -136,6 +136,14 @@ class uct_rma : public ::testing::TestWithParam<rma_case> {
     return c.status;
   }
   uint64_t addr(size_t i) const { return reinterpret_cast<uint64_t>(&target[i]); }
+  // A well-formed rkey of the target with a forged protection key (bytes
+  // 16-23 of the ticket, nic/hamlyn/ticket.hpp).
+  void forge(uct_rkey_bundle_t* forged) {
+    std::vector<uint8_t> packed(88);
+    ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
+    reinterpret_cast<uct_hpam_packed_rkey_t*>(packed.data())->ticket.bytes[16] ^= 0x5a;
+    ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), forged));
+  }
 
   uct_md_h md = nullptr;
   side a, b;
@@ -272,11 +280,8 @@ TEST_P(uct_rma, outside_the_registration_is_refused) {
 // put completed locally (UCX's put completion is local; the flush is not an
 // acknowledgement of each deposit).
 TEST_P(uct_rma, forged_key_among_puts_is_refused_counted_the_rest_lands) {
-  std::vector<uint8_t> packed(88);
-  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
-  reinterpret_cast<uct_hpam_packed_rkey_t*>(packed.data())->ticket.bytes[16] ^= 0x5a;
   uct_rkey_bundle_t forged{};
-  ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &forged));
+  ASSERT_NO_FATAL_FAILURE(forge(&forged));
   hpam_dep_counters_t before, after;
   uct_hpam_md_dep_counters(md, &before);
   constexpr int n = 8;
@@ -313,11 +318,8 @@ TEST_P(uct_rma, forged_key_among_puts_is_refused_counted_the_rest_lands) {
 // one batch at the first progress with nothing new (hpam_dep_poll).
 TEST_P(uct_rma, a_stream_of_gets_lands_a_forged_key_in_it_is_refused) {
   for (int i = 0; i < 64; ++i) target[i] = 0xC0DE0000u + static_cast<uint64_t>(i);
-  std::vector<uint8_t> packed(88);
-  ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, packed.data()));
-  reinterpret_cast<uct_hpam_packed_rkey_t*>(packed.data())->ticket.bytes[16] ^= 0x5a;
   uct_rkey_bundle_t forged{};
-  ASSERT_EQ(UCS_OK, uct_rkey_unpack(hpam_component(), packed.data(), &forged));
+  ASSERT_NO_FATAL_FAILURE(forge(&forged));
   hpam_dep_counters_t before, after;
   uct_hpam_md_dep_counters(md, &before);
   constexpr int n = 48;
