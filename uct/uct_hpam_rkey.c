@@ -45,5 +45,6 @@ int uct_hpam_rkey_unpack(const void *buffer, uct_hpam_rkey_t *out, char *err, si
     out->length = p.length;
     out->job_hash = p.job_hash;
     out->owner = p.owner;
+    out->not_direct = 0;
     return 0;
 }

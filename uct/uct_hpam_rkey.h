@@ -42,6 +42,11 @@ typedef struct uct_hpam_rkey {
     uint64_t base, length;
     uint64_t job_hash;
     uint32_t owner;
+    /* 1 once a within-the-call form (hpam_dep_*_now) said not-supported: the
+     * ticket names memory this process cannot address, and a ticket never
+     * changes what it names, so later operations go to the deposit at once
+     * (uct_hpam_rma.c; read and written relaxed: rkeys may be shared). */
+    uint32_t not_direct;
 } uct_hpam_rkey_t;
 
 /* uct_hpam_memh_t::allocated: what the domain allocated for it (mem_alloc). */

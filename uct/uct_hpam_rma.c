@@ -9,7 +9,9 @@
  * Memory the peer's domain allocated (card memory) is written, read and
  * updated within the call (hpam_dep_*_now: the checks, then a copy or a CPU
  * atomic), with no bounce buffer and no operation in flight; every other
- * operation is tried that way first, which costs one look at the slot.
+ * operation is tried that way first, which costs one look at the slot, until
+ * that said not-supported for its rkey (then never again for that rkey:
+ * uct_hpam_rkey_t's not_direct).
  *
  * Buffered and short puts copy into a bounce buffer first (UCX may reuse its
  * buffer as soon as the call returns); gets into a bounce buffer hand the
@@ -102,6 +104,20 @@ static ucs_status_t take_bounce(uct_hpam_iface_t *iface, int16_t *bounce)
     *bounce = iface->bounce_free[--iface->bounce_nfree];
     return UCS_OK;
 }
+
+/* A within-the-call form (hpam_dep_*_now) for rkey, unless one said
+ * not-supported for it before (the rkey's not_direct): then, and when this
+ * one says so, HPAM_ERR_NOT_SUPPORTED without the call. */
+static inline int noted(const uct_hpam_rkey_t *rkey, int rc)
+{
+    if (rc == HPAM_ERR_NOT_SUPPORTED) {
+        __atomic_store_n(&((uct_hpam_rkey_t *)rkey)->not_direct, 1, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+#define DIRECT(_rkey, _call)                                                                       \
+    (__atomic_load_n(&(_rkey)->not_direct, __ATOMIC_RELAXED) ? HPAM_ERR_NOT_SUPPORTED              \
+                                                             : noted((_rkey), (_call)))
 
 /* What a call done within itself returns: UCS_OK, or why it was refused. */
 static inline ucs_status_t now_status(int rc)
@@ -246,7 +262,8 @@ ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned 
     if (ucs_unlikely(status != UCS_OK)) return status;
     if (ucs_unlikely(length == 0)) return nothing_to_move(iface, ep, -1);
     UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
-    const int rc = hpam_dep_put_now(iface->dep, buffer, length, &RKEY(rkey)->ticket, offset);
+    const int rc = DIRECT(
+        RKEY(rkey), hpam_dep_put_now(iface->dep, buffer, length, &RKEY(rkey)->ticket, offset));
     if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return now_status(rc);
     int16_t b;
     status = take_bounce(iface, &b);
@@ -276,8 +293,8 @@ ssize_t uct_hpam_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void 
         return UCS_ERR_INVALID_PARAM;
     }
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
-    const int rc =
-        hpam_dep_put_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
+    const int rc = DIRECT(RKEY(rkey), hpam_dep_put_now(iface->dep, bounce_ptr(iface, b), length,
+                                                       &RKEY(rkey)->ticket, offset));
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         iface->bounce_free[iface->bounce_nfree++] = b;
         return rc == HPAM_OK ? (ssize_t)length : uct_hpam_status(rc);
@@ -301,8 +318,9 @@ static ucs_status_t zcopy(uct_ep_h tl_ep, int is_put, const uct_iov_t *iov, size
     if (ucs_unlikely(status != UCS_OK)) return status;
     if (ucs_unlikely(length == 0)) return nothing_to_move(iface, ep, -1);
     const hpam_ticket_t *t = &RKEY(rkey)->ticket;
-    const int rc = is_put ? hpam_dep_put_now(iface->dep, iov[0].buffer, length, t, offset)
-                          : hpam_dep_get_now(iface->dep, iov[0].buffer, length, t, offset);
+    const int rc =
+        DIRECT(RKEY(rkey), is_put ? hpam_dep_put_now(iface->dep, iov[0].buffer, length, t, offset)
+                                  : hpam_dep_get_now(iface->dep, iov[0].buffer, length, t, offset));
     if (rc != HPAM_ERR_NOT_SUPPORTED) return now_status(rc); /* no completion for it */
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, comp);
     if (is_put) {
@@ -344,8 +362,8 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
         unpack_cb(arg, bounce_ptr(iface, b), 0);
         return nothing_to_move(iface, ep, b);
     }
-    const int rc =
-        hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length, &RKEY(rkey)->ticket, offset);
+    const int rc = DIRECT(RKEY(rkey), hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length,
+                                                       &RKEY(rkey)->ticket, offset));
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         if (rc == HPAM_OK) unpack_cb(arg, bounce_ptr(iface, b), length);
         iface->bounce_free[iface->bounce_nfree++] = b;
@@ -388,8 +406,9 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
     if (ucs_unlikely(status != UCS_OK)) return status;
     UCT_TL_EP_STAT_ATOMIC(&ep->super);
     uint64_t old = 0;
-    const int rc = hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset,
-                                       operand, compare, &old);
+    const int rc =
+        DIRECT(RKEY(rkey), hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket,
+                                               offset, operand, compare, &old));
     if (rc != HPAM_ERR_NOT_SUPPORTED) {
         if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
         return now_status(rc);

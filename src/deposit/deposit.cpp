@@ -85,6 +85,9 @@ endpoint::endpoint(const setup& s)
   batch_ops_.resize(nic::hamlyn::max_batch);
   batch_local_.resize(nic::hamlyn::max_batch);
   batch_remote_.resize(nic::hamlyn::max_batch);
+  batch_pieces_.resize(nic::hamlyn::max_batch);
+  batch_from_.resize(nic::hamlyn::max_batch);
+  batch_scratch_.resize(scratch_pages * 4096);
   registrations_.resize(s.max_registrations);
   owner_executes_.resize(static_cast<size_t>(nprocs_));
   publish_connection_table();
@@ -388,68 +391,6 @@ void endpoint::request_get(op_record& r) {
   q.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::read_request, false);
   q.fast_word = op_id(static_cast<uint32_t>(&r - ops_.data()), r.generation);
   if (!post_request(r)) waiting_.push_back(static_cast<uint32_t>(&r - ops_.data()));
-}
-
-// Whether a get waits for a batch: small, in the ticket's range, from
-// another process whose private memory I read by cross-memory attach (card
-// memory and my own are copied at once).
-bool endpoint::batches_get(const ticket& t, uint64_t offset, size_t len) const {
-  if (batch_limit_ == 0 || len > batch_limit_ || t.node >= static_cast<uint32_t>(nprocs_) ||
-      static_cast<int>(t.node) == my_proc_ || offset > t.range || len > t.range - offset)
-    return false;
-  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
-  return v.attached && v.cross_memory &&
-         !(t.slot < v.geo.slot_count &&
-           v.slots[t.slot].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card));
-}
-
-// The waiting gets, one batch per destination in the order they came.
-void endpoint::run_batched_gets() {
-  for (size_t first = 0; first < batched_gets_.size(); ++first)
-    if (batched_gets_[first] != ~0u) run_gets_from(ops_[batched_gets_[first]].dest, first);
-  batched_gets_.clear();
-}
-
-// The waiting gets from `dest` (from batched_gets_[first] on): each checked
-// and its slot held (resolve, as a get at once), then one process_vm_readv
-// for the accepted ones; a refused one fails alone. When the kernel refuses
-// after all they go as read requests.
-void endpoint::run_gets_from(int dest, size_t first) {
-  const nic::hamlyn::card_view& v = card_.view(dest);
-  uint32_t held = 0, pieces = 0;
-  for (size_t e = first; e < batched_gets_.size() && held < nic::hamlyn::max_batch; ++e) {
-    const uint32_t i = batched_gets_[e];
-    if (i == ~0u || ops_[i].dest != dest) continue;
-    batched_gets_[e] = ~0u;
-    op_record& r = ops_[i];
-    std::byte* ptr = nullptr;
-    uint64_t address = 0;
-    const status st = card_.receiver().resolve(v, r.request.slot, r.request.protection_key,
-                                               r.request.offset, r.length, ptr, address);
-    if (!is_ok(st) || ptr) {  // refused, or card memory after all: copied here
-      if (ptr && r.length) std::memcpy(r.local, ptr, r.length);
-      if (ptr) card_.receiver().unresolve(v, r.request.slot);
-      finish(r, st);
-      continue;
-    }
-    batch_ops_[held++] = i;
-    if (r.length == 0) continue;
-    batch_local_[pieces] = iovec{r.local, r.length};
-    batch_remote_[pieces++] = iovec{reinterpret_cast<void*>(address), r.length};
-  }
-  get_batches_ += pieces ? 1 : 0;
-  const status st = pieces ? nic::hamlyn::cross_memory_pairs(v.pid, false, batch_local_.data(),
-                                                             batch_remote_.data(), pieces)
-                           : status::ok;
-  for (uint32_t k = 0; k < held; ++k) {
-    op_record& r = ops_[batch_ops_[k]];
-    card_.receiver().unresolve(v, r.request.slot);
-    if (st == status::system_error) {
-      request_get(r);
-    } else {
-      finish(r, st);
-    }
-  }
 }
 
 status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,

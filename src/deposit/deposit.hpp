@@ -264,7 +264,18 @@ class endpoint {
   op_state test_put(op_handle h, status* error) const;
   std::vector<uint32_t> batch_ops_;                // run_gets_from's scratch: the ops it reads for,
   std::vector<iovec> batch_local_, batch_remote_;  // and their pieces (max_batch each)
-  std::vector<registration> registrations_;        // by slot
+  struct batch_piece {     // one remote piece of a batch of gets (deposit_gets.cpp)
+    uint32_t slot;         // the registration its entries are in
+    int32_t scratch_page;  // read into this page of batch_scratch_, or -1: straight
+    uint32_t first;        // its first entry (index into batch_ops_)
+    uint64_t lo, hi;       // remote [lo, hi)
+  };
+  static constexpr uint32_t scratch_pages = 16;  // pieces read into scratch per batch
+  std::vector<batch_piece> batch_pieces_;        // max_batch
+  std::vector<uint32_t> batch_from_;      // [entry]: its bytes' offset in batch_scratch_, or ~0u
+  std::vector<std::byte> batch_scratch_;  // scratch_pages pages
+  void add_piece(uint32_t k, uint32_t slot, uint64_t address, uint32_t& pieces, uint32_t& pages);
+  std::vector<registration> registrations_;  // by slot
   uint32_t max_connections_;
   uint32_t batch_limit_;                          // setup::batch_limit
   mutable std::vector<connection_table> tables_;  // [proc]: found on first use

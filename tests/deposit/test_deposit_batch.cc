@@ -419,6 +419,48 @@ TEST(deposit_batch, a_stream_of_gets_each_polled_is_one_batch_forged_entries_ref
   EXPECT_TRUE(g.guards_intact());
 }
 
+// A batch's entries of one slot in one page are read as one piece (into
+// scratch, then copied): overlapping and repeated ranges, entries of two
+// slots side by side in a page (never one piece), and more such pages than
+// the scratch holds (the rest read straight) each get their own bytes.
+TEST(deposit_batch, gets_in_one_page_read_once_per_slot_each_gets_its_bytes) {
+  batch_pair j;
+  guarded g(64 * 4096);
+  ticket a, b;  // two registrations side by side: a page holds both at 4096 * 40 + 2048
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, 40 * 4096 + 2048, a), status::ok);
+  ASSERT_EQ(j.e[1]->register_memory(g.mem + 40 * 4096 + 2048, 24 * 4096 - 2048, b), status::ok);
+  for (size_t i = 0; i < g.bytes; ++i) g.mem[i] = static_cast<uint8_t>(i * 7 + i / 4096);
+  struct entry {
+    const ticket* tk;
+    uint64_t at;  // offset in the ticket
+    uint64_t len;
+  };
+  std::vector<entry> es;
+  for (uint64_t page = 0; page < 40; ++page)  // two entries a page, 40 pages: scratch runs out
+    for (uint64_t at : {page * 4096 + 24, page * 4096 + 8}) es.push_back({&a, at, 8});
+  for (int i = 0; i < 6; ++i) {  // both slots inside one page, alternating; a repeated range
+    es.push_back({&a, 40 * 4096 + 16 * static_cast<uint64_t>(i), 16});
+    es.push_back({&b, 8 * static_cast<uint64_t>(i % 3), 8});
+  }
+  es.push_back({&a, 100, 300});  // overlapping the page-0 entries, in a new piece
+  es.push_back({&a, 96, 8});
+  std::vector<std::vector<uint8_t>> got(es.size());
+  std::vector<op_handle> h(es.size());
+  for (size_t i = 0; i < es.size(); ++i) {
+    got[i].assign(es[i].len, 0);
+    ASSERT_EQ(j.e[0]->get(got[i].data(), es[i].len, *es[i].tk, es[i].at, &h[i]), status::ok) << i;
+  }
+  const uint64_t batches0 = j.e[0]->get_batches();
+  j.e[0]->progress();
+  EXPECT_EQ(j.e[0]->get_batches() - batches0, 1u);
+  for (size_t i = 0; i < es.size(); ++i) {
+    ASSERT_EQ(j.e[0]->test(h[i]), op_state::sent) << i;
+    const uint8_t* from = g.mem + (es[i].tk == &b ? 40 * 4096 + 2048 : 0) + es[i].at;
+    ASSERT_EQ(std::memcmp(got[i].data(), from, es[i].len), 0) << i;
+  }
+  EXPECT_TRUE(g.guards_intact());
+}
+
 // progress() (a flush) carries out a growing batch at once; a lone get
 // followed only by polls completes (after a batch of one, at the first).
 TEST(deposit_batch, a_flush_carries_out_the_growing_batch_a_lone_get_completes_by_polls) {
