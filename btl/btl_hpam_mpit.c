@@ -37,7 +37,7 @@ static const counter_row_t counters[] = {
     C(crc_failures, "Packets dropped for a bad CRC"),
     C(key_rejections, "Packets dropped for a wrong protection key"),
     C(malformed, "Packets dropped as malformed"),
-    C(overflow_drops, "Inbound packets dropped: no free receive block"),
+    C(overflow_drops, "Inbound packets the card dropped: no free receive cell or block"),
     C(rule_violations, "Request-reply rule violations by handlers"),
     C(wire_dropped, "Packets the fault model dropped"),
     C(wire_duplicated, "Packets the fault model duplicated"),

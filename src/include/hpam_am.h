@@ -252,7 +252,7 @@ typedef struct hpam_counters {
   uint64_t crc_failures;        /* packet dropped for bad CRC                   */
   uint64_t key_rejections;      /* packet dropped for wrong protection key      */
   uint64_t malformed;           /* packet dropped: bad header, length, handler  */
-  uint64_t overflow_drops;      /* card dropped inbound: no receive buffer free */
+  uint64_t overflow_drops;      /* card dropped inbound: no receive cell or block free */
   uint64_t rule_violations;     /* request-reply rule broken by a handler       */
   uint64_t wire_dropped, wire_duplicated, wire_corrupted, wire_reordered, wire_delayed;
   uint64_t segment_rejections;  /* stores/gets outside this process's segment, refused */
