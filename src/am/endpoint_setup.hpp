@@ -30,6 +30,11 @@ inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* cl
   s.tx_blocks = 2 * per_direction;  // D request + D reply buffers per peer
   s.rx_blocks = inbound_pool(cfg);
   s.clock = clk;
+  // A block is written again only once its packet was taken: a request's
+  // once answered (an answer is made after the packet was read), a reply's
+  // or an ack's once the next request on its instance came (its requester
+  // took the answer first); every further copy goes by relaunch.
+  s.deliver_by_reference = true;
   return s;
 }
 inline const endpoint_config& validated(const endpoint_config& cfg) {

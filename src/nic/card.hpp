@@ -150,6 +150,14 @@ struct card_setup {
   uint32_t rx_ready_cell = 128;  // Medusa: bytes per RX_READY cell; a packet of up to
                                  // rx_ready_cell - 16 bytes travels in it (16: none does);
                                  // 128: entry + 112 bytes, an 8-byte MPI message
+  // Medusa: a packet longer than a cell, on a wire that cannot touch it,
+  // is delivered by reference: the destination reads it in the sender's
+  // outbound block (the card's DMA, done at no cost to the sending host)
+  // instead of a copy in one of its inbound blocks. Only for a sender that
+  // rewrites a launched block after its destination has taken the packet
+  // (the AM protocol: a block is written again only once its packet was
+  // answered) and sends every further copy of a packet with relaunch.
+  bool deliver_by_reference = false;
   // Hamlyn: a packet of up to this many bytes travels in its notification
   // entry instead of its block (inline delivery; at most the default, what
   // an entry holds; 0: every packet in its block).

@@ -21,6 +21,13 @@
 // rx_blocks the ones of them in blocks; either running out drops the packet
 // (card_header::overflow_drops).
 //
+// Delivered by reference (card_setup::deliver_by_reference, a wire that
+// cannot touch packets): a longer packet sent the first time stays in the
+// sender's outbound block, and its entry names that block (a block number
+// below the sender's tx_blocks, the entry's source saying whose): the
+// processor reads the packet there, as it would have read the copy the
+// card's DMA made, and gives back only the cell. No RX_FREE block is used.
+//
 // Everything in it is offsets and block numbers, never pointers, so every
 // process can map it at its own address.
 #pragma once
@@ -37,9 +44,10 @@
 namespace hpam::nic::medusa {
 
 constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
-constexpr uint32_t card_version = 5;    // 2: RX_READY entries carry the source; 3: RX_READY cells
+constexpr uint32_t card_version = 6;    // 2: RX_READY entries carry the source; 3: RX_READY cells
                                         // carry small packets inline; 4: the VRAM starts on a page;
-                                        // 5: a packet in its cell takes no block (entry_in_cell)
+                                        // 5: a packet in its cell takes no block (entry_in_cell);
+                                        // 6: an entry may name the sender's outbound block
 constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
 
 // Block sizes accepted at setup (power of two).

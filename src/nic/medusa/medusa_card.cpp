@@ -73,6 +73,8 @@ medusa_card::medusa_card(const card_setup& setup)
       rx_blocks_(setup.rx_blocks),
       crc_(setup.crc),
       direct_tx_(setup.direct_tx),
+      by_reference_(setup.deliver_by_reference && !setup.faults.any()),
+      block_shift_(static_cast<uint32_t>(__builtin_ctz(setup.block_size))),
       short_copy_up_to_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
                                 setup.block_size >= short_packet
                             ? short_packet
@@ -256,6 +258,19 @@ void medusa_card::deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
   // Publish: the packet in its block is visible before the entry naming it.
   p.rx_ready.publish(cell, pos, medusa::encode_entry(blk, length, static_cast<uint32_t>(my_proc_)));
   p.rx_free->prefetch_pop();  // the next long packet to dest takes the next free block
+}
+
+// A packet delivered by reference from a process whose card I have not
+// mapped (I never sent to it): mapped now, once. A card that cannot be
+// mapped leaves the entry malformed (the packet is lost, and resent as a
+// copy: a resend is never by reference).
+bool medusa_card::attach_to_read(uint32_t proc) noexcept {
+  try {
+    attach_peer(static_cast<int>(proc));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 // The block popped from dest's RX_FREE is not one of its inbound blocks (a

@@ -4,7 +4,9 @@
 // process: it moves each launched packet over the wire (wire.hpp) into a
 // cell it claims on the destination card's RX_READY — a packet that fits
 // there is written into the cell, a longer one into a block popped from
-// the destination's RX_FREE (card_memory.hpp) — and publishes the cell.
+// the destination's RX_FREE (card_memory.hpp), or left in the sender's
+// block when delivered by reference (card_setup::deliver_by_reference) —
+// and publishes the cell.
 // Provides the card interface of nic/card.hpp.
 //
 // Hot path (launch, receive, release, service): inline, no allocation,
@@ -77,8 +79,15 @@ class medusa_card {
   // entry would be popped as soon as pushed and the block returned as soon
   // as sent, so the push and both pops are skipped (counted in direct_sends()).
   [[gnu::always_inline]] inline void launch(int dest, uint32_t b, uint32_t len) noexcept;
-  // A copy sent again: the same as launch (a full RX_READY drops it anyway).
-  void relaunch(int dest, uint32_t b, uint32_t len) noexcept { launch(dest, b, len); }
+  // A copy sent again: as launch, but never by reference (an entry naming
+  // the block for its first copy may still wait unread when the sender,
+  // answered through this copy, writes the block again): copied into a
+  // block of dest's (a full RX_READY or an empty RX_FREE drops it anyway).
+  void relaunch(int dest, uint32_t b, uint32_t len) noexcept {
+    copies_only_ = true;
+    launch(dest, b, len);
+    copies_only_ = false;
+  }
   // The processor's half of a send as the paper has it: push <b, len> on
   // TX_READY and let the engine transmit the block as written, wire header
   // included (launch writes that header first). Whatever the header says,
@@ -154,6 +163,9 @@ class medusa_card {
   uint64_t malformed() const noexcept { return malformed_; }
   // Packets launch() handed to an idle engine without the TX FIFOs.
   uint64_t direct_sends() const noexcept { return direct_sends_; }
+  // Packets this card delivered by reference (left in their outbound block).
+  uint64_t by_reference_sends() const noexcept { return by_reference_sends_; }
+  bool delivers_by_reference() const noexcept { return by_reference_; }
   // Received packets whose CRC did not match.
   uint64_t crc_failures() const noexcept { return crc_failures_; }
   // Packets held back on the wire right now.
@@ -200,6 +212,11 @@ class medusa_card {
   // or the claimed cell published void (out of line: its copy dwarfs a call).
   [[gnu::noinline]] void deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
                                           const std::byte* packet, uint32_t length) noexcept;
+  // The packet in proc's outbound block b, which an RX_READY entry of proc's
+  // names (delivered by reference), or null when b is not one of proc's
+  // outbound blocks or proc's card cannot be mapped.
+  const std::byte* sender_block(uint32_t proc, uint32_t b) noexcept;
+  [[gnu::cold, gnu::noinline]] bool attach_to_read(uint32_t proc) noexcept;
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint64_t entry) noexcept;
   [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p) noexcept;
@@ -215,6 +232,9 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   bool direct_tx_;
+  bool by_reference_;         // deliver_by_reference, on a wire without faults
+  bool copies_only_ = false;  // relaunch: this packet is copied, never by reference
+  uint32_t block_shift_;      // log2(block_size_)
   // Packets up to this length are copied into their cell as short_packet
   // bytes: short_packet when cells hold that many and blocks are at least
   // that long, else 0 (none: a packet is at least a wire header). Decided
@@ -249,6 +269,7 @@ class medusa_card {
   uint64_t malformed_ = 0;
   uint64_t crc_failures_ = 0;
   uint64_t direct_sends_ = 0;
+  uint64_t by_reference_sends_ = 0;
   uint64_t beats_ = 0;  // my heartbeat, mirrored in header_->heartbeat
 };
 
@@ -332,11 +353,21 @@ inline void medusa_card::run_tx_engine() noexcept {
     p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (__builtin_expect(length <= short_copy_up_to_, 1))
+  if (__builtin_expect(length <= short_copy_up_to_, 1)) {
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);  // constant: inline moves
-  else if (length <= p.rx_ready.inline_bytes())
+  } else if (length <= p.rx_ready.inline_bytes()) {
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, length);
-  else {
+  } else {
+    // By reference: the packet stays in its outbound block (the wire is
+    // clean, so the packet is that block), named by the entry.
+    const uint64_t b = static_cast<uint64_t>(packet - vram_) >> block_shift_;
+    if (by_reference_ && !copies_only_ && b < tx_blocks_ && packet == tx_block(static_cast<uint32_t>(b))) {
+      ++by_reference_sends_;
+      p.rx_ready.publish(cell, pos,
+                         medusa::encode_entry(static_cast<uint32_t>(b), length,
+                                              static_cast<uint32_t>(my_proc_)));
+      return;
+    }
     deliver_in_block(p, cell, pos, packet, length);
     return;
   }
@@ -361,6 +392,9 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
     rx_free_->prefetch_push();  // the release of this block writes there
     p.block = b;
     p.data = vram_ + static_cast<size_t>(b) * block_size_;
+  } else if (const std::byte* at = block_lengths_.holds(len) ? sender_block(src, b) : nullptr) {
+    p.block = no_block;  // the sender's: only the cell comes back
+    p.data = at;
   } else {
     reject_entry(p, e);  // a void entry, or a malformed one
     return true;
@@ -370,6 +404,17 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   p.rejected = false;
   p.crc_ok = packet_ok(p, src);
   return true;
+}
+
+// An entry that names block b of the sending process src, below its
+// tx_blocks: the packet it delivered by reference. Its card is mapped at
+// the first such packet (a sender need not be one I send to).
+inline const std::byte* medusa_card::sender_block(uint32_t src, uint32_t b) noexcept {
+  if (src >= static_cast<uint32_t>(nprocs_)) return nullptr;
+  const peer_view& v = peers_[src];
+  if (__builtin_expect(v.vram == nullptr, 0) && !attach_to_read(src)) return nullptr;
+  if (b >= v.first_rx_block) return nullptr;
+  return v.vram + static_cast<size_t>(b) * block_size_;
 }
 
 // The CRC, then the wire header (one copy of it) against what the entry

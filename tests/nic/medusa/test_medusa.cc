@@ -422,8 +422,9 @@ TEST(medusa_card, forged_rx_ready_entries_are_rejected_and_counted) {
       {first_rx + 1, 0xffffffffu, true},  // absurd length
       {first_rx + 2, 3, true},            // shorter than the wire header
       {first_rx + 3, 64, true},           // a block for a packet that fits its cell
-      {0, 200, false},                    // a tx block, not an rx block
       {first_rx + 8, 200, false},         // one past the last block
+      // (an outbound block of the source names its packet delivered by
+      // reference: test_medusa_by_reference.cc)
       {0xfffffffeu, 200, false},          // far out of range
       {0xfffffffeu, 0, false},
       {in_cell, 113, false},  // in its cell, longer than a cell holds
