@@ -8,7 +8,10 @@
 // RX_READY entry for it on process 0's card itself (as any process of the
 // job can, mapping that card): the entry a card makes for a packet in its
 // cell, a void entry, a forged block field (an inbound block of process
-// 0's holding the packet, or any number), a forged length or source.
+// 0's holding the packet, an outbound block of process 1's as a packet
+// delivered by reference names it, or any number), a forged length or
+// source. A packet longer than a cell that process 1 launches is itself
+// delivered by reference (the AM endpoint's card setup).
 // Findings: a sanitizer report, or a guard byte around process 0's segment
 // or get buffer changed.
 #include <unistd.h>
@@ -148,8 +151,10 @@ const uint8_t* world::multi_ack(input& in, am::am_header& h, am::ack_entry (&ack
 // bytes in its cell as far as they fit; `form` % 4 names the entry: 0 the
 // one a card makes for a packet in its cell (a lie when it does not fit),
 // 1 void, 2 a block field of the input's (with `form` & 4 one of process
-// 0's inbound blocks, the packet copied into it; with `form` & 8 a length
-// of the input's), 3 in the cell with a length and source of the input's.
+// 0's inbound blocks, the packet copied into it; with `form` & 16 one of
+// process 1's outbound blocks or just past them, with `form` & 32 the one
+// the packet is in, as delivered by reference; with `form` & 8 a length of
+// the input's), 3 in the cell with a length and source of the input's.
 void world::forge_entry(input& in, const std::byte* pkt, uint32_t len) {
   nic::medusa_card& card = victim->card();
   const uint8_t form = in.take<uint8_t>();
@@ -163,6 +168,8 @@ void world::forge_entry(input& in, const std::byte* pkt, uint32_t len) {
       if (form & 4) {
         block = card.tx_blocks() + block % card.rx_blocks();
         std::memcpy(card.tx_block(block), pkt, std::min(len, card.block_size()));
+      } else if (form & 16) {
+        block = (form & 32) ? this->block : block % (peer->tx_blocks() + 2);
       }
       if (form & 8) length = in.take<uint32_t>();
       break;
