@@ -178,6 +178,10 @@ sys::process_state medusa_card::peer_process(int proc) const noexcept {
 }
 
 void medusa_card::attach_peer(int proc) {
+  attach_within(proc, attach_timeout_ms_);
+}
+
+void medusa_card::attach_within(int proc, uint64_t timeout_ms) {
   if (proc < 0 || proc >= nprocs_)
     throw std::invalid_argument("hpam: attach_peer: process " + std::to_string(proc) +
                                 " is not in [0, " + std::to_string(nprocs_) + ")");
@@ -185,7 +189,7 @@ void medusa_card::attach_peer(int proc) {
   const std::string name = sys::segment_name(job_, medusa_segment_purpose, proc);
   sys::shared_segment seg;
   try {
-    seg = sys::shared_segment::attach(name, attach_timeout_ms_);
+    seg = sys::shared_segment::attach(name, timeout_ms);
   } catch (const std::exception& e) {
     throw std::runtime_error("hpam: process " + std::to_string(my_proc_) +
                              " could not reach the Medusa card of process " + std::to_string(proc) +
@@ -261,12 +265,14 @@ void medusa_card::deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
 }
 
 // A packet delivered by reference from a process whose card I have not
-// mapped (I never sent to it): mapped now, once. A card that cannot be
-// mapped leaves the entry malformed (the packet is lost, and resent as a
-// copy: a resend is never by reference).
+// mapped (I never sent to it): mapped now, once, without waiting (a real
+// sender's card exists; an entry forged to name one that does not must not
+// stall the poll). A card that cannot be mapped leaves the entry malformed
+// (a real packet would be lost, and resent as a copy: a resend is never by
+// reference).
 bool medusa_card::attach_to_read(uint32_t proc) noexcept {
   try {
-    attach_peer(static_cast<int>(proc));
+    attach_within(static_cast<int>(proc), 0);
     return true;
   } catch (const std::exception&) {
     return false;

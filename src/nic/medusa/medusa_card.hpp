@@ -217,6 +217,7 @@ class medusa_card {
   // outbound blocks or proc's card cannot be mapped.
   const std::byte* sender_block(uint32_t proc, uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] bool attach_to_read(uint32_t proc) noexcept;
+  void attach_within(int proc, uint64_t timeout_ms);  // attach_peer, waiting at most timeout_ms
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint64_t entry) noexcept;
   [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p) noexcept;
@@ -361,11 +362,12 @@ inline void medusa_card::run_tx_engine() noexcept {
     // By reference: the packet stays in its outbound block (the wire is
     // clean, so the packet is that block), named by the entry.
     const uint64_t b = static_cast<uint64_t>(packet - vram_) >> block_shift_;
-    if (by_reference_ && !copies_only_ && b < tx_blocks_ && packet == tx_block(static_cast<uint32_t>(b))) {
+    if (by_reference_ && !copies_only_ && b < tx_blocks_ &&
+        packet == tx_block(static_cast<uint32_t>(b))) {
       ++by_reference_sends_;
-      p.rx_ready.publish(cell, pos,
-                         medusa::encode_entry(static_cast<uint32_t>(b), length,
-                                              static_cast<uint32_t>(my_proc_)));
+      p.rx_ready.publish(
+          cell, pos,
+          medusa::encode_entry(static_cast<uint32_t>(b), length, static_cast<uint32_t>(my_proc_)));
       return;
     }
     deliver_in_block(p, cell, pos, packet, length);

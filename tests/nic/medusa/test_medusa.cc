@@ -425,7 +425,7 @@ TEST(medusa_card, forged_rx_ready_entries_are_rejected_and_counted) {
       {first_rx + 8, 200, false},         // one past the last block
       // (an outbound block of the source names its packet delivered by
       // reference: test_medusa_by_reference.cc)
-      {0xfffffffeu, 200, false},          // far out of range
+      {0xfffffffeu, 200, false},  // far out of range
       {0xfffffffeu, 0, false},
       {in_cell, 113, false},  // in its cell, longer than a cell holds
       {in_cell, bs, false},

@@ -7,6 +7,7 @@
 // wire header's check.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -133,6 +134,24 @@ TEST(medusa_by_reference, a_sender_never_attached_is_mapped_at_its_first_packet)
   EXPECT_TRUE(p.b->attached(0));
   EXPECT_TRUE(exact(r, long_packet, 5));
   p.b->release(r);
+}
+
+// An entry naming a process of the job whose card does not exist (yet, or
+// any more) is refused at once: the poll does not wait the attach time out.
+TEST(medusa_by_reference, an_entry_naming_a_card_that_is_not_there_is_refused_at_once) {
+  const std::string job = unique_job("byref_absent");
+  card_setup s1 = make_setup(job, 3, 1, 4, 8, block);
+  s1.attach_timeout_ms = 60'000;
+  medusa_card b(s1);
+  ASSERT_TRUE(forge_rx_ready(b, encode_entry(0, long_packet, 2)));
+  const auto start = std::chrono::steady_clock::now();
+  rx_packet r{};
+  ASSERT_TRUE(b.receive(r));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_FALSE(r.crc_ok);
+  EXPECT_FALSE(b.attached(2));
+  EXPECT_EQ(b.malformed(), 1u);
+  b.release(r);
 }
 
 // Forged entries in the by-reference form, on b's RX_READY: each is
