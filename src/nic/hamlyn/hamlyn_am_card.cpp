@@ -66,6 +66,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       ring_capacity_(next_pow2(per_sender_)),
       layout_(inbound_layout_for(s, per_sender_, ring_capacity_)),
       card_(inner_config(s, per_sender_, ring_capacity_)),
+      port_(card_.receiver().port(0)),
       wire_(s.faults, s.my_proc, s.block_size, *clock_) {
   uint64_t at = 0;
   if (!is_ok(card_.slots().allocate_area(layout_.total, at)))
@@ -76,6 +77,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       reinterpret_cast<hamlyn::am_sender_entry*>(card_.slots().area_address(at + layout_.senders));
   sender_slot_.assign(static_cast<size_t>(nprocs_), ~0u);
   slot_sender_.assign(static_cast<size_t>(nprocs_) + 1, ~0u);
+  slot_senders_ = static_cast<uint32_t>(slot_sender_.size());
   for (int p = 0; p < nprocs_; ++p) {
     if (p == my_proc_) continue;
     sender_slot_[p] =
@@ -260,49 +262,15 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   return !ps.free_blocks.empty();
 }
 
-// The packet's source is the sender whose region (slot) it was deposited
-// in: the slot's key is that sender's alone. The notification's own source
-// word and the packet's wire header must agree with it, else the packet is
-// refused; the wire header is read once, as a copy.
-bool hamlyn_am_card::receive(rx_packet& p) {
+// receive() past a refused notification: the next ones, until one is
+// handed over or none is left.
+[[gnu::noinline]] bool hamlyn_am_card::receive_after_refusal(rx_packet& p) {
   hamlyn::notification n;
-  while (card_.receiver().receive(0, n, carried_)) {
-    const uint64_t blk = n.metadata;
-    const uint32_t sender = n.slot < slot_sender_.size() ? slot_sender_[n.slot] : ~0u;
-    if (sender == ~0u || n.source != sender || n.metadata_index != hamlyn::fast_index ||
-        blk >= per_sender_ || n.length < wire_header_size || n.length > block_size_) {
-      malformed_++;  // a forged or damaged notification: nothing to hand over
-      continue;
-    }
-    p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
-    p.length = static_cast<uint32_t>(n.length);
-    // Inline delivery: the packet is the entry's, copied out once by the
-    // take (n.length <= notification_inline_bytes); otherwise in its block.
-    p.data = n.carried ? carried_ : inbound_ + size_t{p.block} * block_size_;
-    p.src = static_cast<uint16_t>(sender);
-    p.rejected = false;
-    wire_header w;
-    std::memcpy(&w, p.data, sizeof w);
-    p.crc_ok = !crc_ || w.crc == wire_crc(p.data, p.length);
-    if (p.crc_ok &&
-        (w.length != p.length || w.src != sender || w.dst != static_cast<uint32_t>(my_proc_))) {
-      malformed_++;
-      p.crc_ok = false;
-      p.rejected = true;
-    }
-    return true;
-  }
+  const std::byte* carried = nullptr;
+  while (hamlyn::notification_take_in_place(*port_.control, port_.entries, port_.capacity,
+                                            *port_.reader, n, carried))
+    if (hand_over(n, carried, p)) return true;
   return false;
-}
-
-// The block is the sender's (p.src, as receive() found it) block
-// p.block - p.src * per_sender (no division); anything else is ignored.
-void hamlyn_am_card::release(const rx_packet& p) {
-  const uint32_t sender = p.src;
-  const uint32_t blk = p.block - sender * per_sender_;
-  if (sender >= static_cast<uint32_t>(nprocs_) || blk >= per_sender_) return;
-  // The sender reads this FIFO to learn the block is free again.
-  (void)my_free_ring(static_cast<int>(sender))->push(blk);
 }
 
 // send_due's work when there is some: packets the wire held back, backlogs.

@@ -11,7 +11,8 @@
 // (card_setup::notify_inline): a packet that short travels in the
 // notification entry itself and its block, still lent, is not written, so
 // the receiver finds it in the cache lines it polls. receive() takes a
-// notification and returns the packet (from its private copy of the entry,
+// notification and returns the packet (in place in the entry, which no honest writer reaches
+// again before its block is released,
 // or in place in the block); release() gives the block back to its sender
 // through a free FIFO in the receiver's card that only that sender reads. A sender
 // with no free block in its region keeps the packet (a reference to its
@@ -33,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -69,9 +71,14 @@ class hamlyn_am_card {
   // again if it is still needed). It never waits in the backlog, so copies
   // cannot take the blocks a first launch needs.
   void relaunch(int dest, uint32_t b, uint32_t len);
-  bool receive(rx_packet& p);
-  bool arrival_pending() { return card_.receiver().waiting(0); }
-  void release(const rx_packet& p);
+  // Inline, as launch: the protocol's receive loop takes a packet without a
+  // call; a refused notification's successors out of line.
+  [[gnu::always_inline]] inline bool receive(rx_packet& p);
+  bool arrival_pending() {  // an entry at my cursor (or a hole to pass over)
+    return hamlyn::notification_waiting(*port_.control, port_.entries, port_.capacity,
+                                        *port_.reader);
+  }
+  [[gnu::always_inline]] inline void release(const rx_packet& p);
   void service() {  // my processor polls: the heartbeat moves, then send_due()
     card_.beat();
     send_due();
@@ -130,6 +137,8 @@ class hamlyn_am_card {
   inline bool transmit(int dest, const std::byte* data, uint32_t len);
   inline void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void send_held();
+  inline bool hand_over(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
+  bool receive_after_refusal(rx_packet& p);
   void wait_or_drop(int dest, uint32_t block, uint32_t len);
   void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);
@@ -158,8 +167,14 @@ class hamlyn_am_card {
   uint64_t ring_capacity_ = 0;        // entries of each free FIFO
   hamlyn::am_inbound_layout layout_;  // my inbound area, and every peer's
   hamlyn::card card_;
+  // My notification queue 0, where every packet for me is notified: taken
+  // directly, without the receiving interface's inbound FIFO (no sender
+  // uses it here: the regions lie in card memory, so every sender deposits
+  // itself; a packet pushed into it anyway is never served).
+  hamlyn::receiving_interface::reader_port port_;
   std::vector<uint32_t> sender_slot_;  // [sender]: my slot over its region (~0u: none, me)
   std::vector<uint32_t> slot_sender_;  // [slot]: the sender whose region it is (~0u: none)
+  uint32_t slot_senders_ = 0;          // its size (slots of my card)
   std::byte* my_area_ = nullptr;       // my inbound area (am_inbound.hpp), header first
   std::byte* inbound_ = nullptr;       // its regions
   wire wire_;                          // the seeded fault model between cards
@@ -171,9 +186,6 @@ class hamlyn_am_card {
   std::atomic<uint64_t>* my_overflow_ =
       nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
-  // The message of the entry receive() took last, when the entry carried it
-  // (inline delivery): the packet it handed out, until the next receive().
-  alignas(64) std::byte carried_[hamlyn::notification_inline_bytes];
 };
 
 // ---- hot path (inline: the protocol's send reaches the destination's slot
@@ -227,6 +239,71 @@ class hamlyn_am_card {
   ps.free_blocks.pop_back();
   ps.lent[blk] = 1;
   return true;
+}
+
+// The packet's source is the sender whose region (slot) it was deposited
+// in: the slot's key is that sender's alone. The notification's own source
+// word and the packet's wire header must agree with it, else the packet is
+// refused; the wire header's address (length, source, destination) is
+// read once, as one word. False (counted): a forged or damaged
+// notification, nothing to hand over.
+[[gnu::always_inline]] inline bool hamlyn_am_card::hand_over(const hamlyn::notification& n,
+                                                             const std::byte* carried,
+                                                             rx_packet& p) {
+  const uint64_t blk = n.metadata;
+  // (A slot of no sender maps to ~0u, which no 16-bit source equals; the
+  // length in [wire_header_size, block_size] by one unsigned compare.)
+  const uint32_t sender = n.slot < slot_senders_ ? slot_sender_[n.slot] : ~0u;
+  if (__builtin_expect(n.source != sender || n.metadata_index != hamlyn::fast_index ||
+                           blk >= per_sender_ ||
+                           n.length - wire_header_size > block_size_ - wire_header_size,
+                       0)) {
+    malformed_++;
+    return false;
+  }
+  p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
+  p.length = static_cast<uint32_t>(n.length);
+  // Inline delivery: the packet lies in its entry (n.length <=
+  // notification_inline_bytes), which no honest writer reaches again before
+  // this packet's block comes back (release()); otherwise in its block.
+  p.data = n.carried ? carried : inbound_ + size_t{p.block} * block_size_;
+  p.src = static_cast<uint16_t>(sender);
+  p.rejected = false;
+  if (__builtin_expect(crc_, 0)) {
+    uint32_t sum;
+    std::memcpy(&sum, p.data + offsetof(wire_header, crc), sizeof sum);
+    p.crc_ok = sum == wire_crc(p.data, p.length);
+  } else {
+    p.crc_ok = true;
+  }
+  if (__builtin_expect(p.crc_ok && read_wire_address(p.data) !=
+                                       wire_address(p.length, sender,
+                                                    static_cast<uint32_t>(my_proc_)),
+                       0)) {
+    malformed_++;
+    p.crc_ok = false;
+    p.rejected = true;
+  }
+  return true;
+}
+
+[[gnu::always_inline]] inline bool hamlyn_am_card::receive(rx_packet& p) {
+  hamlyn::notification n;
+  const std::byte* carried = nullptr;
+  if (!hamlyn::notification_take_in_place(*port_.control, port_.entries, port_.capacity,
+                                          *port_.reader, n, carried))
+    return false;
+  return hand_over(n, carried, p) || receive_after_refusal(p);
+}
+
+// The block is the sender's (p.src, as receive() found it) block
+// p.block - p.src * per_sender (no division); anything else is ignored.
+[[gnu::always_inline]] inline void hamlyn_am_card::release(const rx_packet& p) {
+  const uint32_t sender = p.src;
+  const uint32_t blk = p.block - sender * per_sender_;
+  if (sender >= static_cast<uint32_t>(nprocs_) || blk >= per_sender_) return;
+  // The sender reads this FIFO to learn the block is free again.
+  (void)my_free_ring(static_cast<int>(sender))->push(blk);
 }
 
 }  // namespace hpam::nic

@@ -276,6 +276,8 @@ namespace detail {
 // (each field read once), gives it to the next lap's writers and advances.
 // False (counted) when it cannot be a writer's: unknown flags, or a carried
 // message longer than an entry holds.
+// In place (notification_take_in_place): the message is not copied.
+template <bool in_place = false>
 [[gnu::always_inline]] inline bool take_written(notification_entry& e, uint64_t c, uint64_t cap,
                                                 notification_reader& r, notification& out,
                                                 std::byte* message) noexcept {
@@ -289,7 +291,8 @@ namespace detail {
   const bool good = (flags & ~known_entry_flags) == 0 &&
                     (!out.carried || out.length <= notification_inline_bytes);
   // The whole room, whatever the length: a fixed-size copy is a few moves.
-  if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
+  if constexpr (!in_place)
+    if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
   // Give the entry to the next lap's writers only after it has been copied out.
   e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
   r.cursor = c + 1;
@@ -301,6 +304,7 @@ namespace detail {
 
 // notification_take beyond its usual cases: passes over (and counts)
 // entries that cannot be for the reader, at most cap of them per call.
+template <bool in_place = false>
 [[gnu::noinline]] inline bool take_walk(notification_queue_control& q, notification_entry* entries,
                                         uint64_t cap, notification_reader& r, notification& out,
                                         std::byte* message) noexcept {
@@ -309,7 +313,7 @@ namespace detail {
     notification_entry& e = entries[sys::ring_math::slot(c, cap)];
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     if (flag == encode_wrap_flag(c, entry_state::written)) {
-      if (take_written(e, c, cap, r, out, message)) return true;
+      if (take_written<in_place>(e, c, cap, r, out, message)) return true;
       continue;
     }
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
@@ -352,6 +356,39 @@ namespace detail {
     return false;  // nothing yet
   }
   return detail::take_walk(q, entries, cap, r, out, message);
+}
+
+// notification_take for a reader that reads a carried message where it
+// lies (the AM card): the fields are copied out and checked as
+// notification_take does, but not the message: `message` points at it in
+// the entry (when out.carried). The entry is free for the next lap's
+// writers at once, so only a reader whose honest writers cannot come round
+// to it before it is done with the message may take in place: the AM
+// card, each of whose entries stands for a block its sender has lent and
+// gets back only when the packet is released, in a queue with an entry
+// for every block. A hostile mapper may rewrite the entry meanwhile, as
+// it may any packet buffer in card memory: the reader copies what it
+// checks.
+[[gnu::always_inline]] inline bool notification_take_in_place(notification_queue_control& q,
+                                                              notification_entry* entries,
+                                                              uint64_t cap, notification_reader& r,
+                                                              notification& out,
+                                                              const std::byte*& message) noexcept {
+  const uint64_t c = r.cursor;
+  notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+  const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
+  if (flag == encode_wrap_flag(c, entry_state::written)) {
+    if (__builtin_expect(detail::take_written<true>(e, c, cap, r, out, nullptr), 1)) {
+      message = e.message;
+      return true;
+    }
+  } else if (flag == encode_wrap_flag(c, entry_state::free) &&
+             !detail::is_hole(q, entries, cap, r, c)) {
+    return false;  // nothing yet
+  }
+  if (!detail::take_walk<true>(q, entries, cap, r, out, nullptr)) return false;
+  message = entries[sys::ring_math::slot(r.cursor - 1, cap)].message;
+  return true;
 }
 
 // Whether notification_take has something to do at the reader's cursor: an

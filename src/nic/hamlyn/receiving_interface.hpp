@@ -111,6 +111,23 @@ class receiving_interface {
   bool waiting(uint32_t q);
   // My cursor of queue q (q < notification_queues) and what it passed over.
   const notification_reader& reader(uint32_t q) const { return readers_[q]; }
+  // Queue q of my card as its reader sees it (q < notification_queues):
+  // the control block, the entries, the capacity of my configuration and
+  // my cursor, fixed for the card's life. For a client that takes its
+  // notifications itself (notification_take, notification_waiting) with no
+  // inbound FIFO to serve: the AM card, whose senders always deposit
+  // directly (its regions lie in card memory: detail::direct_to), so that
+  // its take is the queue's alone, with no view looked up.
+  struct reader_port {
+    notification_queue_control* control;
+    notification_entry* entries;
+    uint64_t capacity;
+    notification_reader* reader;
+  };
+  reader_port port(uint32_t q) {
+    const card_view& v = views_[my_proc_];
+    return {v.queue(q), v.entries(q), notify_capacity_, &readers_[q]};
+  }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
   // Whether poll_inbound has anything to do: a packet in my inbound FIFO, or
@@ -171,6 +188,10 @@ class receiving_interface {
     const slot* at = nullptr;  // the slot, in the destination's mapped card (null: none)
     uint32_t generation = 0;   // slot::generation when copied
     slot_copy copy;            // checked, not paranoid
+    // Its notification queue (copy.notification_queue, one the card has)
+    // in the destination's mapped card.
+    notification_queue_control* queue = nullptr;
+    notification_entry* entries = nullptr;
   };
   // fast_only: a fast-mode arrival, which uses no metadata area (its
   // fields are neither copied nor checked).
@@ -194,8 +215,9 @@ class receiving_interface {
   template <bool fast_only>
   static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
   static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
-  const slot_copy* hold_fast_slot(const card_view& v, uint32_t node, uint32_t index,
-                                  slot_copy& scratch);
+  const fast_slot_cache* hold_fast_slot(const card_view& v, uint32_t node, slot& sl,
+                                        fast_slot_cache& scratch);
+  static bool fast_slot_for(const card_view& v, const slot& sl, fast_slot_cache& fc);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
                     metadata_entry*& entry);
@@ -358,25 +380,33 @@ template <bool fast_only>
 // `scratch` holds the copy for a node outside the job (never cached).
 // Null (counted): refused (a paranoid slot too: mode_rejections); the
 // caller drops users whatever the answer.
-[[gnu::always_inline]] inline const receiving_interface::slot_copy*
-receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t index,
-                                    slot_copy& scratch) {
-  slot& sl = v.slots[index];
+[[gnu::always_inline]] inline const receiving_interface::fast_slot_cache*
+receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, slot& sl,
+                                    fast_slot_cache& scratch) {
   if (!announce_hold(v, sl)) return nullptr;
   if (__builtin_expect(node < nprocs_, 1)) {
     fast_slot_cache& fc = fast_cache_[node];
     if (__builtin_expect(fc.at == &sl && fc.generation == sl.generation, 1)) {
       fc.copy.key = sl.protection_key.load(std::memory_order_acquire);
-      return &fc.copy;
+      return &fc;
     }
     const uint32_t generation = sl.generation;
     fc.at = nullptr;
-    if (!fast_mode_slot(v, sl, fc.copy)) return nullptr;
+    if (!fast_slot_for(v, sl, fc)) return nullptr;
     fc.at = &sl;
     fc.generation = generation;
-    return &fc.copy;
+    return &fc;
   }
-  return fast_mode_slot(v, sl, scratch) ? &scratch : nullptr;
+  return fast_slot_for(v, sl, scratch) ? &scratch : nullptr;
+}
+
+// fast_mode_slot into a cache entry, with the slot's queue located.
+inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& sl,
+                                               fast_slot_cache& fc) {
+  if (!fast_mode_slot(v, sl, fc.copy)) return false;
+  fc.queue = v.queue(fc.copy.notification_queue);
+  fc.entries = v.entries(fc.copy.notification_queue);
+  return true;
 }
 
 // copy_slot for a fast-mode arrival, and the slot's mode: a paranoid slot
@@ -446,18 +476,19 @@ receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t 
     return status::rejected;
   }
   status st = status::rejected;
-  slot_copy scratch;
-  const slot_copy* held = hold_fast_slot(v, t.node, t.slot, scratch);
+  slot& sl = v.slots[t.slot];
+  fast_slot_cache scratch;
+  const fast_slot_cache* held = hold_fast_slot(v, t.node, sl, scratch);
   if (!held) {
     // counted by hold_fast_slot
   } else if (t.metadata_index != fast_index) {  // (a paranoid slot: refused in the hold)
     detail::count(c.mode_rejections);
-  } else if (held->key == 0 || t.protection_key != held->key) {
+  } else if (held->copy.key == 0 || t.protection_key != held->copy.key) {
     detail::count(c.key_rejections);
-  } else if (!detail::inside(offset, length, 0, held->bound)) {
+  } else if (!detail::inside(offset, length, 0, held->copy.bound)) {
     detail::count(c.bounds_rejections);
   } else {
-    const slot_copy& s = *held;
+    const slot_copy& s = held->copy;
     const bool carry = length <= s.inline_limit;  // inline delivery: the entry carries it
     if (!carry) {
       const iovec piece{const_cast<std::byte*>(data), length};
@@ -470,10 +501,13 @@ receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t 
       // (An empty message is carried too: any pointer will do for 0 bytes.)
       const std::byte* carried =
           carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
-      notify(v, s, notification{t.slot, fast_index, my_proc_, word, length}, carried);
+      // notify, with the queue the hold located
+      detail::count(c.messages);
+      (void)notification_append(*held->queue, held->entries, v.geo.notify_capacity,
+                                notification{t.slot, fast_index, my_proc_, word, length}, carried);
     }
   }
-  v.slots[t.slot].users.fetch_sub(1, std::memory_order_release);
+  sl.users.fetch_sub(1, std::memory_order_release);
   return st;
 }
 

@@ -169,6 +169,43 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
   EXPECT_EQ(j.c[1]->malformed(), 1u);
 }
 
+// The AM card's inbound FIFO carries nothing honest: every sender deposits
+// itself (the regions lie in card memory). A packet pushed there anyway,
+// well formed, on the sender's own region with its slot and key, is never
+// served: the card takes its notification queue alone (before issue 26 its
+// receive deposited and delivered it). Honest packets still arrive.
+TEST(hamlyn_am_card, a_packet_pushed_into_the_inbound_fifo_is_never_served) {
+  am_pair j(4, 2);
+  const nic::hamlyn::card_view& v = j.c[0]->hamlyn().view(1);
+  nic::hamlyn::am_inbound_header in{};
+  uint64_t at = 0;
+  ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, in, at),
+            nic::hamlyn::client_lookup::found);
+  nic::hamlyn::am_sender_entry mine;  // process 0's region at process 1
+  std::memcpy(&mine, v.area + at + in.senders_offset, sizeof mine);
+  std::byte packet[64]{};
+  const nic::wire_header w{0, sizeof packet, 0, 1, 0};
+  std::memcpy(packet, &w, sizeof w);
+  nic::hamlyn::packet_header h{};
+  h.destination = 1;
+  h.slot = mine.slot;
+  h.metadata_index = nic::hamlyn::fast_index;
+  h.protection_key = mine.key;
+  h.length = sizeof packet;
+  h.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::data, true) |
+            nic::hamlyn::flag_single;
+  const iovec piece{packet, sizeof packet};
+  ASSERT_TRUE(j.c[0]->hamlyn().push_packet(1, h, &piece, 1));
+  nic::rx_packet p;
+  EXPECT_FALSE(j.c[1]->receive(p));
+  EXPECT_FALSE(j.c[1]->arrival_pending());
+  EXPECT_TRUE(j.c[1]->hamlyn().receiver().inbound_waiting());  // still there, unserved
+  j.launch(0, 7);
+  EXPECT_EQ(j.drain(), std::vector<uint64_t>{7});
+  EXPECT_EQ(j.c[1]->malformed(), 0u);
+}
+
 // Any process that maps a card can write its notification queue. A third
 // process rewrites the NQCB cursor and plants damaged and stale (earlier
 // lap) wrap flags with garbage fields, before every packet of an honest
