@@ -355,20 +355,19 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "get_bcopy");
-    int16_t b;
-    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, &b, &offset);
+    ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     if (ucs_unlikely(length == 0)) {
-        unpack_cb(arg, bounce_ptr(iface, b), 0);
-        return nothing_to_move(iface, ep, b);
+        unpack_cb(arg, &iface->mark_sink, 0);
+        return nothing_to_move(iface, ep, -1);
     }
-    const int rc = DIRECT(RKEY(rkey), hpam_dep_get_now(iface->dep, bounce_ptr(iface, b), length,
-                                                       &RKEY(rkey)->ticket, offset));
-    if (rc != HPAM_ERR_NOT_SUPPORTED) {
-        if (rc == HPAM_OK) unpack_cb(arg, bounce_ptr(iface, b), length);
-        iface->bounce_free[iface->bounce_nfree++] = b;
-        return now_status(rc);
-    }
+    /* Card memory: unpacked from where the bytes are, no bounce buffer. */
+    const int rc = DIRECT(RKEY(rkey), hpam_dep_get_now_to(iface->dep, unpack_cb, arg, length,
+                                                          &RKEY(rkey)->ticket, offset));
+    if (rc != HPAM_ERR_NOT_SUPPORTED) return now_status(rc);
+    int16_t b;
+    status = take_bounce(iface, &b);
+    if (ucs_unlikely(status != UCS_OK)) return status;
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, comp);
     op->bounce = b;
     op->unpack = unpack_cb;

@@ -164,6 +164,11 @@ int hpam_dep_get_now(hpam_dep_t* d, void* dst, size_t len, const hpam_ticket_t* 
   return result(d->ep.get_now(dst, len, unpack(t), offset));
 }
 
+int hpam_dep_get_now_to(hpam_dep_t* d, void (*take)(void*, const void*, size_t), void* arg,
+                        size_t len, const hpam_ticket_t* t, uint64_t offset) {
+  return result(d->ep.get_now_to(take, arg, len, unpack(t), offset));
+}
+
 int hpam_dep_atomic_now(hpam_dep_t* d, enum hpam_dep_atomic_op op, int width,
                         const hpam_ticket_t* t, uint64_t offset, uint64_t operand, uint64_t compare,
                         uint64_t* fetched) {

@@ -479,6 +479,16 @@ status endpoint::get_now(void* dst, size_t len, const ticket& t, uint64_t offset
   return status::ok;
 }
 
+status endpoint::get_now_to(void (*take)(void*, const void*, size_t), void* arg, size_t len,
+                            const ticket& t, uint64_t offset) {
+  std::byte* ptr = nullptr;
+  const status st = direct(t, offset, len, ptr);
+  if (!is_ok(st)) return st;
+  take(arg, ptr, len);
+  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
+  return status::ok;
+}
+
 status endpoint::atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
                             uint64_t operand, uint64_t compare, uint64_t* fetched) {
   const hybrid_op o = atomic_as_hybrid(op, w, operand, compare);

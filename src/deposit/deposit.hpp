@@ -177,6 +177,10 @@ class endpoint {
   // (e)
   status put_now(const void* src, size_t len, const ticket& t, uint64_t offset);
   status get_now(void* dst, size_t len, const ticket& t, uint64_t offset);
+  // get_now handing the bytes to take(arg, data, len) where they are, the
+  // slot held meanwhile (a UCX unpack callback: no copy in between).
+  status get_now_to(void (*take)(void*, const void*, size_t), void* arg, size_t len,
+                    const ticket& t, uint64_t offset);
   status atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
                     uint64_t operand, uint64_t compare, uint64_t* fetched);
 

@@ -108,6 +108,10 @@ int hpam_dep_atomic(hpam_dep_t *d, enum hpam_dep_atomic_op op, int width, const 
 int hpam_dep_put_now(hpam_dep_t *d, const void *src, size_t len, const hpam_ticket_t *t,
                      uint64_t offset);
 int hpam_dep_get_now(hpam_dep_t *d, void *dst, size_t len, const hpam_ticket_t *t, uint64_t offset);
+/* hpam_dep_get_now handing the bytes to take(arg, data, len) where they
+ * are, the slot held meanwhile (UCX's unpack callback; no copy in between). */
+int hpam_dep_get_now_to(hpam_dep_t *d, void (*take)(void *, const void *, size_t), void *arg,
+                        size_t len, const hpam_ticket_t *t, uint64_t offset);
 int hpam_dep_atomic_now(hpam_dep_t *d, enum hpam_dep_atomic_op op, int width, const hpam_ticket_t *t,
                         uint64_t offset, uint64_t operand, uint64_t compare, uint64_t *fetched);
 
