@@ -515,6 +515,19 @@ TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
   uint64_t back = 0, old = 0;
   ASSERT_EQ(j.e[0]->get_now(&back, 8, card, 64), status::ok);
   EXPECT_EQ(back, v);
+  // get_now_to: the bytes handed over where they are; never for a refusal.
+  struct taken {
+    int calls = 0;
+    uint64_t word = 0;
+  } got;
+  auto take = [](void* arg, const void* data, size_t len) {
+    auto* t = static_cast<taken*>(arg);
+    t->calls++;
+    if (len == 8) std::memcpy(&t->word, data, 8);
+  };
+  ASSERT_EQ(j.e[0]->get_now_to(take, &got, 8, card, 64), status::ok);
+  EXPECT_EQ(got.calls, 1);
+  EXPECT_EQ(got.word, v);
   ASSERT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 64, 1, 0, &old),
             status::ok);
   EXPECT_EQ(old, v);
@@ -529,7 +542,10 @@ TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
   const uint64_t keys = j.e[1]->card().counters().key_rejections;
   EXPECT_EQ(j.e[0]->put_now(&v, 8, forged, 0), status::rejected);
   EXPECT_EQ(j.e[0]->get_now(&back, 8, forged, 0), status::rejected);
-  EXPECT_EQ(j.e[1]->card().counters().key_rejections - keys, 2u);
+  EXPECT_EQ(j.e[0]->get_now_to(take, &got, 8, forged, 0), status::rejected);
+  EXPECT_EQ(j.e[0]->get_now_to(take, &got, 8, card, 4090), status::invalid_argument);
+  EXPECT_EQ(got.calls, 1);
+  EXPECT_EQ(j.e[1]->card().counters().key_rejections - keys, 3u);
   EXPECT_EQ(j.e[0]->put_now(&v, 8, card, 4090), status::invalid_argument);
   EXPECT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 4, 1, 0, &old),
             status::invalid_argument);
@@ -540,6 +556,8 @@ TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
   ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, priv), status::ok);
   EXPECT_EQ(j.e[0]->put_now(&v, 8, priv, 0), status::not_supported);
   EXPECT_EQ(j.e[0]->get_now(&back, 8, priv, 0), status::not_supported);
+  EXPECT_EQ(j.e[0]->get_now_to(take, &got, 8, priv, 0), status::not_supported);
+  EXPECT_EQ(got.calls, 1);
   EXPECT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, priv, 0, 1, 0, &old),
             status::not_supported);
   for (size_t i = 0; i < g.bytes; ++i) ASSERT_EQ(g.mem[i], 0) << i;
