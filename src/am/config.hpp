@@ -37,6 +37,8 @@ struct endpoint_config {
   bool multi_ack = true;       // deferred plain acks to one peer go out together in one
                                // ack packet, gathered while a stream arrives (endpoint.hpp)
   bool ordered = false;        // requests to a peer take its D instances in turn (see endpoint.hpp)
+  bool by_reference = true;    // Medusa: a long packet on a clean wire is read in its sender's
+                               // block (nic::card_setup::deliver_by_reference)
   uint64_t key = 0;            // job protection key; 0 = process 0 draws a random one and
                                // publishes it in its card for the others to read
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand

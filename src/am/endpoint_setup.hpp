@@ -34,7 +34,7 @@ inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* cl
   // once answered (an answer is made after the packet was read), a reply's
   // or an ack's once the next request on its instance came (its requester
   // took the answer first); every further copy goes by relaunch.
-  s.deliver_by_reference = true;
+  s.deliver_by_reference = cfg.by_reference;
   return s;
 }
 inline const endpoint_config& validated(const endpoint_config& cfg) {

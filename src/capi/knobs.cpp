@@ -261,6 +261,11 @@ constexpr knob table[] = {
           "Medusa: an idle card engine sends a launched block at once instead of taking it "
           "through TX_READY and TX_FREE"),
      1, bind<field<&am_cfg::direct_tx>, field<&core::card, &card::direct_tx>>(), nullptr},
+    {flag("by_reference", "by_reference", 5,
+          "Medusa: a packet longer than an RX_READY cell, on a wire without faults, is read by "
+          "its receiver in the sender's block (the card's DMA at no cost to the sending host) "
+          "instead of copied into a block of the receiver's"),
+     1, bind<field<&am_cfg::by_reference>, field<&core::by_reference>>(), nullptr},
     {power2("rx_ready_cell", "rx_ready_cell", 6, nic::medusa::min_rx_ready_cell,
             nic::medusa::max_rx_ready_cell,
             "Medusa: bytes per RX_READY cell; a packet of up to this less 16 bytes travels in the "

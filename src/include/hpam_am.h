@@ -77,6 +77,9 @@ typedef struct hpam_config {
                                * together with fault_corrupt > 0)                          */
   int direct_tx;              /* Medusa: an idle card engine sends a launched block at   */
                               /* once, without the TX_READY/TX_FREE round trip (default 1) */
+  int by_reference;           /* Medusa: a packet longer than an RX_READY cell, on a wire */
+                              /* without faults, is read in the sender's block instead of */
+                              /* a copy in the receiver's (the card's DMA; default 1)     */
   uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */
                               /* less 16 bytes travels in the cell (16: in its block)     */
   uint32_t notify_inline;     /* Hamlyn: a packet of up to this many bytes (at most 96)   */

@@ -34,6 +34,7 @@ struct job_options {
   bool ordered = false;
   bool adaptive_timeout = true;  // off: the paper's fixed timer (every timeout resends)
   bool early_resend = true;      // (ordered, when the wire can lose packets)
+  bool by_reference = true;      // Medusa: long packets read in the sender's block
 };
 
 template <class Card>
@@ -65,6 +66,7 @@ class local_job {
     c.ordered = o.ordered;
     c.adaptive_timeout = o.adaptive_timeout;
     c.early_resend = o.early_resend;
+    c.by_reference = o.by_reference;
     if (o.manual_clock) c.manual_time = &time_;
     return c;
   }
