@@ -5,6 +5,7 @@
 // a batch is refused and counted while the rest of the batch lands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -79,7 +80,8 @@ TEST(deposit_batch, small_puts_wait_for_progress_then_land_in_one_batch) {
     for (auto& b : data) b = static_cast<uint8_t>(rng());
     op_handle h;
     ASSERT_EQ(j.e[0]->put(data.data(), len, t, at, &h), status::ok);
-    std::memcpy(expect.data() + at, data.data(), len);  // later puts win where cells overlap
+    std::copy(data.begin(), data.end(),
+              expect.begin() + static_cast<std::ptrdiff_t>(at));  // later puts win
     data.assign(len, 0x5A);  // the put copied its bytes: the buffer may be reused at once
     hs.push_back(h);
   }

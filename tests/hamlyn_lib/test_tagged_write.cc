@@ -45,7 +45,9 @@ TEST_F(tagged_case, writes_land_at_their_offsets_and_tags_come_in_any_order_aske
   while (r.get_tag(tag)) rest.push_back(tag);
   EXPECT_EQ(rest, (std::vector<uint64_t>{100, 101, 102, 104, 105}));  // the others, in order
   for (size_t i = 0; i < std::size(sizes); ++i)
-    EXPECT_EQ(std::memcmp(r.buffer() + offsets[i], sent[i].data(), sizes[i]), 0) << i;
+    EXPECT_TRUE(sizes[i] == 0 ||
+                std::memcmp(r.buffer() + offsets[i], sent[i].data(), sizes[i]) == 0)
+        << i;  // (an empty vector's data() may be null)
   EXPECT_EQ(r.counters().arrivals, std::size(sizes));
 }
 
