@@ -70,12 +70,15 @@ echo "exports: libhpam.so.0 $n hpam_* functions, libhpam_splitc.so.0 splitc_*, l
 bash "$HPAM_SRCDIR/tests/install/readme_examples.sh" "$HPAM_SRCDIR/README.md" "$work" ||
   fail "extracting the README's examples"
 cc=${CC:-cc}
+# A sanitizer build's libraries call the sanitizers' runtimes: a program
+# linked against them is built as their users would build it, with them.
+san_flags=${sanitizer_preload:+-fsanitize=address,undefined}
 for ex in native:hpam splitc:hpam-splitc; do
   src=${ex%%:*} pc=${ex#*:}
   flags=$(pkg-config --cflags --libs "$pc") || { fail "pkg-config $pc"; continue; }
   echo "$cc $src.c \$(pkg-config --cflags --libs $pc) = $flags"
   # shellcheck disable=SC2086
-  "$cc" -std=c11 -Wall -Werror -Wno-unused-parameter -o "$work/$src" "$work/$src.c" $flags ||
+  "$cc" -std=c11 -Wall -Werror -Wno-unused-parameter $san_flags -o "$work/$src" "$work/$src.c" $flags ||
     fail "compiling the README's $src example with pkg-config's $pc flags"
 done
 run_env=(env LD_LIBRARY_PATH="$(pkg-config --variable=libdir hpam)" ${sanitizer_preload:+LD_PRELOAD=$sanitizer_preload})
