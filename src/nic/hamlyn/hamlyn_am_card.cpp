@@ -19,13 +19,11 @@ uint32_t per_sender_for(const card_setup& s) {
   return per ? per : 1;
 }
 
-hamlyn::am_inbound_layout inbound_layout_for(const card_setup& s, uint32_t per_sender,
-                                             uint64_t ring_cap) {
-  return hamlyn::compute_inbound_layout(static_cast<uint32_t>(s.nprocs), per_sender, s.block_size,
-                                        ring_cap);
+hamlyn::am_inbound_layout inbound_layout_for(const card_setup& s, uint32_t per_sender) {
+  return hamlyn::compute_inbound_layout(static_cast<uint32_t>(s.nprocs), per_sender, s.block_size);
 }
 
-hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint64_t ring_cap) {
+hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender) {
   if (s.block_size < 64 || (s.block_size & (s.block_size - 1)))
     throw std::invalid_argument("hpam hamlyn: block_size must be a power of two >= 64");
   hamlyn::card_config c;
@@ -41,7 +39,7 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender, uint6
   c.notify_capacity = next_pow2(uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs));
   c.packet_size = s.block_size + static_cast<uint32_t>(sizeof(hamlyn::packet_header));
   c.rx_packets = 2;
-  c.area_bytes = inbound_layout_for(s, per_sender, ring_cap).total;  // the one allocation
+  c.area_bytes = inbound_layout_for(s, per_sender).total;  // the one allocation
   c.direct_holds = false;  // no direct deposit lands here: packets arrive (slot::users)
   c.direct_io_limit = 256;
   if (s.notify_inline > hamlyn::notification_inline_bytes)
@@ -63,9 +61,8 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       attach_timeout_ms_(s.attach_timeout_ms),
       notify_inline_(s.notify_inline),
       per_sender_(per_sender_for(s)),
-      ring_capacity_(next_pow2(per_sender_)),
-      layout_(inbound_layout_for(s, per_sender_, ring_capacity_)),
-      card_(inner_config(s, per_sender_, ring_capacity_)),
+      layout_(inbound_layout_for(s, per_sender_)),
+      card_(inner_config(s, per_sender_)),
       port_(card_.receiver().port(0)),
       wire_(s.faults, s.my_proc, s.block_size, *clock_) {
   uint64_t at = 0;
@@ -85,7 +82,9 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
     slot_sender_.at(sender_slot_[p]) = static_cast<uint32_t>(p);
     senders[p] = {sender_slot_[p], 0, card_.slots().slot_at(sender_slot_[p]).protection_key.load()};
   }
-  for (int p = 0; p < nprocs_; ++p) my_free_ring(p)->init(ring_capacity_);
+  given_back_ = reinterpret_cast<hamlyn::am_given_back*>(my_area_ + layout_.given_back);
+  for (int p = 0; p < nprocs_; ++p) given_back_[p].count.store(0, std::memory_order_relaxed);
+  counts_ = std::make_unique<sender_count[]>(static_cast<size_t>(nprocs_));
   my_overflow_ =
       reinterpret_cast<std::atomic<uint64_t>*>(card_.slots().area_address(at + layout_.overflow));
   auto* h = reinterpret_cast<hamlyn::am_inbound_header*>(card_.slots().area_address(at));
@@ -121,9 +120,9 @@ hamlyn::am_inbound_header hamlyn_am_card::expected_header(uint64_t at) const {
   h.nprocs = static_cast<uint32_t>(nprocs_);
   h.per_sender = per_sender_;
   h.block_size = block_size_;
-  h.ring_stride = layout_.ring_stride;
+  h.given_back_stride = sizeof(hamlyn::am_given_back);
   h.senders_offset = at + layout_.senders;
-  h.rings_offset = at + layout_.rings;
+  h.given_back_offset = at + layout_.given_back;
   h.overflow_offset = at + layout_.overflow;
   h.regions_offset = at + layout_.regions;
   return h;
@@ -134,17 +133,15 @@ void hamlyn_am_card::attach_peer(int proc) {
   if (proc == my_proc_) return;
   const hamlyn::card_view& v = card_.view(proc);
   peer_state& ps = peers_[proc];
-  if (ps.free_ring) return;
+  if (ps.given_back) return;
   const uint64_t at = peer_inbound(proc, v);
   hamlyn::am_sender_entry mine;
   std::memcpy(&mine, v.area + at + layout_.senders + sizeof mine * static_cast<uint64_t>(my_proc_),
               sizeof mine);
-  ps.free_ring = reinterpret_cast<sys::spsc_fifo*>(v.area + at + ring_offset(my_proc_));
+  ps.given_back =
+      reinterpret_cast<const std::atomic<uint64_t>*>(v.area + at + given_back_offset(my_proc_));
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);
   ps.backlog.reserve(per_sender_);
-  ps.free_blocks.reserve(per_sender_);
-  for (uint32_t b = per_sender_; b-- > 0;) ps.free_blocks.push_back(b);
-  ps.lent.assign(per_sender_, 0);
   // The ticket of my region at proc, made once (my slot there, its key, the
   // region's range, fast mode: the word names the block, notify); block b
   // is at offset b * block_size in it.
@@ -246,20 +243,18 @@ bool hamlyn_am_card::flush_backlog(int dest) {
   return true;
 }
 
-// Takes back the blocks the peer gave back; one it does not hold (out of
-// range, never lent, or given back twice) is refused and counted, so
-// free_blocks never holds a block twice and never grows past per_sender.
+// Reads the peer's count of my packets it released: a count beyond what I
+// sent, or below what it said before, cannot be an honest receiver's and
+// is refused (counted), so I never write a block I have not lent and had
+// back. True when a block is free.
 bool hamlyn_am_card::refill(peer_state& ps) {
-  uint64_t blk;
-  while (ps.free_ring->pop(blk)) {
-    if (blk >= per_sender_ || !ps.lent[blk]) {
-      malformed_++;
-      continue;
-    }
-    ps.lent[blk] = 0;
-    ps.free_blocks.push_back(static_cast<uint32_t>(blk));
+  const uint64_t back = ps.given_back->load(std::memory_order_acquire);
+  if (back > ps.lent || back < ps.returned) {
+    malformed_++;
+    return false;
   }
-  return !ps.free_blocks.empty();
+  ps.returned = back;
+  return ps.lent - back < per_sender_;
 }
 
 // receive() past a refused notification: the next ones, until one is

@@ -13,16 +13,21 @@
 // the receiver finds it in the cache lines it polls. receive() takes a
 // notification and returns the packet (in place in the entry, which no honest writer reaches
 // again before its block is released,
-// or in place in the block); release() gives the block back to its sender
-// through a free FIFO in the receiver's card that only that sender reads. A sender
+// or in place in the block); release() gives the block back to its sender:
+// a sender lends its blocks in turn and the receiver releases its packets
+// in the order they arrived, so one count per sender in the receiver's card
+// (the given-back line, written by the receiver, read by that sender alone)
+// says which blocks are free again. A sender
 // with no free block in its region keeps the packet (a reference to its
 // outbound block) in its terminus backlog, at most per_sender of them, and
 // sends it when the receiver gives a block back (service, or the next
 // launch); beyond that the packet is dropped and counted in the receiver's
 // card (overflow_drops), as the Medusa card does when RX_FREE is empty, and
-// the protocol retransmits it. A block given back that the sender had not
-// lent (a buggy or hostile receiver returning a block twice) is refused and
-// counted in malformed(): the sender never writes two packets into one block.
+// the protocol retransmits it. A count the sender cannot believe (beyond
+// the packets it sent, or going back) is refused and counted in
+// malformed(); a packet released twice counts once (the receiver's
+// malformed()): the sender never writes a block the receiver has not
+// released.
 //
 // Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) come
 // from the shared seeded wire (nic/wire/wire.hpp), the same as the Medusa
@@ -124,13 +129,19 @@ class hamlyn_am_card {
     uint32_t length;  // bytes
   };
   struct peer_state {
-    std::vector<uint32_t> free_blocks;  // blocks of my region at the peer I may write
-    std::vector<uint8_t> lent;          // [block]: 1 while the peer holds it (sent, not given back)
-    std::vector<waiting> backlog;       // packets waiting for a free block (FIFO, bounded)
-    size_t backlog_head = 0;            // first waiting entry
+    uint64_t lent = 0;       // packets deposited in my region at the peer (blocks lent, in turn)
+    uint64_t returned = 0;   // of them, released by the peer (its count, as last believed)
+    uint32_t next = 0;       // lent mod per_sender: the block the next packet goes to
+    std::vector<waiting> backlog;  // packets waiting for a free block (FIFO, bounded)
+    size_t backlog_head = 0;       // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
-    sys::spsc_fifo* free_ring = nullptr;        // the peer's FIFO of blocks it gave back to me
-    hamlyn::ticket ticket;                      // my region at the peer (fast mode, notify)
+    const std::atomic<uint64_t>* given_back = nullptr;  // the peer's count of mine it released
+    hamlyn::ticket ticket;  // my region at the peer (fast mode, notify)
+  };
+  // Per sender, in my own memory: its packets I handed over and released.
+  struct sender_count {
+    uint64_t taken = 0;
+    uint64_t released = 0;
   };
 
   inline void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
@@ -145,11 +156,8 @@ class hamlyn_am_card {
   bool refill(peer_state& ps);
   void overflow(int dest);
   uint64_t region_bytes() const { return uint64_t{per_sender_} * block_size_; }
-  uint64_t ring_offset(int sender) const {  // from the inbound area's start
-    return layout_.rings + uint64_t{layout_.ring_stride} * static_cast<uint64_t>(sender);
-  }
-  sys::spsc_fifo* my_free_ring(int sender) const {  // blocks I give back to sender
-    return reinterpret_cast<sys::spsc_fifo*>(my_area_ + ring_offset(sender));
+  uint64_t given_back_offset(int sender) const {  // from the inbound area's start
+    return layout_.given_back + sizeof(hamlyn::am_given_back) * static_cast<uint64_t>(sender);
   }
   uint32_t create_sender_slot(uint64_t region);
   hamlyn::am_inbound_header expected_header(uint64_t at) const;
@@ -164,7 +172,6 @@ class hamlyn_am_card {
   uint64_t attach_timeout_ms_;
   uint32_t notify_inline_;            // my regions' slots carry packets this short in the entry
   uint32_t per_sender_ = 0;           // inbound blocks each sender owns here
-  uint64_t ring_capacity_ = 0;        // entries of each free FIFO
   hamlyn::am_inbound_layout layout_;  // my inbound area, and every peer's
   hamlyn::card card_;
   // My notification queue 0, where every packet for me is notified: taken
@@ -177,6 +184,8 @@ class hamlyn_am_card {
   uint32_t slot_senders_ = 0;          // its size (slots of my card)
   std::byte* my_area_ = nullptr;       // my inbound area (am_inbound.hpp), header first
   std::byte* inbound_ = nullptr;       // its regions
+  hamlyn::am_given_back* given_back_ = nullptr;  // [sender]: the counts I write
+  std::unique_ptr<sender_count[]> counts_;       // [sender]
   wire wire_;                          // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;
   uint32_t tx_blocks_ = 0;         // outbound blocks
@@ -197,9 +206,9 @@ class hamlyn_am_card {
 [[gnu::always_inline]] inline void hamlyn_am_card::transmit_block(int dest, uint32_t b,
                                                                   uint32_t len, bool may_wait) {
   // (Unsigned compares: dest in [0, nprocs), len in [wire_header_size,
-  // block_size]; my own entry has no free ring.)
+  // block_size]; my own entry has no given-back count.)
   if (static_cast<uint32_t>(dest) >= static_cast<uint32_t>(nprocs_) || b >= tx_blocks_ ||
-      len - wire_header_size > block_size_ - wire_header_size || !peers_[dest].free_ring) {
+      len - wire_header_size > block_size_ - wire_header_size || !peers_[dest].given_back) {
     malformed_++;
     return;
   }
@@ -228,16 +237,16 @@ class hamlyn_am_card {
 [[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
                                                             uint32_t len) {
   peer_state& ps = peers_[dest];
-  if (ps.free_blocks.empty() && !refill(ps)) return false;
-  const uint32_t blk = ps.free_blocks.back();
+  if (ps.lent - ps.returned >= per_sender_ && !refill(ps)) return false;
+  const uint32_t blk = ps.next;
   hamlyn::send_handle h;
   if (!is_ok(
           card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }
-  ps.free_blocks.pop_back();
-  ps.lent[blk] = 1;
+  ps.lent++;
+  ps.next = blk + 1 == per_sender_ ? 0 : blk + 1;
   return true;
 }
 
@@ -261,6 +270,7 @@ class hamlyn_am_card {
     malformed_++;
     return false;
   }
+  counts_[sender].taken++;
   p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
   p.length = static_cast<uint32_t>(n.length);
   // Inline delivery: the packet lies in its entry (n.length <=
@@ -296,14 +306,19 @@ class hamlyn_am_card {
   return hand_over(n, carried, p) || receive_after_refusal(p);
 }
 
-// The block is the sender's (p.src, as receive() found it) block
-// p.block - p.src * per_sender (no division); anything else is ignored.
+// One more of the sender's (p.src, as receive() found it) packets
+// released: its count in my card moves, which tells the sender the block is
+// free again. A sender I hold no packet of (a packet released twice, or a
+// source out of range) changes nothing (counted).
 [[gnu::always_inline]] inline void hamlyn_am_card::release(const rx_packet& p) {
   const uint32_t sender = p.src;
-  const uint32_t blk = p.block - sender * per_sender_;
-  if (sender >= static_cast<uint32_t>(nprocs_) || blk >= per_sender_) return;
-  // The sender reads this FIFO to learn the block is free again.
-  (void)my_free_ring(static_cast<int>(sender))->push(blk);
+  if (__builtin_expect(sender >= static_cast<uint32_t>(nprocs_) ||
+                           counts_[sender].released == counts_[sender].taken,
+                       0)) {
+    malformed_++;
+    return;
+  }
+  given_back_[sender].count.store(++counts_[sender].released, std::memory_order_release);
 }
 
 }  // namespace hpam::nic

@@ -112,12 +112,13 @@ TEST(hamlyn_am_card, released_blocks_go_back_to_their_sender) {
   EXPECT_EQ(j.c[1]->overflow_drops(), 0u);
 }
 
-// A buggy or hostile receiver reads the packet in block 0 and gives the
-// block back three times. The sender takes it back once: the next packets
-// go to block 0 and, as the others come back, to the other blocks; none is
-// written over before it is read, and the two false returns are counted.
-// (Before, the sender wrote packets 4, 5 and 6 all into block 0 and the
-// receiver read packet 6 three times.)
+// A buggy receiver reads the packet in block 0 and releases it three
+// times. It is given back once (the given-back count moves once; the two
+// false releases are counted by the receiver): the next packets go to
+// block 0 and, as the others come back, to the other blocks; none is
+// written over before it is read. (Before blocks were counted, the sender
+// once wrote packets 4, 5 and 6 all into block 0 and the receiver read
+// packet 6 three times.)
 TEST(hamlyn_am_card, a_block_given_back_twice_is_taken_back_once) {
   am_pair j(4, 8);
   const uint32_t per = j.c[1]->blocks_per_sender();
@@ -140,8 +141,48 @@ TEST(hamlyn_am_card, a_block_given_back_twice_is_taken_back_once) {
   }
   ASSERT_EQ(got.size(), per + 3u);
   for (uint64_t i = 0; i < per + 3; ++i) EXPECT_EQ(got[i], i);
-  EXPECT_EQ(j.c[0]->malformed(), 2u);
+  EXPECT_EQ(j.c[1]->malformed(), 2u);
+  EXPECT_EQ(j.c[0]->malformed(), 0u);
   EXPECT_EQ(j.c[1]->overflow_drops(), 0u);
+}
+
+// A hostile receiver (or any process mapping its card) writes the
+// given-back count its sender reads: beyond what the sender sent, or going
+// back. The sender refuses both (counted) and writes no block it has not
+// had back: with its region full it waits, and goes on once the count is
+// one it can believe.
+TEST(hamlyn_am_card, a_given_back_count_the_sender_cannot_believe_is_refused) {
+  am_pair j(4, 12);
+  const uint32_t per = j.c[1]->blocks_per_sender();
+  std::vector<uint32_t> blocks(3 * per);
+  for (auto& b : blocks) ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  for (uint64_t i = 0; i < per; ++i) j.launch(blocks[i], i);  // the region is full
+  const nic::hamlyn::card_view& v = j.c[0]->hamlyn().view(1);
+  nic::hamlyn::am_inbound_header in{};
+  uint64_t at = 0;
+  ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, in, at),
+            nic::hamlyn::client_lookup::found);
+  auto& count = reinterpret_cast<nic::hamlyn::am_given_back*>(v.area + in.given_back_offset)[0];
+  count.count.store(per + 5);  // more than sent: every block "free"
+  j.launch(blocks[per], per);  // waits: not believed
+  EXPECT_EQ(j.c[0]->malformed(), 1u);
+  count.count.store(0);
+  std::vector<uint64_t> got = j.drain();  // the receiver's own releases: the count is honest again
+  ASSERT_EQ(got.size(), per);
+  j.c[0]->service();  // the waiting packet goes now
+  for (uint64_t t : j.drain()) got.push_back(t);
+  ASSERT_EQ(got.size(), per + 1u);
+  for (uint64_t i = 0; i <= per; ++i) EXPECT_EQ(got[i], i);
+  // Going back: the receiver has released per + 1, the sender last read
+  // per (when it sent the waiting packet), so per - 1 more find a block and
+  // the next two wait, each refusing the count.
+  count.count.store(0);
+  for (uint64_t i = per + 1; i <= 2 * per + 1; ++i) j.launch(blocks[i], i);
+  EXPECT_EQ(j.c[0]->malformed(), 3u);
+  got = j.drain();
+  ASSERT_EQ(got.size(), per - 1u);
+  for (uint64_t i = 0; i < per - 1; ++i) EXPECT_EQ(got[i], per + 1 + i);
 }
 
 TEST(hamlyn_am_card, full_region_backlogs_then_drops_and_recovers) {
