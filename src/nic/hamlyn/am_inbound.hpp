@@ -7,9 +7,9 @@
 // Each sender owns one region, under a fast-mode slot with its own key
 // (OSDI'96 2.7): it writes only there, its blocks in turn, and learns from
 // its given-back count how many of its packets the receiver has released
-// (in the order they arrived, which is the order it lent their blocks). The layout follows from four
-// numbers alone (compute_inbound_layout), so a sender checks a peer's header
-// against the layout it computes itself and trusts no offset it did not.
+// (in the order they arrived, which is the order it lent their blocks). The layout follows from
+// four numbers alone (compute_inbound_layout), so a sender checks a peer's header against the
+// layout it computes itself and trusts no offset it did not.
 #pragma once
 
 #include <atomic>
@@ -41,15 +41,15 @@ struct alignas(64) am_given_back {
 static_assert(sizeof(am_given_back) == 64);
 
 struct am_inbound_header {
-  client_prefix prefix;      // am_inbound_magic, am_inbound_version, sizeof(am_inbound_header)
-  uint32_t nprocs;           // processes (senders and the receiver)
-  uint32_t per_sender;       // inbound blocks per sender region
-  uint32_t block_size;       // bytes per block
+  client_prefix prefix;        // am_inbound_magic, am_inbound_version, sizeof(am_inbound_header)
+  uint32_t nprocs;             // processes (senders and the receiver)
+  uint32_t per_sender;         // inbound blocks per sender region
+  uint32_t block_size;         // bytes per block
   uint32_t given_back_stride;  // bytes between two senders' given-back lines (64)
-  uint64_t senders_offset;   // area offset of am_sender_entry[nprocs]
+  uint64_t senders_offset;     // area offset of am_sender_entry[nprocs]
   uint64_t given_back_offset;  // area offset of sender 0's given-back line (am_given_back)
-  uint64_t overflow_offset;  // area offset of the overflow counter (atomic u64)
-  uint64_t regions_offset;   // area offset of sender 0's region
+  uint64_t overflow_offset;    // area offset of the overflow counter (atomic u64)
+  uint64_t regions_offset;     // area offset of sender 0's region
 };
 static_assert(std::is_standard_layout_v<am_inbound_header> &&
               std::is_trivially_copyable_v<am_inbound_header>);
@@ -58,11 +58,11 @@ static_assert(offsetof(am_inbound_header, senders_offset) == 32);
 
 // Offsets relative to the start of the allocation (the header).
 struct am_inbound_layout {
-  uint64_t senders;      // am_sender_entry[nprocs]
-  uint64_t given_back;   // am_given_back[nprocs]
-  uint64_t overflow;     // the overflow counter, on its own cache line
-  uint64_t regions;      // inbound regions, per_sender * block_size apart
-  uint64_t total;        // bytes of the whole allocation
+  uint64_t senders;     // am_sender_entry[nprocs]
+  uint64_t given_back;  // am_given_back[nprocs]
+  uint64_t overflow;    // the overflow counter, on its own cache line
+  uint64_t regions;     // inbound regions, per_sender * block_size apart
+  uint64_t total;       // bytes of the whole allocation
 };
 
 constexpr uint64_t cache_lines(uint64_t bytes) {

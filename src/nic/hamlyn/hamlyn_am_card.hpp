@@ -129,14 +129,14 @@ class hamlyn_am_card {
     uint32_t length;  // bytes
   };
   struct peer_state {
-    uint64_t lent = 0;       // packets deposited in my region at the peer (blocks lent, in turn)
-    uint64_t returned = 0;   // of them, released by the peer (its count, as last believed)
-    uint32_t next = 0;       // lent mod per_sender: the block the next packet goes to
-    std::vector<waiting> backlog;  // packets waiting for a free block (FIFO, bounded)
-    size_t backlog_head = 0;       // first waiting entry
+    uint64_t lent = 0;      // packets deposited in my region at the peer (blocks lent, in turn)
+    uint64_t returned = 0;  // of them, released by the peer (its count, as last believed)
+    uint32_t next = 0;      // lent mod per_sender: the block the next packet goes to
+    std::vector<waiting> backlog;               // packets waiting for a free block (FIFO, bounded)
+    size_t backlog_head = 0;                    // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
     const std::atomic<uint64_t>* given_back = nullptr;  // the peer's count of mine it released
-    hamlyn::ticket ticket;  // my region at the peer (fast mode, notify)
+    hamlyn::ticket ticket;                              // my region at the peer (fast mode, notify)
   };
   // Per sender, in my own memory: its packets I handed over and released.
   struct sender_count {
@@ -186,7 +186,7 @@ class hamlyn_am_card {
   std::byte* inbound_ = nullptr;       // its regions
   hamlyn::am_given_back* given_back_ = nullptr;  // [sender]: the counts I write
   std::unique_ptr<sender_count[]> counts_;       // [sender]
-  wire wire_;                          // the seeded fault model between cards
+  wire wire_;                                    // the seeded fault model between cards
   std::unique_ptr<std::byte[]> tx_memory_;
   uint32_t tx_blocks_ = 0;         // outbound blocks
   std::vector<uint32_t> tx_free_;  // outbound blocks not yet claimed
@@ -286,10 +286,10 @@ class hamlyn_am_card {
   } else {
     p.crc_ok = true;
   }
-  if (__builtin_expect(p.crc_ok && read_wire_address(p.data) !=
-                                       wire_address(p.length, sender,
-                                                    static_cast<uint32_t>(my_proc_)),
-                       0)) {
+  if (__builtin_expect(
+          p.crc_ok && read_wire_address(p.data) !=
+                          wire_address(p.length, sender, static_cast<uint32_t>(my_proc_)),
+          0)) {
     malformed_++;
     p.crc_ok = false;
     p.rejected = true;

@@ -57,6 +57,15 @@ struct am_pair {
     std::memcpy(b + nic::wire_header_size, &tag, sizeof tag);
     c[0]->launch(1, block, len);
   }
+  // Card 1's inbound header as card 0 maps it (what a sender checks).
+  nic::hamlyn::am_inbound_header inbound_of_1(uint64_t& at) const {
+    nic::hamlyn::am_inbound_header in{};
+    at = 0;
+    EXPECT_EQ(nic::hamlyn::find_client(c[0]->hamlyn().view(1), nic::hamlyn::am_inbound_magic,
+                                       nic::hamlyn::am_inbound_version, in, at),
+              nic::hamlyn::client_lookup::found);
+    return in;
+  }
   std::vector<uint64_t> drain(bool release = true) {
     std::vector<uint64_t> tags;
     nic::rx_packet p;
@@ -158,11 +167,8 @@ TEST(hamlyn_am_card, a_given_back_count_the_sender_cannot_believe_is_refused) {
   for (auto& b : blocks) ASSERT_TRUE(j.c[0]->claim_tx_block(b));
   for (uint64_t i = 0; i < per; ++i) j.launch(blocks[i], i);  // the region is full
   const nic::hamlyn::card_view& v = j.c[0]->hamlyn().view(1);
-  nic::hamlyn::am_inbound_header in{};
   uint64_t at = 0;
-  ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
-                                     nic::hamlyn::am_inbound_version, in, at),
-            nic::hamlyn::client_lookup::found);
+  const nic::hamlyn::am_inbound_header in = j.inbound_of_1(at);
   auto& count = reinterpret_cast<nic::hamlyn::am_given_back*>(v.area + in.given_back_offset)[0];
   count.count.store(per + 5);  // more than sent: every block "free"
   j.launch(blocks[per], per);  // waits: not believed
@@ -218,11 +224,8 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
 TEST(hamlyn_am_card, a_packet_pushed_into_the_inbound_fifo_is_never_served) {
   am_pair j(4, 2);
   const nic::hamlyn::card_view& v = j.c[0]->hamlyn().view(1);
-  nic::hamlyn::am_inbound_header in{};
   uint64_t at = 0;
-  ASSERT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
-                                     nic::hamlyn::am_inbound_version, in, at),
-            nic::hamlyn::client_lookup::found);
+  const nic::hamlyn::am_inbound_header in = j.inbound_of_1(at);
   nic::hamlyn::am_sender_entry mine;  // process 0's region at process 1
   std::memcpy(&mine, v.area + at + in.senders_offset, sizeof mine);
   std::byte packet[64]{};
@@ -234,8 +237,8 @@ TEST(hamlyn_am_card, a_packet_pushed_into_the_inbound_fifo_is_never_served) {
   h.metadata_index = nic::hamlyn::fast_index;
   h.protection_key = mine.key;
   h.length = sizeof packet;
-  h.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::data, true) |
-            nic::hamlyn::flag_single;
+  h.flags =
+      nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::data, true) | nic::hamlyn::flag_single;
   const iovec piece{packet, sizeof packet};
   ASSERT_TRUE(j.c[0]->hamlyn().push_packet(1, h, &piece, 1));
   nic::rx_packet p;
