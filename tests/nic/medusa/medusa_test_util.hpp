@@ -9,10 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "nic/card.hpp"
 #include "nic/medusa/medusa_card.hpp"
+#include "sys/clock.hpp"
 
 namespace hpam::nic::test {
 
@@ -86,6 +88,28 @@ inline bool exact(const rx_packet& r, uint32_t len, uint64_t tag) {
     if (r.data[i] != pattern(tag, i)) return false;
   return true;
 }
+
+// Two cards of one job in one process, a (process 0) attached to b, and b
+// to a unless b_attaches_a is false; a's wire has the faults, and both
+// deliver by reference when by_reference (card_setup::deliver_by_reference).
+struct card_pair {
+  explicit card_pair(const char* tag, uint32_t tx = 16, uint32_t rx = 64, uint32_t block = 1024,
+                     fault_config faults = {}, const sys::clock* clk = nullptr,
+                     bool direct_tx = true, bool by_reference = false, bool b_attaches_a = true) {
+    const std::string job = unique_job(tag);
+    card_setup s0 = make_setup(job, 2, 0, tx, rx, block);
+    card_setup s1 = make_setup(job, 2, 1, tx, rx, block);
+    s0.direct_tx = s1.direct_tx = direct_tx;
+    s0.deliver_by_reference = s1.deliver_by_reference = by_reference;
+    s0.faults = faults;
+    s0.clock = clk;
+    a = std::make_unique<medusa_card>(s0);
+    b = std::make_unique<medusa_card>(s1);
+    a->attach_peer(1);
+    if (b_attaches_a) b->attach_peer(0);
+  }
+  std::unique_ptr<medusa_card> a, b;
+};
 
 // Puts an entry on c's RX_READY as a card engine would: the entry, and the
 // packet's bytes in the cell when `packet` is given and fits there (a

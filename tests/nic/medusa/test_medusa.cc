@@ -108,25 +108,6 @@ TEST(medusa_card, rejects_bad_setup) {
   }
 }
 
-// Two cards of one job in one process, attached to each other.
-struct card_pair {
-  explicit card_pair(const char* tag, uint32_t tx = 16, uint32_t rx = 64, uint32_t block = 1024,
-                     fault_config faults = {}, const sys::clock* clk = nullptr,
-                     bool direct_tx = true) {
-    const std::string job = unique_job(tag);
-    card_setup s0 = make_setup(job, 2, 0, tx, rx, block);
-    card_setup s1 = make_setup(job, 2, 1, tx, rx, block);
-    s0.direct_tx = s1.direct_tx = direct_tx;
-    s0.faults = faults;
-    s0.clock = clk;
-    a = std::make_unique<medusa_card>(s0);
-    b = std::make_unique<medusa_card>(s1);
-    a->attach_peer(1);
-    b->attach_peer(0);
-  }
-  std::unique_ptr<medusa_card> a, b;
-};
-
 TEST(medusa_card, two_cards_exchange_byte_exact) {
   card_pair p("xchg");
   uint32_t ta, tb;

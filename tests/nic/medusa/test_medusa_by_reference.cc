@@ -23,20 +23,10 @@ using medusa::encode_entry;
 constexpr uint32_t block = 1024;
 constexpr uint32_t long_packet = 600;  // longer than the 112 bytes a cell holds
 
-struct by_reference_pair {
+struct by_reference_pair : card_pair {
   explicit by_reference_pair(const char* tag, bool asked = true, fault_config faults = {},
-                             bool direct_tx = true, bool b_attaches_a = true) {
-    const std::string job = unique_job(tag);
-    card_setup s0 = make_setup(job, 2, 0, 4, 8, block);
-    card_setup s1 = make_setup(job, 2, 1, 4, 8, block);
-    s0.deliver_by_reference = s1.deliver_by_reference = asked;
-    s0.direct_tx = direct_tx;
-    s0.faults = faults;
-    a = std::make_unique<medusa_card>(s0);
-    b = std::make_unique<medusa_card>(s1);
-    a->attach_peer(1);
-    if (b_attaches_a) b->attach_peer(0);
-  }
+                             bool direct_tx = true, bool b_attaches_a = true)
+      : card_pair(tag, 4, 8, block, faults, nullptr, direct_tx, asked, b_attaches_a) {}
   // Launches (or relaunches) a packet of len bytes tagged `tag` in a's block t.
   void send(uint32_t t, uint32_t len, uint64_t tag, bool again = false) {
     build_exact(a->tx_block(t), len, tag);
@@ -45,7 +35,6 @@ struct by_reference_pair {
     else
       a->launch(1, t, len);
   }
-  std::unique_ptr<medusa_card> a, b;
 };
 
 TEST(medusa_by_reference, a_long_packet_is_read_in_the_senders_block) {
