@@ -171,6 +171,9 @@ status endpoint<Card>::drain() {
     return false;
   };
   while (mine_outstanding()) (void)poll();
+  // The answers still deferred leave before the announcement: a peer that
+  // sees me finished with its request unanswered gives up on me.
+  acks_.flush_all(ack_launcher());
   card_.announce_done();
   // Real time on purpose, not clock_: finalize must end even in a test that
   // drives the protocol by a manual clock and never advances it.

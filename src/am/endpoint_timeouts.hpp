@@ -143,7 +143,8 @@ void endpoint<Card>::on_timeout(int peer, request_desc& d, uint64_t now, bool re
 // been computing while the answer waited).
 template <class Card>
 silence endpoint<Card>::observe(int peer, request_desc& d) {
-  if (card_.peer_done(peer)) return silence::finished;
+  // Finished, unless what it sent before it finished still waits in my card.
+  if (card_.peer_done(peer)) return card_.arrival_pending() ? silence::busy : silence::finished;
   switch (card_.peer_process(peer)) {
     case sys::process_state::gone:
       return silence::gone;

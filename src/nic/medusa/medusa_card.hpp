@@ -361,7 +361,8 @@ inline void medusa_card::run_tx_engine() noexcept {
   } else {
     // By reference: the packet stays in its outbound block (the wire is
     // clean, so the packet is that block), named by the entry.
-    const uint64_t b = static_cast<uint64_t>(packet - vram_) >> block_shift_;
+    const uint64_t b = (reinterpret_cast<uintptr_t>(packet) - reinterpret_cast<uintptr_t>(vram_)) >>
+                       block_shift_;  // a packet the wire held lies elsewhere: b out of range
     if (by_reference_ && !copies_only_ && b < tx_blocks_ &&
         packet == tx_block(static_cast<uint32_t>(b))) {
       ++by_reference_sends_;
