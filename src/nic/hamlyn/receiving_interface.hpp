@@ -226,6 +226,10 @@ class receiving_interface {
                                    uint64_t bound);
   void notify(const card_view& v, const slot_copy& s, const notification& n,
               const std::byte* message);
+  // notify into a queue already located (the fast-slot cache's).
+  static void notify_into(const card_view& v, notification_queue_control& q,
+                          notification_entry* entries, const notification& n,
+                          const std::byte* message);
   void complete(const card_view& v, const slot_copy& s, const packet_header& h,
                 metadata_entry* entry, const std::byte* message);
   status arrive_carried(const card_view& v, const slot_copy& s, const packet_header& h,
@@ -459,9 +463,17 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                                                                const slot_copy& s,
                                                                const notification& n,
                                                                const std::byte* message) {
-  detail::count(v.header->counters.messages);
   const uint32_t q = s.notification_queue;  // one the card has (copy_slot)
-  (void)notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n, message);
+  notify_into(v, *v.queue(q), v.entries(q), n, message);
+}
+
+[[gnu::always_inline]] inline void receiving_interface::notify_into(const card_view& v,
+                                                                    notification_queue_control& q,
+                                                                    notification_entry* entries,
+                                                                    const notification& n,
+                                                                    const std::byte* message) {
+  detail::count(v.header->counters.messages);
+  (void)notification_append(q, entries, v.geo.notify_capacity, n, message);
 }
 
 // Works from the ticket: no packet header is built. The flags a fast-mode
@@ -501,10 +513,8 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
       // (An empty message is carried too: any pointer will do for 0 bytes.)
       const std::byte* carried =
           carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
-      // notify, with the queue the hold located
-      detail::count(c.messages);
-      (void)notification_append(*held->queue, held->entries, v.geo.notify_capacity,
-                                notification{t.slot, fast_index, my_proc_, word, length}, carried);
+      notify_into(v, *held->queue, held->entries,  // the queue the hold located
+                  notification{t.slot, fast_index, my_proc_, word, length}, carried);
     }
   }
   sl.users.fetch_sub(1, std::memory_order_release);
