@@ -78,21 +78,19 @@ class medusa_card {
   // empty, card_setup::direct_tx) takes the block at once instead: the
   // entry would be popped as soon as pushed and the block returned as soon
   // as sent, so the push and both pops are skipped (counted in direct_sends()).
-  [[gnu::always_inline]] inline void launch(int dest, uint32_t b, uint32_t len) noexcept;
+  [[gnu::always_inline]] void launch(int dest, uint32_t b, uint32_t len) noexcept {
+    launch_as(dest, b, len, by_reference_);
+  }
   // A copy sent again: as launch, but never by reference (an entry naming
   // the block for its first copy may still wait unread when the sender,
   // answered through this copy, writes the block again): copied into a
   // block of dest's (a full RX_READY or an empty RX_FREE drops it anyway).
-  void relaunch(int dest, uint32_t b, uint32_t len) noexcept {
-    copies_only_ = true;
-    launch(dest, b, len);
-    copies_only_ = false;
-  }
+  void relaunch(int dest, uint32_t b, uint32_t len) noexcept { launch_as(dest, b, len, false); }
   // The processor's half of a send as the paper has it: push <b, len> on
   // TX_READY and let the engine transmit the block as written, wire header
   // included (launch writes that header first). Whatever the header says,
   // the engine stamps its own process as the source of what it delivers.
-  void transmit_block(uint32_t b, uint32_t len) noexcept;
+  void transmit_block(uint32_t b, uint32_t len) noexcept { transmit_as(b, len, by_reference_); }
 
   // Pops RX_READY. crc_ok is false when the CRC failed or the entry/header was
   // malformed, or the entry is void (then rejected is true too); then the
@@ -120,12 +118,12 @@ class medusa_card {
   // Delivers packets the wire held back whose time has come (no heartbeat:
   // a walk of the timeouts by a processor busy elsewhere is not a poll).
   void send_due() noexcept {
-    engine_sink sink{*this};
+    engine_sink sink{*this, false};
     wire_.service(sink);
   }
   // Delivers every held packet now (tests, shutdown).
   void flush_wire() noexcept {
-    engine_sink sink{*this};
+    engine_sink sink{*this, false};
     wire_.flush(sink);
   }
 
@@ -191,23 +189,29 @@ class medusa_card {
   };
 
   // Where the wire delivers: the card engine's receive side.
+  // `refer`: a packet longer than a cell may be delivered by reference (a
+  // first copy, by_reference_); a relaunch and a held packet never are.
   struct engine_sink {
     medusa_card& card;
+    bool refer;
     [[gnu::always_inline]] void deliver(int dest, const std::byte* packet,
                                         uint32_t length) noexcept {
-      card.deliver(dest, packet, length);
+      card.deliver(dest, packet, length, refer);
     }
   };
 
   // Lays out my card in the new segment (l: its layout for rx_ready_cell).
   void init_memory(const medusa::card_layout& l, uint32_t rx_ready_cell);
   void view_card(peer_view& v, std::byte* base) noexcept;
-  void run_tx_engine() noexcept;
+  [[gnu::always_inline]] inline void launch_as(int dest, uint32_t b, uint32_t len,
+                                               bool refer) noexcept;
+  void transmit_as(uint32_t b, uint32_t len, bool refer) noexcept;
+  void run_tx_engine(bool refer) noexcept;
   // The engine's step for one packet to dest (< nprocs): onto the wire, or
   // counted malformed when dest's card is not mapped here.
   void engine_send(engine_sink& sink, uint32_t dest, const std::byte* packet,
                    uint32_t length) noexcept;
-  void deliver(int dest, const std::byte* packet, uint32_t length) noexcept;
+  void deliver(int dest, const std::byte* packet, uint32_t length, bool refer) noexcept;
   // deliver's part for a packet longer than a cell: a block from RX_FREE,
   // or the claimed cell published void (out of line: its copy dwarfs a call).
   [[gnu::noinline]] void deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
@@ -233,9 +237,8 @@ class medusa_card {
   uint32_t rx_blocks_;
   bool crc_;
   bool direct_tx_;
-  bool by_reference_;         // deliver_by_reference, on a wire without faults
-  bool copies_only_ = false;  // relaunch: this packet is copied, never by reference
-  uint32_t block_shift_;      // log2(block_size_)
+  bool by_reference_;     // deliver_by_reference, on a wire without faults
+  uint32_t block_shift_;  // log2(block_size_)
   // Packets up to this length are copied into their cell as short_packet
   // bytes: short_packet when cells hold that many and blocks are at least
   // that long, else 0 (none: a packet is at least a wire header). Decided
@@ -276,7 +279,7 @@ class medusa_card {
 
 // ---- hot path ------------------------------------------------------------
 
-inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
+inline void medusa_card::launch_as(int dest, uint32_t b, uint32_t len, bool refer) noexcept {
   if (__builtin_expect(b >= tx_blocks_ || !packet_lengths_.holds(len) ||
                            static_cast<unsigned>(dest) >= static_cast<unsigned>(nprocs_),
                        0)) {
@@ -291,17 +294,17 @@ inline void medusa_card::launch(int dest, uint32_t b, uint32_t len) noexcept {
     // The idle engine's step for this one entry (run_tx_engine), b never
     // leaving the processor: it is transmitted before launch returns.
     ++direct_sends_;
-    engine_sink sink{*this};
+    engine_sink sink{*this, refer};
     engine_send(sink, static_cast<uint32_t>(dest), pkt, len);
     return;
   }
-  transmit_block(b, len);
+  transmit_as(b, len, refer);
 }
 
-inline void medusa_card::transmit_block(uint32_t b, uint32_t len) noexcept {
+inline void medusa_card::transmit_as(uint32_t b, uint32_t len, bool refer) noexcept {
   // Always room: TX_READY holds every tx block and is emptied below.
   (void)tx_ready_->push(medusa::encode_entry(b, len));
-  run_tx_engine();
+  run_tx_engine(refer);
   // "Service": the processor takes the transmitted block back from TX_FREE.
   uint64_t done;
   const bool got = tx_free_->pop(done);
@@ -309,8 +312,8 @@ inline void medusa_card::transmit_block(uint32_t b, uint32_t len) noexcept {
     reconcile_tx_free(b, got ? medusa::entry_block(done) : no_block);
 }
 
-inline void medusa_card::run_tx_engine() noexcept {
-  engine_sink sink{*this};
+inline void medusa_card::run_tx_engine(bool refer) noexcept {
+  engine_sink sink{*this, refer};
   uint64_t e;
   while (tx_ready_->pop(e)) {
     const uint32_t b = medusa::entry_block(e);
@@ -346,7 +349,7 @@ inline void medusa_card::run_tx_engine() noexcept {
 // cell of the previous lap, having popped it but not released it); a
 // packet that fits travels in it and takes no block.
 [[gnu::always_inline]] inline void medusa_card::deliver(int dest, const std::byte* packet,
-                                                        uint32_t length) noexcept {
+                                                        uint32_t length, bool refer) noexcept {
   peer_view& p = peers_[dest];
   uint64_t pos;
   std::byte* cell = p.rx_ready.claim(pos);
@@ -363,8 +366,7 @@ inline void medusa_card::run_tx_engine() noexcept {
     // clean, so the packet is that block), named by the entry.
     const uint64_t b = (reinterpret_cast<uintptr_t>(packet) - reinterpret_cast<uintptr_t>(vram_)) >>
                        block_shift_;  // a packet the wire held lies elsewhere: b out of range
-    if (by_reference_ && !copies_only_ && b < tx_blocks_ &&
-        packet == tx_block(static_cast<uint32_t>(b))) {
+    if (refer && b < tx_blocks_ && packet == tx_block(static_cast<uint32_t>(b))) {
       ++by_reference_sends_;
       p.rx_ready.publish(
           cell, pos,
