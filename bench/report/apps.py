@@ -102,6 +102,29 @@ def _phase_tables(L, times, present):
             L.append(f"| {app} | {p} | " + " | ".join(_fmt(times.get((app, t, p))) for t in present) + " |")
 
 
+OTHERS = ["vader", "vader-pt2pt", "tcp"]
+HPAM = ["hpam-medusa", "hpam-hamlyn"]
+
+
+def _best_table(L, times):
+    """Issue 23's comparison: per application and phase, the best of the
+    other transports (vader with osc/rdma, vader with osc/pt2pt, tcp) and
+    hpam over it."""
+    hp = [t for t in HPAM if any(k[1] == t for k in times)]
+    L.append("| application | phase | best other | s | " + " | ".join(hp) + " | " +
+             " | ".join(f"{t} ÷ best" for t in hp) + " |")
+    L.append("|---|---|---|---" + "|---" * (2 * len(hp)) + "|")
+    for app in APPS:
+        for p in ["total"] + _phases(times, app):
+            other = [(times[(app, t, p)], t) for t in OTHERS if times.get((app, t, p))]
+            if not other:
+                continue
+            best, who = min(other)
+            v = [times.get((app, t, p)) for t in hp]
+            L.append(f"| {app} | {p} | {who} | {_fmt(best)} | " + " | ".join(_fmt(x) for x in v) + " | " +
+                     " | ".join(_fmt(x / best, 2) if x else "n/a" for x in v) + " |")
+
+
 def _stats_table(L, out):
     stats = _medians(os.path.join(out, "apps_stats.csv"), (0, 1, 3), 4)
     if not stats:
@@ -199,9 +222,18 @@ def section(out):
         times4 = _medians(os.path.join(out, "apps4.csv"), (0, 1, 3), 4)
         if times4:
             runs4 = len({row[2] for row in _rows(os.path.join(out, "apps4.csv"))[1:]})
-            L.append(f"\nAt four processes (s; median of {runs4} run(s), tcp one, `--oversubscribe` "
+            L.append(f"\nAt four processes (s; median of {runs4} run(s), `--oversubscribe` "
                      f"on the machine's {os.cpu_count()} cores; tcp is left out of `--quick`):\n")
             _time_table(L, times4, out, "apps_time4.dat")
+        L.append("\nhpam against the best other transport a user could pick on this node (issue 23's "
+                 "goal: ≤ 1.0), per application and phase: the fastest of vader + osc/rdma (vader + "
+                 "osc/pt2pt for `components`), vader + osc/pt2pt and tcp, medians of the runs; tcp "
+                 "runs em3d and components once (its blocking remote reads cost about a millisecond "
+                 "each: 8-13x vader there), the others as often as every transport. Two processes:\n")
+        _best_table(L, times)
+        if times4:
+            L.append("\nFour processes:\n")
+            _best_table(L, times4)
         L.append("\nRadix sort in Table 4.3's layout (s), beside the paper's rows (their key count "
                  "is not given; HP-LAM ran on HP 9000/J200s over Myrinet):\n")
         _radix_table(L, times, present, out)
