@@ -111,7 +111,7 @@ def _best_table(L, times):
     other transports (vader with osc/rdma, vader with osc/pt2pt, tcp) and
     hpam over it."""
     hp = [t for t in HPAM if any(k[1] == t for k in times)]
-    L.append("| application | phase | best other | s | " + " | ".join(hp) + " | " +
+    L.append("| application | phase | best other | ms | " + " | ".join(f"{t} ms" for t in hp) + " | " +
              " | ".join(f"{t} ÷ best" for t in hp) + " |")
     L.append("|---|---|---|---" + "|---" * (2 * len(hp)) + "|")
     for app in APPS:
@@ -121,7 +121,8 @@ def _best_table(L, times):
                 continue
             best, who = min(other)
             v = [times.get((app, t, p)) for t in hp]
-            L.append(f"| {app} | {p} | {who} | {_fmt(best)} | " + " | ".join(_fmt(x) for x in v) + " | " +
+            ms = lambda x: _fmt(x * 1e3 if x else None, 3)
+            L.append(f"| {app} | {p} | {who} | {ms(best)} | " + " | ".join(ms(x) for x in v) + " | " +
                      " | ".join(_fmt(x / best, 2) if x else "n/a" for x in v) + " |")
 
 
@@ -229,7 +230,9 @@ def section(out):
                  "goal: ≤ 1.0), per application and phase: the fastest of vader + osc/rdma (vader + "
                  "osc/pt2pt for `components`), vader + osc/pt2pt and tcp, medians of the runs; tcp "
                  "runs em3d and components once (its blocking remote reads cost about a millisecond "
-                 "each: 8-13x vader there), the others as often as every transport. Two processes:\n")
+                 "each: 8-13x vader there), the others as often as every transport; times in "
+                 "milliseconds (phases below a millisecond are measured once a run, between "
+                 "barriers: their ratios are noisy). Two processes:\n")
         _best_table(L, times)
         if times4:
             L.append("\nFour processes:\n")
