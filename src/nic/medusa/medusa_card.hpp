@@ -387,6 +387,9 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   const std::byte* cell = rx_ready_.ready(rx_cursor_, e);
   if (!cell) return false;
   p.position = rx_cursor_++;
+  // The next cell, asked for while this packet is handled: in a stream it
+  // is published already, and its lines are the next receive's misses.
+  rx_ready_.prefetch_cell(rx_cursor_, false);
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);
