@@ -295,7 +295,57 @@ status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route
   return status::ok;
 }
 
+// A put longer than a batch takes, with nothing queued before it (so it
+// keeps its place in the terminus's order), into memory of a normal slot
+// with no notification asked: deposited as one piece, as a get of any
+// length is read (route_for), under one hold of the slot and its checks
+// (state, key, bounds), and its packets counted as the engine's would be.
+// The card's DMA engine moves a message packet by packet; the emulation's
+// engine made each packet of another process's private memory one
+// process_vm_writev (17 for a MiB), which the card did on its own (issue
+// 23). A slot the peek finds in another mode, or a metadata index its
+// slot lacks, takes the work queue and its checks, as does a put whose
+// cross-memory write the kernel refuses.
+bool endpoint::put_whole(const void* src, size_t len, const ticket& t, uint64_t offset,
+                         op_handle* h, status& st) {
+  nic::hamlyn::send_terminus& terminus = card_.terminus();
+  if (len <= batch_limit_ || !terminus.idle() || t.metadata_index == nic::hamlyn::fast_index ||
+      (t.flags & nic::hamlyn::ticket_flags::notify) || t.node >= static_cast<uint32_t>(nprocs_))
+    return false;
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  if (!v.attached || t.slot >= v.geo.slot_count) return false;
+  const nic::hamlyn::slot& peek = v.slots[t.slot];  // routing only: resolve checks what counts
+  if (peek.mode != static_cast<uint32_t>(nic::hamlyn::slot_mode::normal) ||
+      t.metadata_index >= peek.metadata_count)
+    return false;
+  route r;
+  std::byte* ptr = nullptr;
+  uint64_t address = 0;
+  st = route_for(t, offset, len, r, ptr, address);
+  if (!is_ok(st)) return true;  // refused and counted by the receiving interface
+  if (r == route::packets) return false;
+  if (r == route::local_pointer) {
+    std::memcpy(ptr, src, len);
+  } else {
+    const iovec piece{const_cast<void*>(src), len};
+    st = nic::hamlyn::cross_memory_write(v.pid, &piece, 1, address);
+  }
+  if (is_ok(st)) {
+    const uint64_t per_packet = card_.packet_data_bytes();
+    v.header->counters.packets.fetch_add((len + per_packet - 1) / per_packet,
+                                         std::memory_order_relaxed);
+  }
+  card_.receiver().unresolve(v, t.slot);  // after the counting, as arrive's
+  if (st == status::system_error) return false;
+  if (is_ok(st)) {
+    ++whole_puts_;
+    done_at_once(h);
+  }
+  return true;
+}
+
 status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
+  if (status st; put_whole(src, len, t, offset, h, st)) return st;
   iovec v{const_cast<void*>(src), len};
   nic::hamlyn::message m;
   m.gather = &v;

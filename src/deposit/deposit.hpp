@@ -202,6 +202,8 @@ class endpoint {
   void poll();  // progress(), but a growing batch of gets waits (above)
   // Batches of gets carried out (one process_vm_readv per destination each).
   uint64_t get_batches() const { return get_batches_; }
+  // Puts longer than a batch deposited as one piece, past the work queue (put).
+  uint64_t whole_puts() const { return whole_puts_; }
   // Moves whenever an operation with a handle may have stopped pending (a
   // record finished, or the send terminus's completion word moved): a
   // caller holding many handles tests them only when it moved.
@@ -219,6 +221,10 @@ class endpoint {
   enum class route : uint8_t { local_pointer, cross_memory, packets };
   status route_for(const ticket& t, uint64_t offset, uint64_t len, route& r, std::byte*& ptr,
                    uint64_t& address);
+  // put's whole-message deposit (deposit.cpp); false: the put takes the
+  // work queue.
+  bool put_whole(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h,
+                 status& st);
   status remote_op(uint32_t slot, uint64_t key, uint32_t connection, const hybrid_op& op,
                    const void* data, uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
                    int dest, op_handle* h);
@@ -262,6 +268,7 @@ class endpoint {
   uint8_t probe_ = 0;        // polls of batches of one left before one waits (poll())
   static constexpr uint8_t probe_every = 64;
   uint64_t get_batches_ = 0;
+  uint64_t whole_puts_ = 0;
   uint64_t finished_ = 0;           // records finished (events())
   void step(bool run_gets);         // progress and poll
   void done_at_once(op_handle* h);  // the operation completed within the call

@@ -573,5 +573,53 @@ TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
   EXPECT_TRUE(g.guards_intact());
 }
 
+// A put longer than a batch, with nothing queued before it, is deposited as
+// one piece (one cross-memory write, not one a packet) under the same
+// checks, its packets counted as the work queue's would be; a forged key or
+// a range past the area is refused and counted and writes nothing; behind
+// a waiting batch it takes the work queue, in order.
+TEST(deposit_batch, a_put_longer_than_a_batch_is_one_checked_deposit_counted_as_its_packets) {
+  batch_pair j;
+  ASSERT_TRUE(j.e[0]->cross_memory_to(1));
+  guarded g(64 * 1024);
+  ticket t;
+  ASSERT_EQ(j.e[1]->register_memory(g.mem, g.bytes, t), status::ok);
+  std::vector<uint8_t> data(20000);
+  std::mt19937 rng(11);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  const auto& c = j.e[1]->card().counters();
+  const uint64_t packets0 = c.packets, key0 = c.key_rejections, whole0 = j.e[0]->whole_puts();
+  op_handle h;
+  ASSERT_EQ(j.e[0]->put(data.data(), data.size(), t, 1000, &h), status::ok);
+  EXPECT_EQ(j.e[0]->whole_puts() - whole0, 1u);
+  EXPECT_EQ(j.e[0]->test(h), op_state::sent);  // done within the call
+  EXPECT_EQ(std::memcmp(g.mem + 1000, data.data(), data.size()), 0);
+  const uint64_t per_packet = j.e[0]->card().packet_data_bytes();
+  EXPECT_EQ(c.packets - packets0, (data.size() + per_packet - 1) / per_packet);
+  EXPECT_TRUE(g.guards_intact());
+
+  ticket forged = t;
+  forged.protection_key ^= 1;
+  std::vector<uint8_t> other(data.size(), 0x5A);
+  EXPECT_NE(j.e[0]->put(other.data(), other.size(), forged, 1000, &h), status::ok);
+  EXPECT_EQ(c.key_rejections - key0, 1u);
+  EXPECT_NE(j.e[0]->put(other.data(), other.size(), t, g.bytes - 100, &h), status::ok);
+  EXPECT_EQ(std::memcmp(g.mem + 1000, data.data(), data.size()), 0) << "a refused put wrote";
+  EXPECT_EQ(j.e[0]->whole_puts() - whole0, 1u);
+
+  // Behind a small put waiting for its batch: the work queue, in order.
+  const uint8_t small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  op_handle hs, hl;
+  ASSERT_EQ(j.e[0]->put(small, sizeof small, t, 0, &hs), status::ok);
+  ASSERT_EQ(j.e[0]->put(small, sizeof small, t, 8, &hs), status::ok);  // a run of two: waits
+  ASSERT_EQ(j.e[0]->put(other.data(), other.size(), t, 1000, &hl), status::ok);
+  EXPECT_EQ(j.e[0]->whole_puts() - whole0, 1u);
+  EXPECT_EQ(j.outcome(hl), status::ok);
+  EXPECT_EQ(j.outcome(hs), status::ok);
+  EXPECT_EQ(std::memcmp(g.mem + 8, small, sizeof small), 0);
+  EXPECT_EQ(std::memcmp(g.mem + 1000, other.data(), other.size()), 0);
+  EXPECT_TRUE(g.guards_intact());
+}
+
 }  // namespace
 }  // namespace hpam::deposit

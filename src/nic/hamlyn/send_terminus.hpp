@@ -126,6 +126,7 @@ class send_terminus {
   uint64_t batches() const { return batches_; }  // batches carried out
   uint64_t batched_messages() const { return batched_messages_; }  // messages they carried
   bool holds_batch() const { return waiting_in_batch_ != 0; }      // entries wait for their batch
+  bool idle() const { return running_ == posted_ && !holds_batch(); }  // nothing queued
   // The end of a run of batchable messages (a flush point): a run of one
   // lets the next message with nothing queued go at once (lone deposit).
   void end_run() {
