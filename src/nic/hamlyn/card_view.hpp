@@ -52,8 +52,9 @@ struct card_config {
                                // by cross-memory attach wait in the work queue and are deposited
                                // together at the next kick, full queue or flush; 0: each at once
   bool cross_memory = true;    // use/accept process_vm_writev/readv; false forces packets
-  bool direct_holds = true;    // offer hold lines for direct deposits, and hold peers' slots
-                               // by theirs (layout.hpp, hold_line); false: slot::users only
+  bool direct_holds = true;    // offer hold lines for direct deposits and fast-mode arrivals,
+                               // and hold peers' slots by theirs (layout.hpp, hold_line);
+                               // false: slot::users only
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for the
                                                            // peer's card
   uint64_t job_key = 0;       // published in the card header for the job (0: none)

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "sys/align.hpp"
+
 namespace hpam::nic {
 namespace {
 
@@ -39,8 +41,11 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender) {
   c.notify_capacity = next_pow2(uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs));
   c.packet_size = s.block_size + static_cast<uint32_t>(sizeof(hamlyn::packet_header));
   c.rx_packets = 2;
-  c.area_bytes = inbound_layout_for(s, per_sender).total;  // the one allocation
-  c.direct_holds = false;  // no direct deposit lands here: packets arrive (slot::users)
+  // The inbound area, and room for the hold lines (one per process) in
+  // which senders hold a region's slot for each packet (hold_line).
+  c.area_bytes = sys::align_up(inbound_layout_for(s, per_sender).total, 64) +
+                 sizeof(hamlyn::hold_line) * static_cast<uint64_t>(s.nprocs);
+  c.direct_holds = true;
   c.direct_io_limit = 256;
   if (s.notify_inline > hamlyn::notification_inline_bytes)
     throw std::invalid_argument("hpam hamlyn: notify_inline must be at most " +

@@ -172,14 +172,15 @@ card::card(const card_config& cfg)
   own_header_ = v.header;
 }
 
-// Hold lines for senders' direct deposits (layout.hpp, hold_line), one per
-// process, in the area memory: offered where this kernel runs the global
-// barriers a revoke needs; else (or when the area has no room) senders
-// hold by slot::users, as the arrivals do.
+// Hold lines for senders' direct deposits and fast-mode arrivals
+// (layout.hpp, hold_line), one per process, at the end of the area memory
+// (the clients' structures keep its beginning): offered where this kernel
+// runs the global barriers a revoke needs; else (or when the area has no
+// room) senders hold by slot::users, as the other arrivals do.
 void card::offer_hold_lines(card_view& v) {
   uint64_t offset = 0;
   if (!cfg_.direct_holds || !sys::global_barriers_available() ||
-      !is_ok(slots_.allocate_area(uint64_t{sizeof(hold_line)} * nprocs_, offset)))
+      !is_ok(slots_.allocate_area_top(uint64_t{sizeof(hold_line)} * nprocs_, offset)))
     return;
   v.holds = reinterpret_cast<hold_line*>(v.area + offset);
   v.header->direct_holds = v.geo.area_offset + offset;

@@ -20,10 +20,11 @@ namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
 constexpr uint32_t card_version =
-    5;  // 2: notification entries carry the whole cursor;
+    6;  // 2: notification entries carry the whole cursor;
         // 3: entries of 128 bytes that can carry a message; inline_limit;
         // 4: the inbound ready FIFO's cells carry small packets;
-        // 5: hold lines for direct deposits (card_header::direct_holds)
+        // 5: hold lines for direct deposits (card_header::direct_holds);
+        // 6: hold lines hold fast-mode arrivals too (hold_line::arrival_plus_one)
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -267,21 +268,25 @@ static_assert(offsetof(card_header, counters) % 64 == 0);
 static_assert(sizeof(card_header) == 256);
 
 // A sender's hold on a slot of this card for a direct deposit (one copied
-// or read by the sender itself: receiving_interface::resolve), when the
-// card offers hold lines and the sender has joined the global barriers
-// (sys/membarrier.hpp): the sender writes index + 1 into its own line
-// before it reads the slot's state, and 0 when done, with plain stores (so
-// no locked instruction waits for the store buffer, whose last store is the
-// deposit into a line the owner may be reading); the owner's revoke stores
-// the state, runs sys::barrier_all, then waits until no line names the
-// slot. Of "line written, state read" and "state written, barrier, lines
-// read", one sees the other: the deposit is refused, or the revoke waits
-// for it. Each line is written by its sender only (any process could write
-// any line, as it could slot::users: a revoke then waits its 2 s and says
+// or read by the sender itself: receiving_interface::resolve) or for a
+// fast-mode arrival (receiving_interface::arrive_fast, the AM card's every
+// packet), when the card offers hold lines and the sender has joined the
+// global barriers (sys/membarrier.hpp): the sender writes index + 1 into
+// its own line before it reads the slot's state, and 0 when done, with
+// plain stores (so no locked instruction waits for the store buffer, whose
+// last store is the deposit into a line the owner may be reading); the
+// owner's revoke stores the state, runs sys::barrier_all, then waits until
+// no line names the slot. Of "line written, state read" and "state
+// written, barrier, lines read", one sees the other: the deposit is
+// refused, or the revoke waits for it. A direct deposit and a fast-mode
+// arrival hold by a word each, so neither lets go of the other's hold.
+// Each line is written by its sender only (any process could write any
+// line, as it could slot::users: a revoke then waits its 2 s and says
 // would_block, as for a sender that died inside).
 struct alignas(64) hold_line {
-  std::atomic<uint64_t> slot_plus_one;  // the slot held + 1; 0: none
-  uint64_t pad[7];
+  std::atomic<uint64_t> slot_plus_one;     // direct deposit: the slot held + 1; 0: none
+  std::atomic<uint64_t> arrival_plus_one;  // fast-mode arrival: the slot held + 1; 0: none
+  uint64_t pad[6];
 };
 static_assert(sizeof(hold_line) == 64);
 

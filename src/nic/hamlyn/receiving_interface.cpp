@@ -262,26 +262,9 @@ status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64
   return resolve_held(v, s_index, key, offset, len, ptr, address, nullptr);
 }
 
-// The hold in my line: announced (plain store), then the state read; the
-// compiler keeps that order, the CPU may not (a load may pass an earlier
-// store), and the owner's barrier_all in revoke covers it (layout.hpp,
-// hold_line). Refused (counted) when the slot is not active; the caller
-// lets go whatever the answer, as after announce_hold.
-bool receiving_interface::announce_direct(const card_view& v, slot& sl, uint32_t index,
-                                          hold_line* line) {
-  if (!line) return announce_hold(v, sl);
-  line->slot_plus_one.store(uint64_t{index} + 1, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (sl.state.load(std::memory_order_acquire) != static_cast<uint32_t>(slot_state::active)) {
-    count(v.header->counters.revoked_rejections);
-    return false;
-  }
-  return true;
-}
-
 status receiving_interface::resolve_held(const card_view& v, uint32_t s_index, uint64_t key,
                                          uint64_t offset, uint64_t len, std::byte*& ptr,
-                                         uint64_t& address, hold_line* line) {
+                                         uint64_t& address, std::atomic<uint64_t>* line) {
   arrival_counters& c = v.header->counters;
   if (s_index >= v.geo.slot_count) {
     count(c.malformed);

@@ -198,25 +198,32 @@ class receiving_interface {
   template <bool fast_only = false>
   static bool hold_slot(const card_view& v, uint32_t index, slot_copy& s);
   static bool announce_hold(const card_view& v, slot& sl);
-  // My hold line on v's card for a direct deposit, or null (slot::users).
-  hold_line* direct_line(const card_view& v) const {
-    return direct_holds_ && v.holds ? v.holds + my_proc_ : nullptr;
+  // My hold line's word on v's card for a direct deposit, or null
+  // (slot::users).
+  std::atomic<uint64_t>* direct_line(const card_view& v) const {
+    return direct_holds_ && v.holds ? &v.holds[my_proc_].slot_plus_one : nullptr;
   }
-  // The hold announced in `line` (null: slot::users), and let go.
-  static bool announce_direct(const card_view& v, slot& sl, uint32_t index, hold_line* line);
-  static void drop_hold(const card_view& v, slot& sl, hold_line* line) {
-    if (line)
-      line->slot_plus_one.store(0, std::memory_order_release);  // after the deposit (TSO)
+  // The same for a fast-mode arrival (arrive_fast): the line's other word,
+  // so that an arrival and a direct deposit never let go of each other.
+  std::atomic<uint64_t>* arrival_line(const card_view& v) const {
+    return direct_holds_ && v.holds ? &v.holds[my_proc_].arrival_plus_one : nullptr;
+  }
+  // The hold announced in my line's `word` (null: slot::users), and let go.
+  static bool announce_direct(const card_view& v, slot& sl, uint32_t index,
+                              std::atomic<uint64_t>* word);
+  static void drop_hold(const card_view& v, slot& sl, std::atomic<uint64_t>* word) {
+    if (word)
+      word->store(0, std::memory_order_release);  // after the deposit (TSO)
     else
       sl.users.fetch_sub(1, std::memory_order_release);
   }
   status resolve_held(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
-                      std::byte*& ptr, uint64_t& address, hold_line* line);
+                      std::byte*& ptr, uint64_t& address, std::atomic<uint64_t>* word);
   template <bool fast_only>
   static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
   static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
-  const fast_slot_cache* hold_fast_slot(const card_view& v, uint32_t node, slot& sl,
-                                        fast_slot_cache& scratch);
+  const fast_slot_cache* hold_fast_slot(const card_view& v, uint32_t node, uint32_t index, slot& sl,
+                                        std::atomic<uint64_t>* word, fast_slot_cache& scratch);
   static bool fast_slot_for(const card_view& v, const slot& sl, fast_slot_cache& fc);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
@@ -334,6 +341,23 @@ template <bool fast_only>
   return true;
 }
 
+// The hold in my line's word: announced (plain store), then the state
+// read; the compiler keeps that order, the CPU may not (a load may pass an
+// earlier store), and the owner's barrier_all in revoke covers it
+// (layout.hpp, hold_line). Refused (counted) when the slot is not active;
+// the caller lets go whatever the answer, as after announce_hold.
+[[gnu::always_inline]] inline bool receiving_interface::announce_direct(
+    const card_view& v, slot& sl, uint32_t index, std::atomic<uint64_t>* word) {
+  if (!word) return announce_hold(v, sl);
+  word->store(uint64_t{index} + 1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (sl.state.load(std::memory_order_acquire) != static_cast<uint32_t>(slot_state::active)) {
+    detail::count(v.header->counters.revoked_rejections);
+    return false;
+  }
+  return true;
+}
+
 // The fields an arrival uses, read once while held and active (the owner
 // wrote them before publishing the state, and changes them only after a
 // revoke, which waits for this hold), and checked: false (counted
@@ -370,14 +394,15 @@ template <bool fast_only>
 
 // hold_slot for a fast-mode arrival at destination `node`, with the slot's
 // fields checked once per slot set-up instead of per packet. Every packet
-// still announces its hold and reads the state (announce_hold: a revoked
-// slot refuses it), and reads the key (a rekey changes only the key and the
+// still announces its hold and reads the state (announce_direct: in my hold
+// line's `word` where the card offers lines, else by users; a revoked slot
+// refuses it), and reads the key (a rekey changes only the key and the
 // state). The cached copy stands while the slot is the one cached and its
 // generation is unchanged: create_slot, the only writer of the other
 // fields, bumps the generation before it publishes the state (release), and
 // this hold read the state active after announcing itself, so it reads the
 // generation of the set-up it holds; while it holds, no create_slot can run
-// on the slot (release_slot's revoke waits for users 0 first). A stale copy
+// on the slot (release_slot's revoke waits for the hold to go first). A stale copy
 // would need 2^32 set-ups of one slot between two packets of one sender.
 // Only checked values are ever used: an owner that scribbles its own slot
 // without a new set-up gets the copy checked before, inside its area.
@@ -385,9 +410,9 @@ template <bool fast_only>
 // Null (counted): refused (a paranoid slot too: mode_rejections); the
 // caller drops users whatever the answer.
 [[gnu::always_inline]] inline const receiving_interface::fast_slot_cache*
-receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, slot& sl,
-                                    fast_slot_cache& scratch) {
-  if (!announce_hold(v, sl)) return nullptr;
+receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t index, slot& sl,
+                                    std::atomic<uint64_t>* word, fast_slot_cache& scratch) {
+  if (!announce_direct(v, sl, index, word)) return nullptr;
   if (__builtin_expect(node < nprocs_, 1)) {
     fast_slot_cache& fc = fast_cache_[node];
     if (__builtin_expect(fc.at == &sl && fc.generation == sl.generation, 1)) {
@@ -489,8 +514,9 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
   }
   status st = status::rejected;
   slot& sl = v.slots[t.slot];
+  std::atomic<uint64_t>* const hold = arrival_line(v);  // null: users
   fast_slot_cache scratch;
-  const fast_slot_cache* held = hold_fast_slot(v, t.node, sl, scratch);
+  const fast_slot_cache* held = hold_fast_slot(v, t.node, t.slot, sl, hold, scratch);
   if (!held) {
     // counted by hold_fast_slot
   } else if (t.metadata_index != fast_index) {  // (a paranoid slot: refused in the hold)
@@ -517,7 +543,7 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                   notification{t.slot, fast_index, my_proc_, word, length}, carried);
     }
   }
-  sl.users.fetch_sub(1, std::memory_order_release);
+  drop_hold(v, sl, hold);
   return st;
 }
 

@@ -40,6 +40,26 @@ status slot_table::allocate_area(uint64_t bytes, uint64_t& offset) {
   return status::no_resource;
 }
 
+// The end of the highest free range that has room: for the card's own
+// structures (hold lines), so that clients' allocations keep starting at
+// the area's beginning.
+status slot_table::allocate_area_top(uint64_t bytes, uint64_t& offset) {
+  if (bytes == 0) return status::invalid_argument;
+  const uint64_t need = sys::align_up(bytes, 64);
+  for (auto it = free_area_.rbegin(); it != free_area_.rend(); ++it) {
+    const uint64_t first = it->first, end = first + it->second;
+    if (it->second < need || ((end - need) & ~uint64_t{63}) < first) continue;
+    offset = (end - need) & ~uint64_t{63};  // 64-byte aligned, as allocate_area's
+    free_area_.erase(first);
+    if (offset > first) free_area_[first] = offset - first;
+    if (end > offset + need) free_area_[offset + need] = end - offset - need;
+    used_area_[offset] = need;
+    std::memset(area_address(offset), 0, need);
+    return status::ok;
+  }
+  return status::no_resource;
+}
+
 void slot_table::free_area(uint64_t offset) {
   auto it = used_area_.find(offset);
   if (it == used_area_.end()) return;
@@ -119,18 +139,20 @@ status slot_table::revoke(uint32_t index) {
     return status::invalid_argument;
   sl.state.store(static_cast<uint32_t>(slot_state::revoked), std::memory_order_seq_cst);
   sl.protection_key.store(0, std::memory_order_seq_cst);
-  // Senders that announce a direct deposit in their hold line with a plain
-  // store, then read the state: after the barrier each has either seen the
-  // state revoked or made its announcement visible here (layout.hpp,
-  // hold_line). Only card memory takes direct deposits from other
-  // processes: over process memory the one direct depositor is this card
-  // itself (deposit::endpoint::direct, `mine`), in this thread, so the
-  // barrier (a system call and an interrupt to every CPU running a joined
-  // process) is not paid for the registrations an MPI rendezvous makes and
-  // drops per message. A refused barrier (never expected: the lines are
-  // offered only where it runs) leaves the wait below to a store buffer's
-  // drain.
-  if (hold_lines_ && sl.memory == static_cast<uint32_t>(area_memory::card))
+  // Senders that announce a direct deposit or a fast-mode arrival in their
+  // hold line with a plain store, then read the state: after the barrier
+  // each has either seen the state revoked or made its announcement visible
+  // here (layout.hpp, hold_line). Only card memory takes direct deposits
+  // from other processes: over process memory the one direct depositor is
+  // this card itself (deposit::endpoint::direct, `mine`), in this thread,
+  // so the barrier (a system call and an interrupt to every CPU running a
+  // joined process) is not paid for the registrations an MPI rendezvous
+  // makes and drops per message; fast-mode arrivals from other processes
+  // may land in either memory, so a fast-mode slot always pays it. A
+  // refused barrier (never expected: the lines are offered only where it
+  // runs) leaves the wait below to a store buffer's drain.
+  if (hold_lines_ && (sl.memory == static_cast<uint32_t>(area_memory::card) ||
+                      sl.mode == static_cast<uint32_t>(slot_mode::fast)))
     (void)sys::barrier_all();
   // Wait (bounded) for arrivals and direct deposits that passed the checks
   // before the revoke, so no byte lands in the area after this returns.
@@ -144,7 +166,8 @@ status slot_table::revoke(uint32_t index) {
 
 bool slot_table::held(uint32_t index) const {
   for (uint32_t p = 0; p < hold_line_count_; ++p)
-    if (hold_lines_[p].slot_plus_one.load(std::memory_order_acquire) == uint64_t{index} + 1)
+    if (hold_lines_[p].slot_plus_one.load(std::memory_order_acquire) == uint64_t{index} + 1 ||
+        hold_lines_[p].arrival_plus_one.load(std::memory_order_acquire) == uint64_t{index} + 1)
       return true;
   return false;
 }

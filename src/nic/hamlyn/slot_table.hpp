@@ -44,7 +44,8 @@ class slot_table {
   // free), once the card's segment is laid out.
   void bind(slot* slots, metadata_entry* metadata, std::byte* area, const slot_limits& limits);
 
-  status allocate_area(uint64_t bytes, uint64_t& offset);  // card memory for message areas
+  status allocate_area(uint64_t bytes, uint64_t& offset);      // card memory for message areas
+  status allocate_area_top(uint64_t bytes, uint64_t& offset);  // the same, from the area's end
   void free_area(uint64_t offset);
   // The card's hold lines (layout.hpp, hold_line): a revoke waits for the
   // direct deposits they announce too.

@@ -1,8 +1,9 @@
-// Direct deposits' holds (layout.hpp, hold_line): a sender that carries a
-// deposit out itself announces it in its hold line of the destination's card
-// with plain stores, and the owner's revoke runs the global barrier and
-// waits for the lines; with hold lines off, the same deposits hold by
-// slot::users. Either way, once revoke returns not one more byte lands.
+// Direct deposits' and fast-mode arrivals' holds (layout.hpp, hold_line): a
+// sender that carries a deposit out itself, or does a fast-mode arrival's
+// work, announces it in its hold line of the destination's card with plain
+// stores, and the owner's revoke runs the global barrier and waits for the
+// lines; with hold lines off, the same deposits hold by slot::users. Either
+// way, once revoke returns not one more byte lands.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -82,6 +83,96 @@ TEST(direct_holds, revoke_waits_for_a_line_that_names_the_slot) {
   mine.slot_plus_one.store(s + 1);
   EXPECT_EQ(j[1].slots().revoke(s2), status::ok);
   mine.slot_plus_one.store(0);
+}
+
+// A fast-mode slot over all of `a` on card c: its index.
+uint32_t fast_slot_over(card& c, const guarded_area& a) {
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.mode = slot_mode::fast;
+  spec.metadata_count = 0;
+  uint32_t s = ~0u;
+  EXPECT_EQ(c.slots().create_slot(spec, s), status::ok);
+  return s;
+}
+
+// Fast-mode arrivals (arrive_fast, the AM card's every packet) hold the
+// slot as direct deposits do: by the arrival word of the sender's hold
+// line where the card offers lines (no locked instruction per packet),
+// else by slot::users. Either way, once revoke returns not one more byte
+// lands, and every hold has been let go.
+class fast_arrival_holds : public ::testing::TestWithParam<bool> {};
+
+TEST_P(fast_arrival_holds, nothing_lands_after_revoke_returns) {
+  const bool lines = GetParam();
+  hamlyn_job j(2, [&](card_config& c) {
+    c.direct_holds = lines;
+    c.packet_size = 256;
+  });
+  const bool offered = lines && sys::global_barriers_available();
+  guarded_area a(j[1], 192);
+  const uint32_t s = fast_slot_over(j[1], a);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, a.bytes, true);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> landed{0};
+  std::thread sender([&] {
+    std::vector<std::byte> data(a.bytes);
+    for (uint8_t k = 1; !stop.load(std::memory_order_relaxed); ++k) {
+      std::memset(data.data(), k, data.size());
+      send_handle h;
+      if (j[0].terminus().send_fast(t, 0, data.data(), static_cast<uint32_t>(data.size()), k, h) !=
+          status::ok)
+        break;
+      landed.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  expect_nothing_lands_after_revoke(j[1], a, s, sender, landed, 1000, stop);
+  EXPECT_EQ(j[1].slots().slot_at(s).users.load(), 0u) << "every hold let go";
+  if (offered) {
+    EXPECT_EQ(j[0].view(1).holds[0].arrival_plus_one.load(), 0u) << "my line names nothing";
+    EXPECT_EQ(j[0].view(1).holds[0].slot_plus_one.load(), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(lines_or_users, fast_arrival_holds, ::testing::Bool());
+
+// A fast-mode arrival and a direct deposit hold by a word each of the
+// sender's line: a revoke waits for an arrival word that names the slot,
+// and a direct deposit of the same sender (to another slot) neither
+// clears it nor is cleared by it.
+TEST(fast_arrival_holds, an_arrival_word_and_a_direct_hold_are_apart) {
+  if (!sys::global_barriers_available()) GTEST_SKIP() << "no global barriers: no hold lines";
+  hamlyn_job j(2);
+  ASSERT_NE(j[0].view(1).holds, nullptr);
+  guarded_area a(j[1], 256);
+  const uint32_t fast = fast_slot_over(j[1], a);
+  const uint32_t plain = slot_over(j[1], a);
+  hold_line& mine = j[0].view(1).holds[0];
+  mine.arrival_plus_one.store(fast + 1);  // as a sender inside arrive_fast
+  EXPECT_TRUE(put_direct(j, plain, j[1].slots().slot_at(plain).protection_key.load(), 16, 7));
+  EXPECT_EQ(mine.arrival_plus_one.load(), fast + 1) << "the direct deposit let go of its own word";
+  EXPECT_EQ(mine.slot_plus_one.load(), 0u);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    mine.arrival_plus_one.store(0);
+  });
+  EXPECT_EQ(j[1].slots().revoke(fast), status::ok);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+  release.join();
+}
+
+// The hold lines lie at the end of the area memory (the card's own
+// structure), so the clients' allocations start at its beginning.
+TEST(direct_holds, lines_lie_at_the_end_of_the_area) {
+  if (!sys::global_barriers_available()) GTEST_SKIP() << "no global barriers: no hold lines";
+  hamlyn_job j(3);
+  const card_header& h = *j[1].view(1).header;
+  EXPECT_EQ(h.direct_holds, h.area_offset + h.area_bytes - 3 * sizeof(hold_line));
+  uint64_t at = 1;
+  EXPECT_EQ(j[1].slots().allocate_area(64, at), status::ok);
+  EXPECT_EQ(at, 0u);
 }
 
 // A peer whose header names hold lines outside its area memory (damaged or
