@@ -121,8 +121,13 @@ namespace detail {
     return;
   }
 #endif
-  __builtin_prefetch(p, write ? 1 : 0);
-  __builtin_prefetch(p + 64, write ? 1 : 0);
+  if (write) {  // (constant arguments: clang requires them)
+    __builtin_prefetch(p, 1);
+    __builtin_prefetch(p + 64, 1);
+  } else {
+    __builtin_prefetch(p, 0);
+    __builtin_prefetch(p + 64, 0);
+  }
 }
 
 // The first of the run of free entries that ends at the free entry for
