@@ -167,8 +167,13 @@ class cell_fifo {
       return;
     }
 #endif
-    __builtin_prefetch(p, write ? 1 : 0);
-    if (cell_bytes_ > 64) __builtin_prefetch(p + 64, write ? 1 : 0);
+    if (write) {  // (constant arguments: clang requires them)
+      __builtin_prefetch(p, 1);
+      if (cell_bytes_ > 64) __builtin_prefetch(p + 64, 1);
+    } else {
+      __builtin_prefetch(p, 0);
+      if (cell_bytes_ > 64) __builtin_prefetch(p + 64, 0);
+    }
   }
   // Consumer, while it polls position pos: starts fetching the cell's second
   // cache line, so that when the cell is published the line arrives with
