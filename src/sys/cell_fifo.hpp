@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "sys/prefetch.hpp"
 #include "sys/ring.hpp"
 
 namespace hpam::sys {
@@ -139,7 +140,7 @@ class cell_fifo {
     auto& c = *reinterpret_cast<cell_head*>(cell);
     c.entry = entry;
     c.sequence.store(pos + 1, std::memory_order_release);
-    prefetch_cell(pos + 1, true);
+    prefetch_cell<true>(pos + 1);
   }
 
   // Consumer: the cell of position pos once published (its entry copied once
@@ -155,25 +156,10 @@ class cell_fifo {
     head(pos).sequence.store(pos + capacity(), std::memory_order_release);
   }
   // Asks for the lines of position pos's cell (up to two) ahead of their
-  // use: `write` for ownership (x86 PREFETCHW). A hint only: no word
-  // changes, and a cell another process writes meanwhile is fetched again
-  // when it is used.
-  [[gnu::always_inline]] void prefetch_cell(uint64_t pos, bool write) const noexcept {
-    const auto* p = reinterpret_cast<const char*>(&head(pos));
-#if defined(__x86_64__)
-    if (write) {
-      asm volatile("prefetchw %0" : : "m"(*p));
-      if (cell_bytes_ > 64) asm volatile("prefetchw %0" : : "m"(*(p + 64)));
-      return;
-    }
-#endif
-    if (write) {  // (constant arguments: clang requires them)
-      __builtin_prefetch(p, 1);
-      if (cell_bytes_ > 64) __builtin_prefetch(p + 64, 1);
-    } else {
-      __builtin_prefetch(p, 0);
-      if (cell_bytes_ > 64) __builtin_prefetch(p + 64, 0);
-    }
+  // use (sys/prefetch.hpp): `Write` for ownership.
+  template <bool Write>
+  [[gnu::always_inline]] void prefetch_cell(uint64_t pos) const noexcept {
+    prefetch_lines<Write>(&head(pos), cell_bytes_ > 64);
   }
   // Consumer, while it polls position pos: starts fetching the cell's second
   // cache line, so that when the cell is published the line arrives with

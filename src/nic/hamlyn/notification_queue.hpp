@@ -40,7 +40,7 @@
 // A writer claims the entry the cursor names with one compare-and-swap when
 // the cursor is right, and walks only when it is not. Each entry's two
 // lines move between the writer's and the reader's cores once a lap each
-// way; both ask for the next entry's lines ahead (prefetch_entry): the
+// way; both ask for the next entry's lines ahead (sys::prefetch_lines): the
 // writer after its publish (for ownership: its next claim and publish
 // are locked instructions, which wait for them), the AM card's reader
 // after a take (in a stream the next entry is written already).
@@ -53,6 +53,7 @@
 
 #include "nic/hamlyn/layout.hpp"
 #include "sys/clock.hpp"
+#include "sys/prefetch.hpp"
 #include "sys/ring.hpp"
 #include "sys/short_copy.hpp"
 
@@ -107,29 +108,6 @@ inline void notification_queue_init(notification_queue_control& q, notification_
 }
 
 namespace detail {
-// Asks for both cache lines of entry e ahead of their use: `write` for
-// ownership (x86 PREFETCHW, a no-op where the CPU lacks it). A hint only:
-// no word changes, and an entry another process takes meanwhile is
-// fetched again when it is used.
-[[gnu::always_inline]] inline void prefetch_entry(const notification_entry& e,
-                                                  bool write) noexcept {
-  const auto* p = reinterpret_cast<const char*>(&e);
-#if defined(__x86_64__)
-  if (write) {
-    asm volatile("prefetchw %0" : : "m"(*p));
-    asm volatile("prefetchw %0" : : "m"(*(p + 64)));
-    return;
-  }
-#endif
-  if (write) {  // (constant arguments: clang requires them)
-    __builtin_prefetch(p, 1);
-    __builtin_prefetch(p + 64, 1);
-  } else {
-    __builtin_prefetch(p, 0);
-    __builtin_prefetch(p + 64, 0);
-  }
-}
-
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
 inline uint64_t first_free(const notification_entry* entries, uint64_t cap,
@@ -220,7 +198,7 @@ namespace detail {
   // compare-and-swap and the publish's (which waits for the fill's stores)
   // need both its lines, last written by the reader, which frees each entry
   // it takes; fetched now, they come while the sender does other work.
-  detail::prefetch_entry(entries[sys::ring_math::slot(at + 1, cap)], true);
+  sys::prefetch_lines<true>(&entries[sys::ring_math::slot(at + 1, cap)], true);
   return true;
 }
 
@@ -416,7 +394,7 @@ template <bool in_place = false>
       // The next entry, asked for while this packet is handled: in a
       // stream it is written already, and its two lines are the next take's
       // misses.
-      detail::prefetch_entry(entries[sys::ring_math::slot(c + 1, cap)], false);
+      sys::prefetch_lines<false>(&entries[sys::ring_math::slot(c + 1, cap)], true);
       return true;
     }
   } else if (flag == encode_wrap_flag(c, entry_state::free) &&

@@ -389,7 +389,7 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   p.position = rx_cursor_++;
   // The next cell, asked for while this packet is handled: in a stream it
   // is published already, and its lines are the next receive's misses.
-  rx_ready_.prefetch_cell(rx_cursor_, false);
+  rx_ready_.prefetch_cell<false>(rx_cursor_);
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);
