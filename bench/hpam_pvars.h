@@ -18,7 +18,7 @@ static const char *const hpam_pvar_names[] = {
     "requests_sent", "replies_sent",  "acks_sent",       "retransmissions",
     "stalls",        "busy_returns",  "timeouts",        "duplicates_reflected",
     "stale_replies", "overflow_drops", "acks_piggybacked", "early_resends",
-    "spurious_resends", "resends_deferred"};
+    "spurious_resends", "resends_deferred", "acks_combined"};
 enum { hpam_npvars = sizeof hpam_pvar_names / sizeof hpam_pvar_names[0] };
 
 struct hpam_pvars {
@@ -65,10 +65,11 @@ static inline void hpam_pvars_sum(const unsigned long *before, const unsigned lo
 }
 
 /* Packets on the wire: requests, replies, acks but those that rode on a
- * request, and the resent and reflected ones. */
+ * request or went inside another ack packet (multi_ack), and the resent
+ * and reflected ones. */
 static inline unsigned long hpam_packets(const unsigned long *all)
 {
-    return all[0] + all[1] + all[2] - all[10] + all[3] + all[7];
+    return all[0] + all[1] + all[2] - all[10] - all[14] + all[3] + all[7];
 }
 
 #endif

@@ -80,6 +80,7 @@ def rma_section(out, rma):
 COLL_OPS = [("barrier", "barrier"), ("allreduce_8", "allreduce 8 B"), ("alltoall_8", "alltoall 8 B")]
 COUNTS = [("packets", "packets"), ("requests_sent", "requests"), ("replies_sent", "replies"),
           ("acks_sent", "acks"), ("acks_piggybacked", "acks riding on requests"),
+          ("acks_combined", "acks inside another ack packet"),
           ("stalls", "stalls"), ("busy_returns", "busy (queued)"),
           ("retransmissions", "retransmissions")]
 

@@ -232,7 +232,7 @@ L.append("One sender and one receiver: on this 2-core machine more pairs would o
          "run(s); hpam-medusa-D64 is hpam-medusa with 64 request instances per peer "
          "(`--mca btl_hpam_depth 64`).\n")
 MR_COUNTS = [("packets", "packets"), ("acks_sent", "acks"), ("acks_piggybacked", "acks riding"),
-             ("busy_returns", "busy returns"), ("stalls", "stalls"), ("timeouts", "timeouts"),
+             ("acks_combined", "acks combined"), ("busy_returns", "busy returns"), ("stalls", "stalls"), ("timeouts", "timeouts"),
              ("retransmissions", "retransmissions"), ("overflow_drops", "overflow drops")]
 L += table(["transport", "million messages/s", "ratio to vader"] + [n for _, n in MR_COUNTS],
            [[t, fmt(mr.value(t, 8), 3), fmt(mr.ratio(t, 8))] +
@@ -240,7 +240,8 @@ L += table(["transport", "million messages/s", "ratio to vader"] + [n for _, n i
             for t in mr.transports()])
 L.append("\nOver hpam, the protocol's counters per 8-byte message of the same stream (MPI_T "
          "pvars btl_hpam_*, both ranks, over 500 windows of 64 after the timed bursts, 100 in --quick): packets on "
-         "the wire, acknowledgements sent and those that rode on a request, sends that found "
+         "the wire, acknowledgements sent, those that rode on a request and those that went inside "
+         "another ack packet (multi_ack: one packet carries many), sends that found "
          "every request instance busy (busy returns, stalls), request descriptors that timed "
          "out, retransmissions, and packets dropped because the receiver had no free block "
          "(Medusa's RX_FREE empty). Every timeout costs a retransmission timeout "
