@@ -129,7 +129,7 @@ class hostile_peer {
                                          nic::hamlyn::am_inbound_version, in, at),
                 nic::hamlyn::client_lookup::found);
       nic::hamlyn::am_sender_entry mine;  // my region's slot and key at the victim
-      std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine * 1, sizeof mine);
+      std::memcpy(&mine, v.area + in.senders_offset + sizeof mine * 1, sizeof mine);
       nic::hamlyn::ticket t{};
       t.node = 0;
       t.slot = mine.slot;

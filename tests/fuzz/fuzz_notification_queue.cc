@@ -86,7 +86,7 @@ struct world {
     if (nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic, nic::hamlyn::am_inbound_version,
                                  in, at) != nic::hamlyn::client_lookup::found)
       violated();
-    std::memcpy(&mine, v.area + at + in.senders_offset + sizeof mine, sizeof mine);
+    std::memcpy(&mine, v.area + in.senders_offset + sizeof mine, sizeof mine);
   }
 
   bool intact() const { return segment.intact(); }
