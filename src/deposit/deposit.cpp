@@ -295,21 +295,45 @@ status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route
   return status::ok;
 }
 
-// A put longer than a batch takes, with nothing queued before it (so it
-// keeps its place in the terminus's order), into memory of a normal slot
-// with no notification asked: deposited as one piece, as a get of any
-// length is read (route_for), under one hold of the slot and its checks
-// (state, key, bounds), and its packets counted as the engine's would be.
-// The card's DMA engine moves a message packet by packet; the emulation's
-// engine made each packet of another process's private memory one
-// process_vm_writev (17 for a MiB), which the card did on its own (issue
-// 23). A slot the peek finds in another mode, or a metadata index its
-// slot lacks, takes the work queue and its checks, as does a put whose
-// cross-memory write the kernel refuses.
+// [offset, offset+len) of t held for a deposit carried out within the call
+// and let go before the next (drop_direct): in my hold line on t's card
+// where the card offers one (receiving_interface::resolve_direct: plain
+// stores, no locked instruction), else by the slot's users; after the
+// slot's checks (state, mode, key, bounds). ptr: card memory or my own;
+// else the owner's address, for cross-memory attach or packets.
+[[gnu::always_inline]] inline status endpoint::hold_direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr,
+                             uint64_t& address) {
+  if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
+    return status::invalid_argument;
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  if (!v.attached) return status::invalid_argument;
+  const status st = card_.receiver().resolve_direct(v, t.slot, t.protection_key, t.offset + offset,
+                                                    len, ptr, address);
+  if (is_ok(st) && !ptr && static_cast<int>(t.node) == my_proc_)
+    ptr = reinterpret_cast<std::byte*>(address);
+  return st;
+}
+
+[[gnu::always_inline]] inline void endpoint::drop_direct(const ticket& t) {
+  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
+}
+
+// A put deposited as one piece within the call, as a get of any length is
+// read (route_for): a put longer than a batch takes, or a lone one (the last
+// run of puts between two flush points was one put), with nothing queued
+// before it in the terminus (so it keeps its place in the order), into
+// memory of a normal slot with no notification asked. One hold of the slot
+// (in my hold line where the card offers one) and its checks (state, mode,
+// key, bounds), one process_vm_writev (or a copy), its packets counted as
+// the engine's would be. The card's DMA engine moves a message packet by
+// packet on its own; the emulation's engine made each 64 KiB packet one
+// process_vm_writev (17 for a MiB), and a lone put cost the work queue's
+// machinery for a batch of one (issue 23). A slot the peek finds in another
+// mode, or a metadata index its slot lacks, takes the work queue and its
+// checks, as does a put whose cross-memory write the kernel refuses.
 bool endpoint::put_whole(const void* src, size_t len, const ticket& t, uint64_t offset,
                          op_handle* h, status& st) {
-  nic::hamlyn::send_terminus& terminus = card_.terminus();
-  if (len <= batch_limit_ || !terminus.idle() || t.metadata_index == nic::hamlyn::fast_index ||
+  if (!card_.terminus().idle() || t.metadata_index == nic::hamlyn::fast_index ||
       (t.flags & nic::hamlyn::ticket_flags::notify) || t.node >= static_cast<uint32_t>(nprocs_))
     return false;
   const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
@@ -318,34 +342,42 @@ bool endpoint::put_whole(const void* src, size_t len, const ticket& t, uint64_t 
   if (peek.mode != static_cast<uint32_t>(nic::hamlyn::slot_mode::normal) ||
       t.metadata_index >= peek.metadata_count)
     return false;
-  route r;
   std::byte* ptr = nullptr;
   uint64_t address = 0;
-  st = route_for(t, offset, len, r, ptr, address);
+  st = hold_direct(t, offset, len, ptr, address);
   if (!is_ok(st)) return true;  // refused and counted by the receiving interface
-  if (r == route::packets) return false;
-  if (r == route::local_pointer) {
-    std::memcpy(ptr, src, len);
-  } else {
+  if (ptr) {
+    if (len) std::memcpy(ptr, src, len);
+  } else if (!v.cross_memory) {
+    st = status::system_error;  // packets: the work queue
+  } else if (len) {
     const iovec piece{const_cast<void*>(src), len};
     st = nic::hamlyn::cross_memory_write(v.pid, &piece, 1, address);
   }
-  if (is_ok(st)) {
+  if (is_ok(st)) {  // counted as the engine's packets would be
     const uint64_t per_packet = card_.packet_data_bytes();
-    v.header->counters.packets.fetch_add((len + per_packet - 1) / per_packet,
+    v.header->counters.packets.fetch_add(len <= per_packet ? 1 : (len + per_packet - 1) / per_packet,
                                          std::memory_order_relaxed);
   }
-  card_.receiver().unresolve(v, t.slot);  // after the counting, as arrive's
+  drop_direct(t);  // after the counting, as arrive's
   if (st == status::system_error) return false;
   if (is_ok(st)) {
-    ++whole_puts_;
+    ++(len > batch_limit_ ? whole_puts_ : lone_puts_);
     done_at_once(h);
   }
   return true;
 }
 
+// Puts of up to a batch into another process's private memory wait for their
+// batch in the send terminus, but for a lone one (put_whole); longer ones go
+// in one piece when nothing waits before them.
 status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
-  if (status st; put_whole(src, len, t, offset, h, st)) return st;
+  bool at_once = true;
+  if (len <= batch_limit_) {
+    at_once = lone_put_ && put_run_ == 0;
+    if (put_run_ != ~0u) put_run_++;
+  }
+  if (status st; at_once && put_whole(src, len, t, offset, h, st)) return st;
   iovec v{const_cast<void*>(src), len};
   nic::hamlyn::message m;
   m.gather = &v;
@@ -380,23 +412,22 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
     }
   }
   card_.terminus().kick();  // waiting puts take effect first
-  route r;
   std::byte* ptr = nullptr;
   uint64_t address = 0;
-  const status st = route_for(t, offset, len, r, ptr, address);
-  if (!is_ok(st)) return st;
-  if (r == route::packets) return start_get_packets(t, offset, dst, len, h);
-  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  const status st = hold_direct(t, offset, len, ptr, address);
+  if (!is_ok(st)) return st;  // errors are returned here, with no handle
   status done = status::ok;
-  if (r == route::local_pointer) {
+  if (ptr) {
     if (len) std::memcpy(dst, ptr, len);
+  } else if (!card_.view(static_cast<int>(t.node)).cross_memory) {
+    done = status::system_error;  // packets
   } else {
-    done = nic::hamlyn::cross_memory_read(v.pid, dst, len, address);
+    done = nic::hamlyn::cross_memory_read(card_.view(static_cast<int>(t.node)).pid, dst, len,
+                                          address);
   }
-  card_.receiver().unresolve(v, t.slot);
-  if (done == status::system_error)
-    return start_get_packets(t, offset, dst, len, h);  // refused after all
-  if (is_ok(done)) done_at_once(h);                    // errors are returned here, with no handle
+  drop_direct(t);
+  if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);
+  if (is_ok(done)) done_at_once(h);
   return done;
 }
 
@@ -579,7 +610,10 @@ void endpoint::poll() {
 }
 
 void endpoint::step(bool run_gets) {
-  card_.terminus().end_run();  // a flush point: the runs of puts end here
+  if (put_run_ != 0) {  // a flush point: the run of puts ends here
+    lone_put_ = put_run_ == 1;
+    put_run_ = 0;
+  }
   get_posted_ = false;
   if (run_gets && get_run_ != 0) {  // and the run of gets, with its batch
     lone_get_ = get_run_ == 1;

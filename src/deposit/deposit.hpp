@@ -45,11 +45,12 @@
 // each. Each is checked (slot, key, bounds, mode) when carried out, as one
 // is at once; a refused one fails alone. A get or atomic issued at once
 // first carries out the waiting puts, so one process's operations take
-// effect in the order it issued them. Lone deposits do not wait: a put (the
-// send terminus's lone deposit) or a get issued with nothing of its kind
-// waiting, when the last run of its kind between two progress calls was
-// one operation (a put or get followed by a flush, as in a latency test),
-// is carried out at once; the second of a run waits for the batch again.
+// effect in the order it issued them. Lone deposits do not wait: a put or a
+// get issued with nothing of its kind waiting, when the last run of its kind
+// between two progress calls was one operation (a put or get followed by a
+// flush, as in a latency test), is carried out at once, past the work queue
+// (one hold of the slot, its checks, one system call, its packets counted);
+// the second of a run waits for the batch again.
 // poll() is progress() for a caller that polls after every operation (UCX's
 // worker progress in ucx_perftest's streams): a poll that finds a get
 // posted since the previous poll leaves the waiting gets for a later one, so
@@ -204,6 +205,8 @@ class endpoint {
   uint64_t get_batches() const { return get_batches_; }
   // Puts longer than a batch deposited as one piece, past the work queue (put).
   uint64_t whole_puts() const { return whole_puts_; }
+  // Lone puts carried out within the call, past the work queue (put).
+  uint64_t lone_puts() const { return lone_puts_; }
   // Moves whenever an operation with a handle may have stopped pending (a
   // record finished, or the send terminus's completion word moved): a
   // caller holding many handles tests them only when it moved.
@@ -221,14 +224,17 @@ class endpoint {
   enum class route : uint8_t { local_pointer, cross_memory, packets };
   status route_for(const ticket& t, uint64_t offset, uint64_t len, route& r, std::byte*& ptr,
                    uint64_t& address);
-  // put's whole-message deposit (deposit.cpp); false: the put takes the
-  // work queue.
+  // put's deposit in one piece within the call (a long or a lone put,
+  // deposit.cpp); false: the put takes the work queue.
   bool put_whole(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h,
                  status& st);
   status remote_op(uint32_t slot, uint64_t key, uint32_t connection, const hybrid_op& op,
                    const void* data, uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
                    int dest, op_handle* h);
   status direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr);
+  status hold_direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr,
+                     uint64_t& address);
+  void drop_direct(const ticket& t);
   status start_get_packets(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
   op_record* new_get(const ticket& t, uint64_t offset, void* dst, size_t len, op_handle* h);
   void request_get(op_record& r);
@@ -261,6 +267,8 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;       // ops whose request packet waits for room
   std::vector<uint32_t> batched_gets_;  // get ops waiting for their batch (~0u: carried out)
+  uint32_t put_run_ = 0;     // puts of up to a batch issued since the last flush point
+  bool lone_put_ = false;    // the last run of them was one put
   uint32_t get_run_ = 0;     // batchable gets issued since the waiting ones were carried out
   bool lone_get_ = false;    // the last run of them was one get
   bool get_posted_ = false;  // a batchable get was issued since the last poll or progress
@@ -269,6 +277,7 @@ class endpoint {
   static constexpr uint8_t probe_every = 64;
   uint64_t get_batches_ = 0;
   uint64_t whole_puts_ = 0;
+  uint64_t lone_puts_ = 0;
   uint64_t finished_ = 0;           // records finished (events())
   void step(bool run_gets);         // progress and poll
   void done_at_once(op_handle* h);  // the operation completed within the call

@@ -22,10 +22,10 @@ constexpr int nprocs = senders + 1;  // proc 0 owns the memory
 constexpr uint64_t adds_each = 1000;
 constexpr uint64_t appends_each = 300;
 
-setup setup_for(const std::string& job, int me, bool cross) {
+setup setup_for(const std::string& job, int me, bool cross, int procs = nprocs) {
   setup s;
   s.job = job;
-  s.nprocs = nprocs;
+  s.nprocs = procs;
   s.my_proc = me;
   s.cross_memory = cross;
   s.card_memory = 1u << 20;
@@ -149,6 +149,58 @@ TEST_P(deposit_fork, concurrent_atomics_sum_exactly_and_queue_appends_are_exact)
   if (!card_memory) {
     EXPECT_GT(owner.completed_remote_ops(), 0u);
   }
+}
+
+// A writer making lone puts (and puts longer than a batch) into private
+// memory while its owner revokes the slot: once revoke returns, nothing
+// lands any more (a put within the call holds the slot, in the writer's
+// hold line, until its system call is done), and every later put is
+// refused and counted.
+int revoke_writer(const std::string& job, ticket t, size_t words, size_t long_at) {
+  endpoint e(setup_for(job, 1, true, 2));
+  e.attach_all();
+  std::vector<uint64_t> block(512);
+  const uint64_t deadline = sys::clock::monotonic_ns() + 60'000'000'000ull;
+  for (uint64_t i = 1; sys::clock::monotonic_ns() < deadline; ++i) {
+    op_handle h;
+    status st;
+    if (i % 16 == 0) {
+      std::fill(block.begin(), block.end(), i);
+      st = e.put(block.data(), block.size() * 8, t, long_at, &h);
+    } else {
+      st = e.put(&i, 8, t, (i % words) * 8, &h);
+    }
+    if (st == status::rejected) return e.cross_memory_to(0) && e.lone_puts() == 0 ? 3 : 0;
+    if (!is_ok(st)) return 2;
+    e.progress();  // a flush: the next put is lone
+  }
+  return 4;  // never refused
+}
+
+TEST(deposit_fork, puts_within_the_call_stop_landing_once_revoke_returns) {
+  const std::string job = test::unique_job("deprevoke");
+  endpoint owner(setup_for(job, 0, true, 2));
+  constexpr size_t words = 64, long_at = 1024, bytes = long_at + 4096;
+  std::vector<uint64_t> mem(bytes / 8, 0);
+  ticket t;
+  ASSERT_EQ(owner.register_memory(mem.data(), bytes, t), status::ok);
+  const pid_t kid = test::fork_child([&] { return revoke_writer(job, t, words, long_at); }, 120);
+  owner.attach_all();
+  volatile uint64_t* w = mem.data();
+  const uint64_t deadline = sys::clock::monotonic_ns() + 30'000'000'000ull;
+  while ((w[1] < 100 || w[long_at / 8] == 0) && sys::clock::monotonic_ns() < deadline) {
+    owner.progress();  // (the fallback path's packets, had the kernel refused)
+    std::this_thread::yield();
+  }
+  ASSERT_GE(w[1], 100u) << "the writer's puts never landed";
+  const uint64_t revoked0 = owner.card().counters().revoked_rejections;
+  ASSERT_EQ(owner.revoke(t), status::ok);
+  const std::vector<uint64_t> after(mem.begin(), mem.end());
+  EXPECT_EQ(test::reap(kid, 60'000), 0);
+  EXPECT_GE(owner.card().counters().revoked_rejections - revoked0, 1u);
+  for (size_t i = 0; i < mem.size(); ++i) ASSERT_EQ(w[i], after[i]) << "landed after revoke: " << i;
+  for (size_t i = long_at / 8 + 1; i < mem.size(); ++i)  // each long put landed whole
+    ASSERT_EQ(w[i], w[long_at / 8]) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(targets, deposit_fork,
