@@ -3,6 +3,8 @@
 // deposit_remote.cpp.
 #include "deposit/deposit.hpp"
 
+#include <sys/uio.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -55,6 +57,26 @@ hybrid_code code_for(atomic_op op) {
       return hybrid_code::compare_swap;
   }
   return hybrid_code::none;
+}
+
+// One piece by cross-memory attach for a deposit within the call: the whole
+// of it in one system call as a rule, what a partial call left by the
+// helpers of nic/hamlyn/cross_memory.hpp (system_error: the kernel refused).
+status write_piece(pid_t pid, const void* src, size_t len, uint64_t remote) {
+  const iovec l{const_cast<void*>(src), len}, r{reinterpret_cast<void*>(remote), len};
+  const ssize_t w = process_vm_writev(pid, &l, 1, &r, 1, 0);
+  if (w == static_cast<ssize_t>(len)) return status::ok;
+  if (w <= 0) return status::system_error;
+  const iovec rest{const_cast<char*>(static_cast<const char*>(src)) + w, len - w};
+  return nic::hamlyn::cross_memory_write(pid, &rest, 1, remote + w);
+}
+
+status read_piece(pid_t pid, void* dst, size_t len, uint64_t remote) {
+  const iovec l{dst, len}, r{reinterpret_cast<void*>(remote), len};
+  const ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+  if (got == static_cast<ssize_t>(len)) return status::ok;
+  if (got <= 0) return status::system_error;
+  return nic::hamlyn::cross_memory_read(pid, static_cast<char*>(dst) + got, len - got, remote + got);
 }
 
 // The hybrid deposit operation an atomic is (direct addressing at its operand).
@@ -351,8 +373,7 @@ bool endpoint::put_whole(const void* src, size_t len, const ticket& t, uint64_t 
   } else if (!v.cross_memory) {
     st = status::system_error;  // packets: the work queue
   } else if (len) {
-    const iovec piece{const_cast<void*>(src), len};
-    st = nic::hamlyn::cross_memory_write(v.pid, &piece, 1, address);
+    st = write_piece(v.pid, src, len, address);
   }
   if (is_ok(st)) {  // counted as the engine's packets would be
     const uint64_t per_packet = card_.packet_data_bytes();
@@ -421,9 +442,8 @@ status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op
     if (len) std::memcpy(dst, ptr, len);
   } else if (!card_.view(static_cast<int>(t.node)).cross_memory) {
     done = status::system_error;  // packets
-  } else {
-    done = nic::hamlyn::cross_memory_read(card_.view(static_cast<int>(t.node)).pid, dst, len,
-                                          address);
+  } else if (len) {
+    done = read_piece(card_.view(static_cast<int>(t.node)).pid, dst, len, address);
   }
   drop_direct(t);
   if (done == status::system_error) return start_get_packets(t, offset, dst, len, h);
