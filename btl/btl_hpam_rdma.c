@@ -173,6 +173,7 @@ int mca_btl_hpam_rdma_progress(void)
         return 0;
     }
     hpam_dep_progress(C->dep);
+    if (0 == hpam_rdma_ops_inflight(&C->rdma_ops)) return 0;
     return (int)hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
 }
 
@@ -376,8 +377,11 @@ int mca_btl_hpam_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     for (;;) {
         MCA_BTL_HPAM_LOCK();
         hpam_dep_progress(C->dep);
-        (void)hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
-        const bool busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
+        bool busy = false;
+        if (0 != hpam_rdma_ops_inflight(&C->rdma_ops)) { /* none: the puts completed at once */
+            (void)hpam_rdma_ops_progress(&C->rdma_ops, op_finish, NULL);
+            busy = hpam_rdma_ops_busy(&C->rdma_ops, endpoint, UINT64_MAX);
+        }
         MCA_BTL_HPAM_UNLOCK();
         if (!busy) return OPAL_SUCCESS;
         opal_progress();
