@@ -66,9 +66,18 @@ struct world {
   }
 
   // A real operation of endpoint 0's own (no handle: its record is freed
-  // when it finishes), so that forged replies can match it.
+  // when it finishes), so that forged replies can match it; or a put,
+  // sometimes with a wrong key or a range wider than the slot: a lone one
+  // meets the slot's checks within the call (endpoint::put_whole), which
+  // refuse those, and a good one then travels as a packet (no cross-memory
+  // attach in this world); a byte past endpoint 1's memory is a finding.
   void ask(uint8_t how) {
-    if (how % 3 == 0)
+    if (how % 4 == 3) {
+      deposit::ticket t = private_ticket;
+      if (how & 16) t.range += 4096;
+      if (how & 32) t.protection_key ^= 1;
+      (void)e[0]->put(out, how % 64 + 1, t, (how & 8) ? 1000 : (how % 16) * 56, nullptr);
+    } else if (how % 3 == 0)
       (void)e[0]->atomic(deposit::atomic_op::add, deposit::atomic_width::w64, private_ticket,
                          (how % 16) * 8, 1, 0, &fetched, nullptr);
     else if (how % 3 == 1)
