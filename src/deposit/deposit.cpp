@@ -76,7 +76,8 @@ status read_piece(pid_t pid, void* dst, size_t len, uint64_t remote) {
   const ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
   if (got == static_cast<ssize_t>(len)) return status::ok;
   if (got <= 0) return status::system_error;
-  return nic::hamlyn::cross_memory_read(pid, static_cast<char*>(dst) + got, len - got, remote + got);
+  return nic::hamlyn::cross_memory_read(pid, static_cast<char*>(dst) + got, len - got,
+                                        remote + got);
 }
 
 // The hybrid deposit operation an atomic is (direct addressing at its operand).
@@ -323,8 +324,9 @@ status endpoint::route_for(const ticket& t, uint64_t offset, uint64_t len, route
 // stores, no locked instruction), else by the slot's users; after the
 // slot's checks (state, mode, key, bounds). ptr: card memory or my own;
 // else the owner's address, for cross-memory attach or packets.
-[[gnu::always_inline]] inline status endpoint::hold_direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr,
-                             uint64_t& address) {
+[[gnu::always_inline]] inline status endpoint::hold_direct(const ticket& t, uint64_t offset,
+                                                           uint64_t len, std::byte*& ptr,
+                                                           uint64_t& address) {
   if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
     return status::invalid_argument;
   const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
@@ -377,8 +379,8 @@ bool endpoint::put_whole(const void* src, size_t len, const ticket& t, uint64_t 
   }
   if (is_ok(st)) {  // counted as the engine's packets would be
     const uint64_t per_packet = card_.packet_data_bytes();
-    v.header->counters.packets.fetch_add(len <= per_packet ? 1 : (len + per_packet - 1) / per_packet,
-                                         std::memory_order_relaxed);
+    v.header->counters.packets.fetch_add(
+        len <= per_packet ? 1 : (len + per_packet - 1) / per_packet, std::memory_order_relaxed);
   }
   drop_direct(t);  // after the counting, as arrive's
   if (st == status::system_error) return false;

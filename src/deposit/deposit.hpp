@@ -267,8 +267,8 @@ class endpoint {
   std::vector<uint32_t> free_ops_;
   std::vector<uint32_t> waiting_;       // ops whose request packet waits for room
   std::vector<uint32_t> batched_gets_;  // get ops waiting for their batch (~0u: carried out)
-  uint32_t put_run_ = 0;     // puts of up to a batch issued since the last flush point
-  bool lone_put_ = false;    // the last run of them was one put
+  uint32_t put_run_ = 0;                // puts of up to a batch issued since the last flush point
+  bool lone_put_ = false;               // the last run of them was one put
   uint32_t get_run_ = 0;     // batchable gets issued since the waiting ones were carried out
   bool lone_get_ = false;    // the last run of them was one get
   bool get_posted_ = false;  // a batchable get was issued since the last poll or progress
