@@ -122,12 +122,12 @@ unsigned hpam_dep_registrations(const hpam_dep_t* d) {
 }
 
 void hpam_dep_get_counters(const hpam_dep_t* d, hpam_dep_counters_t* out) {
-  const auto& c = d->ep.card().counters();
-  out->packets = c.packets.load(std::memory_order_relaxed);
-  out->key_rejections = c.key_rejections.load(std::memory_order_relaxed);
-  out->bounds_rejections = c.bounds_rejections.load(std::memory_order_relaxed);
-  out->revoked_rejections = c.revoked_rejections.load(std::memory_order_relaxed);
-  out->malformed = c.malformed.load(std::memory_order_relaxed);
+  const hpam::nic::hamlyn::arrival_totals c = d->ep.card().arrivals();
+  out->packets = c.packets;
+  out->key_rejections = c.key_rejections;
+  out->bounds_rejections = c.bounds_rejections;
+  out->revoked_rejections = c.revoked_rejections;
+  out->malformed = c.malformed;
 }
 
 int hpam_dep_put(hpam_dep_t* d, const void* src, size_t len, const hpam_ticket_t* t,

@@ -161,7 +161,7 @@ TEST_P(deposit_paths, wrong_key_and_revoked_ticket_write_nothing) {
   const status g = j->e[0]->get(back.data(), 16, bad, 0, &h);
   EXPECT_TRUE(g == status::rejected || (is_ok(g) && j->finish(h) == status::rejected));
   for (int i = 0; i < 100; ++i) j->e[1]->progress();
-  EXPECT_GE(j->e[1]->card().counters().key_rejections.load(), 2u);
+  EXPECT_GE(j->e[1]->card().arrivals().key_rejections, 2u);
   for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(target[i], 0) << i;
   // An atomic with the good ticket first (adding 0): on private memory the
   // sender then leaves the slot to the owner for this ticket's atomics, and
@@ -173,7 +173,7 @@ TEST_P(deposit_paths, wrong_key_and_revoked_ticket_write_nothing) {
   const status after = j->e[0]->atomic(atomic_op::add, atomic_width::w64, t, 0, 1, 0, &v, &h);
   EXPECT_NE(is_ok(after) ? j->finish(h) : after, status::ok);
   for (int i = 0; i < 100; ++i) j->e[1]->progress();
-  EXPECT_GE(j->e[1]->card().counters().revoked_rejections.load(), 1u);
+  EXPECT_GE(j->e[1]->card().arrivals().revoked_rejections, 1u);
   for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(target[i], 0) << i;
   EXPECT_EQ(j->e[1]->deregister(t), status::ok);
   EXPECT_TRUE(guards_intact());
@@ -244,7 +244,7 @@ TEST(deposit, fallback_put_waits_for_the_owner_to_poll) {
   ASSERT_EQ(j.finish(h), status::ok);
   for (int i = 0; i < 100; ++i) j.e[1]->progress();
   EXPECT_EQ(mem, data);
-  EXPECT_GT(j.e[1]->card().counters().fallback_packets.load(), 0u);
+  EXPECT_GT(j.e[1]->card().arrivals().fallback_packets, 0u);
 }
 
 TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {

@@ -93,7 +93,7 @@ TEST(deposit_batch, small_puts_wait_for_progress_then_land_in_one_batch) {
   for (op_handle h : hs) ASSERT_EQ(j.e[0]->test(h), op_state::sent);
   EXPECT_EQ(std::memcmp(g.mem, expect.data(), g.bytes), 0);
   EXPECT_TRUE(g.guards_intact());
-  EXPECT_EQ(j.e[1]->card().counters().packets.load(), 600u);
+  EXPECT_EQ(j.e[1]->card().arrivals().packets, 600u);
 }
 
 TEST(deposit_batch, small_gets_wait_for_progress_and_see_earlier_puts) {
@@ -145,7 +145,9 @@ TEST(deposit_batch, forged_entries_inside_a_batch_are_refused_and_counted_the_re
   wrong_key.protection_key ^= 0x40;
   wide.range = t.range + 4096;  // claims more than the slot's bound
   no_slot.slot = 1u << 30;      // a slot the card does not have
-  const auto& c = j.e[1]->card().counters();
+  // Refusals are counted in the header alone (arrivals() adds the hold lines'
+  // fast arrivals to packets and messages only).
+  const auto& c = j.e[1]->card().header().counters;
   const uint64_t key0 = c.key_rejections, bounds0 = c.bounds_rejections,
                  revoked0 = c.revoked_rejections, malformed0 = c.malformed;
   struct entry {
@@ -284,7 +286,7 @@ TEST(deposit_batch, a_lone_put_or_get_goes_at_once_the_second_of_a_run_waits) {
   EXPECT_EQ(j.e[0]->test(h), op_state::sent);
   const uint64_t lone0 = j.e[0]->lone_puts(), batches0 = terminus.batches(),
                  posted0 = terminus.completion_word();
-  const uint64_t packets0 = j.e[1]->card().counters().packets;
+  const uint64_t packets0 = j.e[1]->card().arrivals().packets;
   for (uint64_t i = 1; i <= 3; ++i) {  // put, progress: each alone, each at once
     const uint64_t v = value + i;
     ASSERT_EQ(j.e[0]->put(&v, 8, t, 8 * i, &h), status::ok);
@@ -296,7 +298,7 @@ TEST(deposit_batch, a_lone_put_or_get_goes_at_once_the_second_of_a_run_waits) {
   EXPECT_EQ(j.e[0]->lone_puts() - lone0, 3u);
   EXPECT_EQ(terminus.batches(), batches0);
   EXPECT_EQ(terminus.completion_word(), posted0) << "past the work queue";
-  EXPECT_EQ(j.e[1]->card().counters().packets - packets0, 3u);  // counted as any arrival
+  EXPECT_EQ(j.e[1]->card().arrivals().packets - packets0, 3u);  // counted as any arrival
   // A run of two: the first goes at once, the second waits for its batch.
   op_handle h1, h2;
   ASSERT_EQ(j.e[0]->put(&value, 8, t, 64, &h1), status::ok);
@@ -353,7 +355,7 @@ TEST(deposit_batch, a_forged_lone_deposit_is_refused_at_once_and_counted) {
   ticket wrong_key = t, wide = t;
   wrong_key.protection_key ^= 0x40;
   wide.range = t.range + 4096;
-  const auto& c = j.e[1]->card().counters();
+  const auto& c = j.e[1]->card().header().counters;  // refusals: the header's alone
   const uint64_t key0 = c.key_rejections, bounds0 = c.bounds_rejections,
                  lone0 = j.e[0]->lone_puts();
   EXPECT_EQ(j.e[0]->put(&value, 8, wrong_key, 16, &h), status::rejected);
@@ -392,7 +394,8 @@ TEST(deposit_batch, a_stream_of_gets_each_polled_is_one_batch_forged_entries_ref
   ticket wrong_key = t, wide = t;
   wrong_key.protection_key ^= 0x40;
   wide.range = t.range + 4096;  // claims more than the slot's bound
-  const auto& c = j.e[1]->card().counters();
+  // Refusals: the header's alone.
+  const auto& c = j.e[1]->card().header().counters;
   const uint64_t key0 = c.key_rejections, bounds0 = c.bounds_rejections;
   constexpr int n = 200;
   std::vector<uint64_t> got(n, 0);
@@ -545,13 +548,13 @@ TEST(deposit_now, card_memory_within_the_call_other_memory_not_at_all) {
   // Refusals: wrong key (counted), beyond the ticket, misaligned atomic.
   ticket forged = card;
   forged.protection_key ^= 1;
-  const uint64_t keys = j.e[1]->card().counters().key_rejections;
+  const uint64_t keys = j.e[1]->card().arrivals().key_rejections;
   EXPECT_EQ(j.e[0]->put_now(&v, 8, forged, 0), status::rejected);
   EXPECT_EQ(j.e[0]->get_now(&back, 8, forged, 0), status::rejected);
   EXPECT_EQ(j.e[0]->get_now_to(take, &got, 8, forged, 0), status::rejected);
   EXPECT_EQ(j.e[0]->get_now_to(take, &got, 8, card, 4090), status::invalid_argument);
   EXPECT_EQ(got.calls, 1);
-  EXPECT_EQ(j.e[1]->card().counters().key_rejections - keys, 3u);
+  EXPECT_EQ(j.e[1]->card().arrivals().key_rejections - keys, 3u);
   EXPECT_EQ(j.e[0]->put_now(&v, 8, card, 4090), status::invalid_argument);
   EXPECT_EQ(j.e[0]->atomic_now(atomic_op::add, atomic_width::w64, card, 4, 1, 0, &old),
             status::invalid_argument);
@@ -591,15 +594,17 @@ TEST(deposit_batch, a_put_longer_than_a_batch_is_one_checked_deposit_counted_as_
   std::vector<uint8_t> data(20000);
   std::mt19937 rng(11);
   for (auto& b : data) b = static_cast<uint8_t>(rng());
-  const auto& c = j.e[1]->card().counters();
-  const uint64_t packets0 = c.packets, key0 = c.key_rejections, whole0 = j.e[0]->whole_puts();
+  const auto& c = j.e[1]->card().header().counters;  // refusals: the header's alone
+  const uint64_t packets0 = j.e[1]->card().arrivals().packets, key0 = c.key_rejections,
+                 whole0 = j.e[0]->whole_puts();
   op_handle h;
   ASSERT_EQ(j.e[0]->put(data.data(), data.size(), t, 1000, &h), status::ok);
   EXPECT_EQ(j.e[0]->whole_puts() - whole0, 1u);
   EXPECT_EQ(j.e[0]->test(h), op_state::sent);  // done within the call
   EXPECT_EQ(std::memcmp(g.mem + 1000, data.data(), data.size()), 0);
   const uint64_t per_packet = j.e[0]->card().packet_data_bytes();
-  EXPECT_EQ(c.packets - packets0, (data.size() + per_packet - 1) / per_packet);
+  EXPECT_EQ(j.e[1]->card().arrivals().packets - packets0,
+            (data.size() + per_packet - 1) / per_packet);
   EXPECT_TRUE(g.guards_intact());
 
   ticket forged = t;

@@ -4,8 +4,9 @@
 // packets. Each step of an input is one of: a direct arrival (the sender's
 // process doing the receiving interface's work: check_packet, deposit,
 // counting, notification; or the lean fast-mode arrival, arrive_fast, from a
-// ticket; or a batch of up to four packets, arrive_batch, as the send
-// terminus carries out its batched deposits), a packet through the owner's inbound FIFO
+// ticket, held by the sender's hold line, or by slot::users from card 2,
+// which holds no lines; or a batch of up to four packets, arrive_batch, as
+// the send terminus carries out its batched deposits), a packet through the owner's inbound FIFO
 // (serve_packet), a read request (answered through the sender's FIFO), or
 // the owner revoking, re-keying, re-arming a slot or changing a secondary
 // range. The owner drains its notification queue after each step.
@@ -30,7 +31,7 @@ constexpr int slots = 5;  // normal, paranoid, one-shot, fast (card memory); nor
 constexpr uint32_t inline_limit[slots] = {0, 0, 0, 64, nic::hamlyn::notification_inline_bytes};
 
 struct world {
-  std::unique_ptr<card> sender, owner;
+  std::unique_ptr<card> sender, owner, lineless;  // lineless: holds by slot::users
   uint32_t slot[slots] = {};
   uint64_t key[slots] = {};
   uint64_t area_offset = 0;  // the owner's card memory for slots 0-3, with guards
@@ -41,8 +42,9 @@ struct world {
   static card_config config(const std::string& job, int me) {
     card_config c;
     c.job = job;
-    c.nprocs = 2;
+    c.nprocs = 3;
     c.my_proc = me;
+    c.direct_holds = me != 2;
     c.slot_count = 8;
     c.metadata_entries = 32;
     c.notify_capacity = 64;
@@ -57,8 +59,10 @@ struct world {
     const std::string job = "fuzz-hamlyn-" + std::to_string(getpid());
     sender = std::make_unique<card>(config(job, 0));
     owner = std::make_unique<card>(config(job, 1));
+    lineless = std::make_unique<card>(config(job, 2));
     sender->attach_all();
     owner->attach_all();
+    lineless->attach_all();
     if (!is_ok(owner->slots().allocate_area(4 * (area + guard) + guard, area_offset))) violated();
     std::memset(owner->slots().area_address(area_offset), guarded<1>::pattern,
                 4 * (area + guard) + guard);
@@ -159,9 +163,10 @@ struct world {
           t.metadata_index = h.metadata_index;
           t.protection_key = h.protection_key;
           t.delta = h.delta;
-          (void)sender->receiver().arrive_fast(sender->view(1), t, h.offset,
-                                               reinterpret_cast<const std::byte*>(bytes), h.length,
-                                               h.fast_word, local);
+          card& from = (op & 0x40) ? *lineless : *sender;  // by slot::users, or by a line
+          (void)from.receiver().arrive_fast(from.view(1), t, h.offset,
+                                            reinterpret_cast<const std::byte*>(bytes), h.length,
+                                            h.fast_word, local);
         } else {
           (void)sender->receiver().arrive(sender->view(1), h, &d, 1, meta, local);
         }

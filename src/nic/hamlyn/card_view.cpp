@@ -31,6 +31,26 @@ card_geometry card_geometry_for(card_geometry g) {
   return g;
 }
 
+arrival_totals arrival_totals_of(const card_view& v, int lines) {
+  const arrival_counters& c = v.header->counters;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  arrival_totals t;
+  t.packets = c.packets.load(relaxed);
+  t.messages = c.messages.load(relaxed);
+  t.key_rejections = c.key_rejections.load(relaxed);
+  t.bounds_rejections = c.bounds_rejections.load(relaxed);
+  t.revoked_rejections = c.revoked_rejections.load(relaxed);
+  t.mode_rejections = c.mode_rejections.load(relaxed);
+  t.malformed = c.malformed.load(relaxed);
+  t.fallback_packets = c.fallback_packets.load(relaxed);
+  for (int p = 0; v.holds && p < lines; ++p) {
+    const uint64_t fast = v.holds[p].fast_arrivals.load(relaxed);  // a packet and a message each
+    t.packets += fast;
+    t.messages += fast;
+  }
+  return t;
+}
+
 client_lookup find_client(const card_view& v, const client_prefix& expected, void* copy,
                           uint64_t& offset) {
   if (!v.attached) return client_lookup::not_yet;

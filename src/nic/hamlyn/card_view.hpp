@@ -118,6 +118,22 @@ struct card_view {
   }
 };
 
+// What arrived at a card, as a reader sees it: the header's counters, with
+// every hold line's fast arrivals added to packets and messages (layout.hpp,
+// arrival_counters). Each counter read once, relaxed: statistics only.
+struct arrival_totals {
+  uint64_t packets = 0;             // packets deposited
+  uint64_t messages = 0;            // messages completed (notified or not)
+  uint64_t key_rejections = 0;      // wrong protection key
+  uint64_t bounds_rejections = 0;   // outside the message area (or secondary range)
+  uint64_t revoked_rejections = 0;  // slot revoked or free
+  uint64_t mode_rejections = 0;     // one-shot used, fast-mode misuse
+  uint64_t malformed = 0;           // bad slot/metadata index, lengths
+  uint64_t fallback_packets = 0;    // packets that came through the inbound FIFO
+};
+// v's totals; v.holds (when not null) has `lines` lines.
+arrival_totals arrival_totals_of(const card_view& v, int lines);
+
 enum class client_lookup { not_yet, found, damaged };
 
 // A copy of the client header of v's card, if its owner has published one

@@ -71,7 +71,8 @@ class card {
   // --- for the layers above (deposit, AM card) ---------------------------
   const card_view& view(int proc) const { return views_[proc]; }
   card_header& header() const { return *own_header_; }
-  const arrival_counters& counters() const { return views_[my_proc_].header->counters; }
+  // What arrived at my card (the header's counters and the hold lines').
+  arrival_totals arrivals() const { return arrival_totals_of(views_[my_proc_], nprocs_); }
   // Places one raw packet in proc's inbound FIFO: header, then the pieces.
   // False when the FIFO has no free buffer (try again after polling).
   bool push_packet(int proc, const packet_header& h, const iovec* pieces, int n) {

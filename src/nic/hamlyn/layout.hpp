@@ -20,11 +20,13 @@ namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
 constexpr uint32_t card_version =
-    6;  // 2: notification entries carry the whole cursor;
+    7;  // 2: notification entries carry the whole cursor;
         // 3: entries of 128 bytes that can carry a message; inline_limit;
         // 4: the inbound ready FIFO's cells carry small packets;
         // 5: hold lines for direct deposits (card_header::direct_holds);
-        // 6: hold lines hold fast-mode arrivals too (hold_line::arrival_plus_one)
+        // 6: hold lines hold fast-mode arrivals too (hold_line::arrival_plus_one);
+        // 7: a fast-mode arrival held by a hold line is counted there
+        //    (hold_line::fast_arrivals; readers add it: arrival_totals)
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -214,9 +216,14 @@ static_assert(sizeof(packet_header) == 64);
 
 // Counters of the receiving interface, in the card segment (senders add to
 // them while doing the receiver's work). Relaxed atomics: statistics only.
+// A fast-mode arrival held by its sender's hold line counts its packet and
+// message in that line instead (hold_line::fast_arrivals: a plain store by
+// that sender alone, no locked add on this line all senders share); a
+// reader adds it to both (arrival_totals, card::arrivals).
 struct arrival_counters {
-  std::atomic<uint64_t> packets;             // packets deposited
-  std::atomic<uint64_t> messages;            // messages completed (notified or not)
+  std::atomic<uint64_t> packets;             // packets deposited (besides the hold lines')
+  std::atomic<uint64_t> messages;            // messages completed, notified or not (besides
+                                             // the hold lines')
   std::atomic<uint64_t> key_rejections;      // wrong protection key
   std::atomic<uint64_t> bounds_rejections;   // outside the message area (or secondary range)
   std::atomic<uint64_t> revoked_rejections;  // slot revoked or free
@@ -283,10 +290,16 @@ static_assert(sizeof(card_header) == 256);
 // Each line is written by its sender only (any process could write any
 // line, as it could slot::users: a revoke then waits its 2 s and says
 // would_block, as for a sender that died inside).
+// The line also counts its sender's fast-mode arrivals held by it, each one
+// packet and one completed message, which then leave the header's shared
+// counters alone: a load and a store by that sender, on the line it writes
+// anyway.
 struct alignas(64) hold_line {
   std::atomic<uint64_t> slot_plus_one;     // direct deposit: the slot held + 1; 0: none
   std::atomic<uint64_t> arrival_plus_one;  // fast-mode arrival: the slot held + 1; 0: none
-  uint64_t pad[6];
+  std::atomic<uint64_t> fast_arrivals;     // fast-mode arrivals held here and deposited: a
+                                           // packet and a message each (arrival_counters)
+  uint64_t pad[5];
 };
 static_assert(sizeof(hold_line) == 64);
 

@@ -256,6 +256,14 @@ status receiving_interface::arrive_batch(const card_view& v, const packet_header
   return st;
 }
 
+// arrive_fast where I hold no line on v's card (none offered, or I did not
+// join the global barriers): by slot::users, out of the usual path.
+status receiving_interface::arrive_fast_by_users(const card_view& v, const ticket& t,
+                                                 uint64_t offset, const std::byte* data,
+                                                 uint32_t length, uint64_t word, bool local) {
+  return arrive_fast_held(v, t, offset, data, length, word, local, nullptr);
+}
+
 status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,
                                     uint64_t offset, uint64_t len, std::byte*& ptr,
                                     uint64_t& address) {

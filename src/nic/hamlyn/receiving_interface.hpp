@@ -203,10 +203,11 @@ class receiving_interface {
   std::atomic<uint64_t>* direct_line(const card_view& v) const {
     return direct_holds_ && v.holds ? &v.holds[my_proc_].slot_plus_one : nullptr;
   }
-  // The same for a fast-mode arrival (arrive_fast): the line's other word,
-  // so that an arrival and a direct deposit never let go of each other.
-  std::atomic<uint64_t>* arrival_line(const card_view& v) const {
-    return direct_holds_ && v.holds ? &v.holds[my_proc_].arrival_plus_one : nullptr;
+  // My hold line on v's card for a fast-mode arrival (arrive_fast), or null
+  // (slot::users): it holds by the line's other word, so that an arrival
+  // and a direct deposit never let go of each other, and counts there.
+  hold_line* arrival_line(const card_view& v) const {
+    return direct_holds_ && v.holds ? &v.holds[my_proc_] : nullptr;
   }
   // The hold announced in my line's `word` (null: slot::users), and let go.
   static bool announce_direct(const card_view& v, slot& sl, uint32_t index,
@@ -233,7 +234,8 @@ class receiving_interface {
                                    uint64_t bound);
   void notify(const card_view& v, const slot_copy& s, const notification& n,
               const std::byte* message);
-  // notify into a queue already located (the fast-slot cache's).
+  // notify into a queue already located (the fast-slot cache's), the
+  // message counted by the caller.
   static void notify_into(const card_view& v, notification_queue_control& q,
                           notification_entry* entries, const notification& n,
                           const std::byte* message);
@@ -243,6 +245,12 @@ class receiving_interface {
                         const iovec* data, int n);
   static status write_area(const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length,
                            const iovec* data, int n, bool local);
+  status arrive_fast_held(const card_view& v, const ticket& t, uint64_t offset,
+                          const std::byte* data, uint32_t length, uint64_t word, bool local,
+                          hold_line* line);
+  [[gnu::noinline]] status arrive_fast_by_users(const card_view& v, const ticket& t,
+                                                uint64_t offset, const std::byte* data,
+                                                uint32_t length, uint64_t word, bool local);
   bool serve_read_request(inbound_packet& in);
   bool serve_packet(inbound_packet& in);
   // Gives a served packet's cell, then its buffer, back (see push_packet).
@@ -307,6 +315,10 @@ inline bool paranoid(uint32_t mode) {
 
 inline void count(std::atomic<uint64_t>& c) {
   c.fetch_add(1, std::memory_order_relaxed);
+}
+// A counter this process alone writes (its hold line's): no locked add.
+[[gnu::always_inline]] inline void count_own(std::atomic<uint64_t>& c) {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 // [offset, offset+length) inside [low, high) without overflow.
@@ -489,6 +501,7 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                                                                const notification& n,
                                                                const std::byte* message) {
   const uint32_t q = s.notification_queue;  // one the card has (copy_slot)
+  detail::count(v.header->counters.messages);
   notify_into(v, *v.queue(q), v.entries(q), n, message);
 }
 
@@ -497,16 +510,29 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                                                                     notification_entry* entries,
                                                                     const notification& n,
                                                                     const std::byte* message) {
-  detail::count(v.header->counters.messages);
   (void)notification_append(q, entries, v.geo.notify_capacity, n, message);
 }
 
 // Works from the ticket: no packet header is built. The flags a fast-mode
 // packet would carry (data, single, notify, no metadata) are this path's
-// own, so only the slot, index, key and range need checking.
+// own, so only the slot, index, key and range need checking. Held by my
+// hold line where the card offers lines (inline), else by slot::users
+// (out of line: arrive_fast_by_users).
 [[gnu::always_inline]] inline status receiving_interface::arrive_fast(
     const card_view& v, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
     uint64_t word, bool local) {
+  hold_line* const line = arrival_line(v);
+  if (__builtin_expect(line == nullptr, 0))
+    return arrive_fast_by_users(v, t, offset, data, length, word, local);
+  return arrive_fast_held(v, t, offset, data, length, word, local, line);
+}
+
+// arrive_fast held by `line` (null: slot::users). A deposited arrival is
+// one packet and one message: counted in my line where it holds (a plain
+// store, layout.hpp), else by the header's two shared counters.
+[[gnu::always_inline]] inline status receiving_interface::arrive_fast_held(
+    const card_view& v, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+    uint64_t word, bool local, hold_line* line) {
   arrival_counters& c = v.header->counters;
   if (t.slot >= v.geo.slot_count) {
     detail::count(c.malformed);
@@ -514,7 +540,7 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
   }
   status st = status::rejected;
   slot& sl = v.slots[t.slot];
-  std::atomic<uint64_t>* const hold = arrival_line(v);  // null: users
+  std::atomic<uint64_t>* const hold = line ? &line->arrival_plus_one : nullptr;
   fast_slot_cache scratch;
   const fast_slot_cache* held = hold_fast_slot(v, t.node, t.slot, sl, hold, scratch);
   if (!held) {
@@ -535,7 +561,12 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
       st = status::ok;
     }
     if (is_ok(st)) {
-      detail::count(c.packets);
+      if (line) {
+        detail::count_own(line->fast_arrivals);
+      } else {
+        detail::count(c.packets);
+        detail::count(c.messages);
+      }
       // (An empty message is carried too: any pointer will do for 0 bytes.)
       const std::byte* carried =
           carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;

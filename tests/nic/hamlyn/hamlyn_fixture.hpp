@@ -86,7 +86,7 @@ inline void expect_nothing_lands_after_revoke(nic::hamlyn::card& owner, const gu
   while (done.load() < warm) std::this_thread::yield();
   EXPECT_EQ(owner.slots().revoke(s), status::ok);
   std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
-  EXPECT_TRUE(spin_until([&] { return owner.counters().revoked_rejections.load() >= 1; }, 20'000));
+  EXPECT_TRUE(spin_until([&] { return owner.arrivals().revoked_rejections >= 1; }, 20'000));
   stop = true;
   sender.join();
   EXPECT_EQ(std::memcmp(snapshot.data(), a.memory, a.bytes), 0);

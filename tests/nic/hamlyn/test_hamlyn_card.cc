@@ -249,7 +249,7 @@ TEST(hamlyn_card, group_receive_notifies_exactly_once_after_every_sender) {
   ASSERT_TRUE(j[3].receiver().receive(0, n));
   EXPECT_EQ(n.metadata_index, 3u);
   EXPECT_FALSE(j[3].receiver().receive(0, n));
-  EXPECT_EQ(j[3].counters().messages.load(), 1u);
+  EXPECT_EQ(j[3].arrivals().messages, 1u);
   EXPECT_TRUE(a.guards_intact());
 }
 
@@ -301,7 +301,7 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
   sent r = send_bytes(j[0], bad, data.data(), data.size());
   EXPECT_EQ(r.state, send_state::error);
   EXPECT_EQ(r.error, status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
   // A forged ticket wider than the slot: the receiving side's bounds check.
   const ticket wide = j[1].slots().make_ticket(s, 0, 0, 1 << 20, true);
   for (uint64_t off :
@@ -312,7 +312,7 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
     r = send_bytes(j[0], w, data.data(), data.size());
     EXPECT_EQ(r.error, status::rejected) << off;
   }
-  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 4u);
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, 4u);
   EXPECT_TRUE(a.untouched());
   // Revoked: the old key no longer works; a new one does.
   ASSERT_EQ(send_bytes(j[0], wide, data.data(), 8).state, send_state::sent);
@@ -320,11 +320,11 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
   std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
   r = send_bytes(j[0], wide, data.data(), data.size());
   EXPECT_EQ(r.error, status::rejected);
-  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
   ASSERT_EQ(j[1].slots().rekey(s, 0x1234), status::ok);
   r = send_bytes(j[0], wide, data.data(), data.size());
   EXPECT_EQ(r.error, status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 2u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 2u);
   EXPECT_TRUE(a.untouched());
   const ticket fresh = j[1].slots().make_ticket(s, 0, 0, 1024, true);
   EXPECT_EQ(send_bytes(j[0], fresh, data.data(), data.size()).state, send_state::sent);
@@ -336,7 +336,7 @@ TEST(hamlyn_card, wrong_key_out_of_bounds_and_revoked_are_rejected_and_counted) 
   ticket no_entry = fresh;
   no_entry.metadata_index = 4;
   EXPECT_EQ(send_bytes(j[0], no_entry, data.data(), 8).error, status::rejected);
-  EXPECT_EQ(j[1].counters().malformed.load(), 2u);
+  EXPECT_EQ(j[1].arrivals().malformed, 2u);
 }
 
 TEST(hamlyn_card, paranoid_mode_checks_the_secondary_key_and_range) {
@@ -351,13 +351,13 @@ TEST(hamlyn_card, paranoid_mode_checks_the_secondary_key_and_range) {
   ticket slot_key = t;
   slot_key.protection_key = j[1].slots().slot_at(s).protection_key.load();
   EXPECT_EQ(send_bytes(j[0], slot_key, data.data(), 512).error, status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
   ticket outside = t;
   outside.offset = 0;  // inside the slot, outside the entry's range
   EXPECT_EQ(send_bytes(j[0], outside, data.data(), 512).error, status::rejected);
   outside.offset = 1900;
   EXPECT_EQ(send_bytes(j[0], outside, data.data(), 512).error, status::rejected);
-  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 2u);
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, 2u);
   for (uint64_t i = 0; i < 1024; ++i) EXPECT_EQ(a.memory[i], guarded_area::pattern);
   for (uint64_t i = 2048; i < 4096; ++i) EXPECT_EQ(a.memory[i], guarded_area::pattern);
 }
@@ -371,7 +371,7 @@ TEST(hamlyn_card, one_shot_refuses_a_second_message_until_rearmed) {
   const auto first = pattern(1000, 1), second = pattern(1000, 2);
   ASSERT_EQ(send_bytes(j[0], t, first.data(), first.size()).state, send_state::sent);  // 6 packets
   EXPECT_EQ(send_bytes(j[0], t, second.data(), second.size()).error, status::rejected);
-  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().mode_rejections, 1u);
   EXPECT_EQ(std::memcmp(a.memory, first.data(), first.size()), 0);  // not overwritten
   notification n;
   ASSERT_TRUE(j[1].receiver().receive(0, n));
@@ -402,7 +402,7 @@ TEST(hamlyn_card, fast_mode_carries_one_word_in_the_notification) {
   ticket normal = t;
   normal.metadata_index = 0;
   EXPECT_EQ(send_bytes(j[0], normal, data.data(), 10).error, status::rejected);
-  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().mode_rejections, 1u);
 }
 
 // send_fast (the lean single-packet path) does what send() does for a
@@ -422,8 +422,8 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   ASSERT_EQ(tx.send_fast(t, 0, bytes, 150, 0xBEEF, h), status::ok);
   EXPECT_EQ(tx.state(h), send_state::sent);
   EXPECT_EQ(tx.completion_word(), 1u);
-  EXPECT_EQ(j[1].counters().packets.load(), 1u);
-  EXPECT_EQ(j[1].counters().messages.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().packets, 1u);
+  EXPECT_EQ(j[1].arrivals().messages, 1u);
   EXPECT_EQ(std::memcmp(a.memory + 256, data.data(), 150), 0);
   notification n;
   ASSERT_TRUE(j[1].receiver().receive(0, n));
@@ -446,26 +446,26 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   status why = status::ok;
   EXPECT_EQ(tx.state(h, &why), send_state::error);
   EXPECT_EQ(why, status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
   ticket outside = t;
   outside.offset = 4000;  // 150 bytes from 4000 cross the slot's bound (4096)
   EXPECT_EQ(tx.send_fast(outside, 0, bytes, 150, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, 1u);
   ticket not_fast = t;
   not_fast.metadata_index = 0;  // through send(): a fast slot takes fast-mode packets only
   EXPECT_EQ(tx.send_fast(not_fast, 0, bytes, 8, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().mode_rejections, 1u);
   // A revoked slot refuses; so does the old key once it has a new one.
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   EXPECT_EQ(tx.send_fast(t, 0, bytes, 8, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
   ASSERT_EQ(j[1].slots().rekey(s, 0x4321), status::ok);
   EXPECT_EQ(tx.send_fast(t, 0, bytes, 8, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 2u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 2u);
   EXPECT_EQ(tx.rejected_sends(), 5u);
   EXPECT_TRUE(a.untouched());
   EXPECT_FALSE(j[1].receiver().receive(0, n));  // nothing refused was notified
-  EXPECT_EQ(j[1].counters().packets.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().packets, 1u);
   const ticket fresh = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
   ASSERT_EQ(tx.send_fast(fresh, 0, bytes, 100, 7, h), status::ok);
   ASSERT_TRUE(j[1].receiver().receive(0, n));
@@ -613,18 +613,18 @@ TEST(hamlyn_card, forged_inbound_packets_are_refused_and_counted) {
     ASSERT_NE(cell, nullptr);
     j[0].view(1).rx_ready.publish(cell, pos, forged);
   }
-  const uint64_t malformed_before = j[1].counters().malformed.load();
+  const uint64_t malformed_before = j[1].arrivals().malformed;
   (void)j[1].receiver().poll_inbound();
-  EXPECT_EQ(j[1].counters().malformed.load(), malformed_before + 3);
+  EXPECT_EQ(j[1].arrivals().malformed, malformed_before + 3);
   EXPECT_GT(pushed, 1000u);
   EXPECT_TRUE(a.untouched());
   notification n;
   EXPECT_FALSE(j[1].receiver().receive(0, n));
-  const arrival_counters& c = j[1].counters();
-  EXPECT_GE(c.malformed.load() + c.key_rejections.load() + c.bounds_rejections.load() +
-                c.revoked_rejections.load() + c.mode_rejections.load(),
+  const arrival_totals c = j[1].arrivals();
+  EXPECT_GE(c.malformed + c.key_rejections + c.bounds_rejections + c.revoked_rejections +
+                c.mode_rejections,
             pushed);
-  EXPECT_EQ(c.packets.load(), 0u);
+  EXPECT_EQ(c.packets, 0u);
 }
 
 }  // namespace

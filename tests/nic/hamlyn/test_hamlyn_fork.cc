@@ -72,7 +72,7 @@ int receiver(const std::string& job, bool cross, size_t bytes, pipe_pair& to_par
     if (memory[guard + i] != expected_byte(i)) return 8;
   for (size_t i = 0; i < guard; ++i)
     if (memory[i] != guard_byte || memory[guard + bytes + i] != guard_byte) return 9;
-  const uint64_t fallback = me.counters().fallback_packets.load();
+  const uint64_t fallback = me.arrivals().fallback_packets;
   if (cross ? fallback != 0 : fallback == 0) return 10;
   const char done = 'd';
   return to_parent.put(done) ? 0 : 11;
@@ -152,8 +152,8 @@ TEST(hamlyn_fork_reject, fallback_packets_are_checked_by_the_receiver) {
   }
   notification n;
   EXPECT_FALSE(j[1].receiver().receive(0, n));
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
-  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, 1u);
   for (uint8_t b : memory) ASSERT_EQ(b, guard_byte);
 }
 

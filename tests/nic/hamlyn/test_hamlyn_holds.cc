@@ -3,7 +3,8 @@
 // work, announces it in its hold line of the destination's card with plain
 // stores, and the owner's revoke runs the global barrier and waits for the
 // lines; with hold lines off, the same deposits hold by slot::users. Either
-// way, once revoke returns not one more byte lands.
+// way, once revoke returns not one more byte lands. A fast-mode arrival
+// held by a line is counted there, and the card's totals stay exact.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -161,6 +162,62 @@ TEST(fast_arrival_holds, an_arrival_word_and_a_direct_hold_are_apart) {
   EXPECT_EQ(j[1].slots().revoke(fast), status::ok);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
   release.join();
+}
+
+// Fast-mode arrivals held by a hold line count their packet and message in
+// that sender's line (plain stores, no locked add on the header's line all
+// senders share); the card's totals add every line to the header's
+// counters, exact with two senders at once, lines or users; refusals are
+// counted in the header either way, and count no packet.
+TEST_P(fast_arrival_holds, two_senders_are_counted_exactly) {
+  const bool lines = GetParam();
+  hamlyn_job j(3, [&](card_config& c) {
+    c.direct_holds = lines;
+    c.notify_capacity = 1024;
+  });
+  const bool offered = lines && sys::global_barriers_available();
+  guarded_area a(j[1], 64);
+  const uint32_t s = fast_slot_over(j[1], a);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, a.bytes, true);
+  ticket forged = t;
+  forged.protection_key ^= 1;
+  constexpr uint64_t each = 400;
+  auto send = [&](int from) {
+    const uint64_t word = static_cast<uint64_t>(from);
+    const auto* data = reinterpret_cast<const std::byte*>(&word);
+    for (uint64_t k = 0; k < each; ++k) {
+      send_handle h;
+      ASSERT_EQ(j[from].terminus().send_fast(t, 0, data, sizeof word, word, h), status::ok);
+    }
+    send_handle h;
+    EXPECT_EQ(j[from].terminus().send_fast(forged, 0, data, sizeof word, word, h),
+              status::rejected);
+  };
+  std::thread other(send, 2);
+  send(0);
+  other.join();
+  const arrival_totals got = j[1].arrivals();
+  EXPECT_EQ(got.packets, 2 * each);
+  EXPECT_EQ(got.messages, 2 * each);
+  EXPECT_EQ(got.key_rejections, 2u);
+  const arrival_counters& header = j[1].view(1).header->counters;
+  EXPECT_EQ(header.key_rejections.load(), 2u);
+  if (offered) {
+    for (int from : {0, 2}) {
+      EXPECT_EQ(j[1].view(1).holds[from].fast_arrivals.load(), each) << from;
+    }
+    EXPECT_EQ(header.packets.load(), 0u) << "counted in the senders' lines";
+    EXPECT_EQ(header.messages.load(), 0u);
+  } else {
+    EXPECT_EQ(header.packets.load(), 2 * each);
+    EXPECT_EQ(header.messages.load(), 2 * each);
+  }
+  uint64_t from[3] = {};
+  notification n;
+  while (j[1].receiver().receive(0, n)) ++from[n.source % 3];
+  EXPECT_EQ(from[0], each);
+  EXPECT_EQ(from[2], each);
+  EXPECT_EQ(from[1], 0u);
 }
 
 // The hold lines lie at the end of the area memory (the card's own

@@ -80,8 +80,8 @@ TEST(hamlyn_inline, fast_messages_up_to_the_limit_travel_in_the_entry) {
         EXPECT_EQ(std::memcmp(a.memory + 512, msg.data(), len), 0) << len;
         std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
       }
-      EXPECT_EQ(j[1].counters().packets.load(), messages);
-      EXPECT_EQ(j[1].counters().messages.load(), messages);
+      EXPECT_EQ(j[1].arrivals().packets, messages);
+      EXPECT_EQ(j[1].arrivals().messages, messages);
     }
     EXPECT_TRUE(a.guards_intact());
   }
@@ -130,20 +130,20 @@ TEST(hamlyn_inline, wrong_key_revoked_or_out_of_bounds_carry_nothing) {
   ticket bad = t;
   bad.protection_key ^= 0x100;
   EXPECT_EQ(j[0].terminus().send_fast(bad, 0, msg.data(), 32, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
   ticket outside = t;
   outside.offset = 240;  // 32 bytes from 240 cross the bound (256): refused even though
                          // the message would not have been written there
   EXPECT_EQ(j[0].terminus().send_fast(outside, 0, msg.data(), 32, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, 1u);
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   EXPECT_EQ(j[0].terminus().send_fast(t, 0, msg.data(), 32, 1, h), status::rejected);
-  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
   notification n;
   std::byte got[notification_inline_bytes];
   EXPECT_FALSE(j[1].receiver().receive(0, n, got));
-  EXPECT_EQ(j[1].counters().packets.load(), 0u);
-  EXPECT_EQ(j[1].counters().messages.load(), 0u);
+  EXPECT_EQ(j[1].arrivals().packets, 0u);
+  EXPECT_EQ(j[1].arrivals().messages, 0u);
   EXPECT_TRUE(a.untouched());
 }
 
@@ -170,10 +170,10 @@ TEST(hamlyn_inline, a_sender_checked_slot_follows_revoke_rekey_and_a_new_set_up)
   EXPECT_TRUE(n.carried);
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   EXPECT_EQ(send(t, 0), status::rejected);
-  EXPECT_EQ(j[1].counters().revoked_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
   ASSERT_EQ(j[1].slots().rekey(s, 0x5eed5eed5eedull), status::ok);
   EXPECT_EQ(send(t, 0), status::rejected);  // the old key, on the kept copy
-  EXPECT_EQ(j[1].counters().key_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
   const ticket rekeyed = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
   ASSERT_EQ(send(rekeyed, 0), status::ok);
   ASSERT_TRUE(j[1].receiver().receive(0, n, got));
@@ -184,7 +184,7 @@ TEST(hamlyn_inline, a_sender_checked_slot_follows_revoke_rekey_and_a_new_set_up)
   ASSERT_EQ(inline_slot(j[1], b, 0), s);
   const ticket again = j[1].slots().make_ticket(s, fast_index, 0, 256, true);
   EXPECT_EQ(send(again, 48), status::rejected);  // inside the old bound, outside the new
-  EXPECT_EQ(j[1].counters().bounds_rejections.load(), 1u);
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, 1u);
   ASSERT_EQ(send(again, 16), status::ok);
   ASSERT_TRUE(j[1].receiver().receive(0, n, got));
   EXPECT_FALSE(n.carried);  // deposited at base + offset: the new slot did not ask
@@ -195,8 +195,8 @@ TEST(hamlyn_inline, a_sender_checked_slot_follows_revoke_rekey_and_a_new_set_up)
   ASSERT_EQ(inline_slot(j[1], b, 0, slot_mode::paranoid), s);
   const ticket paranoid = j[1].slots().make_ticket(s, fast_index, 0, 64, true);
   EXPECT_EQ(send(paranoid, 0), status::rejected);
-  EXPECT_EQ(j[1].counters().mode_rejections.load(), 1u);
-  EXPECT_EQ(j[1].counters().messages.load(), 3u);
+  EXPECT_EQ(j[1].arrivals().mode_rejections, 1u);
+  EXPECT_EQ(j[1].arrivals().messages, 3u);
   EXPECT_TRUE(a.guards_intact());
 }
 
@@ -249,7 +249,7 @@ TEST(hamlyn_inline, queued_and_fallback_fast_messages_are_carried_too) {
     EXPECT_EQ(n.carried, len == 64u);
     EXPECT_EQ(std::memcmp(n.carried ? got : priv.data(), p.data(), len), 0) << len;
   }
-  EXPECT_GE(j[1].counters().fallback_packets.load(), 2u);
+  EXPECT_GE(j[1].arrivals().fallback_packets, 2u);
 }
 
 // --- the AM card's regions ask for inline delivery (card_setup::notify_inline)
