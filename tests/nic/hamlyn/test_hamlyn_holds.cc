@@ -105,16 +105,34 @@ uint32_t fast_slot_over(card& c, const guarded_area& a) {
 // lands, and every hold has been let go.
 class fast_arrival_holds : public ::testing::TestWithParam<bool> {};
 
+// A job of `nprocs` cards with hold lines on or off (`lines`), and a
+// fast-mode slot on card 1 over an area of `bytes`, with its ticket.
+struct fast_slot_job {
+  const bool offered;  // lines on, and offered (the kernel runs the global barriers)
+  hamlyn_job j;
+  guarded_area a;
+  const uint32_t s;
+  const ticket t;
+  fast_slot_job(int nprocs, bool lines, uint64_t bytes)
+      : offered(lines && sys::global_barriers_available()),
+        j(nprocs,
+          [&](card_config& c) {
+            c.direct_holds = lines;
+            c.packet_size = 256;
+            c.notify_capacity = 1024;
+          }),
+        a(j[1], bytes),
+        s(fast_slot_over(j[1], a)),
+        t(j[1].slots().make_ticket(s, fast_index, 0, a.bytes, true)) {}
+};
+
 TEST_P(fast_arrival_holds, nothing_lands_after_revoke_returns) {
-  const bool lines = GetParam();
-  hamlyn_job j(2, [&](card_config& c) {
-    c.direct_holds = lines;
-    c.packet_size = 256;
-  });
-  const bool offered = lines && sys::global_barriers_available();
-  guarded_area a(j[1], 192);
-  const uint32_t s = fast_slot_over(j[1], a);
-  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, a.bytes, true);
+  fast_slot_job f(2, GetParam(), 192);
+  hamlyn_job& j = f.j;
+  const guarded_area& a = f.a;
+  const uint32_t s = f.s;
+  const ticket t = f.t;
+  const bool offered = f.offered;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> landed{0};
   std::thread sender([&] {
@@ -170,15 +188,9 @@ TEST(fast_arrival_holds, an_arrival_word_and_a_direct_hold_are_apart) {
 // counters, exact with two senders at once, lines or users; refusals are
 // counted in the header either way, and count no packet.
 TEST_P(fast_arrival_holds, two_senders_are_counted_exactly) {
-  const bool lines = GetParam();
-  hamlyn_job j(3, [&](card_config& c) {
-    c.direct_holds = lines;
-    c.notify_capacity = 1024;
-  });
-  const bool offered = lines && sys::global_barriers_available();
-  guarded_area a(j[1], 64);
-  const uint32_t s = fast_slot_over(j[1], a);
-  const ticket t = j[1].slots().make_ticket(s, fast_index, 0, a.bytes, true);
+  fast_slot_job f(3, GetParam(), 64);
+  hamlyn_job& j = f.j;
+  const ticket t = f.t;
   ticket forged = t;
   forged.protection_key ^= 1;
   constexpr uint64_t each = 400;
@@ -202,7 +214,7 @@ TEST_P(fast_arrival_holds, two_senders_are_counted_exactly) {
   EXPECT_EQ(got.key_rejections, 2u);
   const arrival_counters& header = j[1].view(1).header->counters;
   EXPECT_EQ(header.key_rejections.load(), 2u);
-  if (offered) {
+  if (f.offered) {
     for (int from : {0, 2}) {
       EXPECT_EQ(j[1].view(1).holds[from].fast_arrivals.load(), each) << from;
     }
