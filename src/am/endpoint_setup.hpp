@@ -35,6 +35,9 @@ inline nic::card_setup card_setup_for(const endpoint_config& cfg, sys::clock* cl
   // or an ack's once the next request on its instance came (its requester
   // took the answer first); every further copy goes by relaunch.
   s.deliver_by_reference = cfg.by_reference;
+  // The protocol reads a packet's source and length from the card
+  // (rx_packet), never from its wire header.
+  s.headless_cells = cfg.headless_cells;
   return s;
 }
 inline const endpoint_config& validated(const endpoint_config& cfg) {

@@ -266,6 +266,11 @@ constexpr knob table[] = {
           "its receiver in the sender's block (the card's DMA at no cost to the sending host) "
           "instead of copied into a block of the receiver's"),
      1, bind<field<&am_cfg::by_reference>, field<&core::by_reference>>(), nullptr},
+    {flag("headless_cells", "headless_cells", 5,
+          "Medusa: a packet carried in its RX_READY cell, on a wire without faults, leaves its "
+          "16-byte wire header out of the cell (the entry names its source and length): a "
+          "64-byte packet then fills one cache line with the cell's head instead of two"),
+     1, bind<field<&am_cfg::headless_cells>, field<&core::headless_cells>>(), nullptr},
     {power2("rx_ready_cell", "rx_ready_cell", 6, nic::medusa::min_rx_ready_cell,
             nic::medusa::max_rx_ready_cell,
             "Medusa: bytes per RX_READY cell; a packet of up to this less 16 bytes travels in the "

@@ -80,6 +80,8 @@ typedef struct hpam_config {
   int by_reference;           /* Medusa: a packet longer than an RX_READY cell, on a wire */
                               /* without faults, is read in the sender's block instead of */
                               /* a copy in the receiver's (the card's DMA; default 1)     */
+  int headless_cells;         /* Medusa: a packet carried in its RX_READY cell, on a wire */
+                              /* without faults, leaves its wire header out (default 1)   */
   uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */
                               /* less 16 bytes travels in the cell (16: in its block)     */
   uint32_t notify_inline;     /* Hamlyn: a packet of up to this many bytes (at most 96)   */

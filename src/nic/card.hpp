@@ -114,7 +114,9 @@ struct rx_packet {
   uint64_t position;      // the card's own mark for release (Medusa: the RX_READY position)
   uint32_t block;         // VRAM block number in my card
   uint32_t length;        // packet bytes including the wire header
-  const std::byte* data;  // start of the packet (the wire header)
+  const std::byte* data;  // start of the packet: its wire header, or where the wire header
+                          // would be when the card left it out (Medusa's headless cells:
+                          // the layers above never read those wire_header_size bytes)
   bool crc_ok;            // true: deliverable. false: do not process, only release
   bool rejected;          // the card refused the entry or header (counted in its
                           // malformed(), not as a CRC failure); crc_ok is false
@@ -158,6 +160,14 @@ struct card_setup {
   // (the AM protocol: a block is written again only once its packet was
   // answered) and sends every further copy of a packet with relaunch.
   bool deliver_by_reference = false;
+  // Medusa: a packet carried in its RX_READY cell, on a wire without
+  // faults or CRC, leaves its wire header out of the cell
+  // (medusa::entry_headless): 16 bytes fewer to move, and a 64-byte packet
+  // (a 4-word message, an 8-byte MPI message without a riding ack) in one
+  // cache line with the cell's head instead of two. Only for a receiver
+  // that never reads a packet's wire header (the AM protocol: the entry
+  // names source and length); set by the AM endpoint.
+  bool headless_cells = false;
   // Hamlyn: a packet of up to this many bytes travels in its notification
   // entry instead of its block (inline delivery; at most the default, what
   // an entry holds; 0: every packet in its block).

@@ -35,6 +35,10 @@ struct job_options {
   bool adaptive_timeout = true;  // off: the paper's fixed timer (every timeout resends)
   bool early_resend = true;      // (ordered, when the wire can lose packets)
   bool by_reference = true;      // Medusa: long packets read in the sender's block
+  bool headless_cells = true;    // Medusa: packets in their cells without a wire header
+  // The CRC as the C API sets it (to_endpoint_config): only on a wire that
+  // can corrupt, so a clean wire's Medusa packets travel headless.
+  bool crc_only_when_corrupting = true;
 };
 
 template <class Card>
@@ -67,6 +71,8 @@ class local_job {
     c.adaptive_timeout = o.adaptive_timeout;
     c.early_resend = o.early_resend;
     c.by_reference = o.by_reference;
+    c.headless_cells = o.headless_cells;
+    if (o.crc_only_when_corrupting) c.card.crc = o.faults.corrupt > 0;
     if (o.manual_clock) c.manual_time = &time_;
     return c;
   }

@@ -10,8 +10,13 @@
 // cell, a void entry, a forged block field (an inbound block of process
 // 0's holding the packet, an outbound block of process 1's as a packet
 // delivered by reference names it, or any number), a forged length or
-// source. A packet longer than a cell that process 1 launches is itself
+// source, or the headless entry (a packet in its cell without its wire
+// header). A packet longer than a cell that process 1 launches is itself
 // delivered by reference (the AM endpoint's card setup).
+// Two builds: this one on a wire whose packets carry a CRC (as under a
+// corrupting fault), fuzz_am_medusa_clean.cc on a clean wire without one,
+// where process 1's card leaves the wire header of a packet in its cell out
+// (card_setup::headless_cells), as every MPI run without faults does.
 // Findings: a sanitizer report, or a guard byte around process 0's segment
 // or get buffer changed.
 #include <unistd.h>
@@ -24,9 +29,14 @@
 #include "fuzz_input.hpp"
 #include "nic/medusa/medusa_card.hpp"
 
+#ifndef HPAM_FUZZ_CLEAN_WIRE
+#define HPAM_FUZZ_CLEAN_WIRE 0
+#endif
+
 namespace hpam::fuzz {
 namespace {
 
+constexpr bool clean_wire = HPAM_FUZZ_CLEAN_WIRE;
 constexpr uint64_t job_key = 0x7a7a6b6579000001ull;
 enum : unsigned { h_reply = 1, h_bulk = 2, h_reply_store = 3 };
 
@@ -68,6 +78,7 @@ struct world {
     c.card.job = job;
     c.card.nprocs = 2;
     c.card.block_size = 2048;
+    c.card.crc = !clean_wire;
     c.key = job_key;
     c.manual_time = &time;  // time stands still: no timeouts, no give-up
     c.defer_acks = false;
@@ -154,7 +165,9 @@ const uint8_t* world::multi_ack(input& in, am::am_header& h, am::ack_entry (&ack
 // 0's inbound blocks, the packet copied into it; with `form` & 16 one of
 // process 1's outbound blocks or just past them, with `form` & 32 the one
 // the packet is in, as delivered by reference; with `form` & 8 a length of
-// the input's), 3 in the cell with a length and source of the input's.
+// the input's), 3 in the cell with a length and source of the input's. With
+// `form` & 64, forms 0 and 3 are headless: the cell holds the packet from
+// its wire_header_size-th byte on, in place (medusa::entry_headless).
 void world::forge_entry(input& in, const std::byte* pkt, uint32_t len) {
   nic::medusa_card& card = victim->card();
   const uint8_t form = in.take<uint8_t>();
@@ -180,10 +193,16 @@ void world::forge_entry(input& in, const std::byte* pkt, uint32_t len) {
     default:
       break;
   }
+  const bool headless = (form & 64) && (form % 4 == 0 || form % 4 == 3);
+  if (headless) block = nic::medusa::entry_headless;
   uint64_t pos;
   std::byte* cell = card.rx_ready_fifo().claim(pos);
   if (!cell) return;  // every cell held: a card would drop the packet
-  std::memcpy(cell + sys::cell_fifo::head_bytes, pkt, std::min(len, card.inline_bytes()));
+  if (headless)
+    std::memcpy(cell + nic::wire_header_size, pkt + nic::wire_header_size,
+                std::min(len, card.inline_bytes() + nic::wire_header_size) - nic::wire_header_size);
+  else
+    std::memcpy(cell + sys::cell_fifo::head_bytes, pkt, std::min(len, card.inline_bytes()));
   card.rx_ready_fifo().publish(cell, pos, nic::medusa::encode_entry(block, length, source));
 }
 

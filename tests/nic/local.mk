@@ -7,6 +7,7 @@ tests_nic_test_nic_SOURCES = \
   tests/nic/medusa/medusa_test_util.hpp \
   tests/nic/medusa/test_medusa.cc \
   tests/nic/medusa/test_medusa_by_reference.cc \
+  tests/nic/medusa/test_medusa_headless.cc \
   tests/nic/medusa/test_medusa_faults.cc \
   tests/nic/wire/test_wire.cc
 tests_nic_test_nic_CXXFLAGS = $(TEST_CXXFLAGS)

@@ -44,10 +44,12 @@
 namespace hpam::nic::medusa {
 
 constexpr uint64_t card_magic = 0x4153554445444d48ull;  // "HMDEDUSA"
-constexpr uint32_t card_version = 6;    // 2: RX_READY entries carry the source; 3: RX_READY cells
+constexpr uint32_t card_version = 7;    // 2: RX_READY entries carry the source; 3: RX_READY cells
                                         // carry small packets inline; 4: the VRAM starts on a page;
                                         // 5: a packet in its cell takes no block (entry_in_cell);
-                                        // 6: an entry may name the sender's outbound block
+                                        // 6: an entry may name the sender's outbound block;
+                                        // 7: a packet in its cell may leave out its wire header
+                                        // (entry_headless)
 constexpr uint32_t card_flag_crc = 1u;  // packets carry a CRC32C (both ends must agree)
 
 // Block sizes accepted at setup (power of two).
@@ -96,6 +98,20 @@ constexpr bool is_void_entry(uint64_t entry) noexcept {
   return entry_block(entry) == entry_in_cell && entry_length(entry) == 0;
 }
 static_assert(is_void_entry(encode_entry(entry_in_cell, 0, 3)));
+
+// The block field of an RX_READY entry whose packet lies in its cell
+// without its wire header (card_setup::headless_cells, a wire that can
+// neither corrupt nor hold a packet): the packet's bytes from
+// wire_header_size on lie at the same place in the cell as in the full
+// form, and the cell's head (sequence and entry, 16 bytes, the size of a
+// wire header) stands where the wire header was. The entry gives what the
+// wire header would: the length (counting the header left out) and the
+// source; the destination is the FIFO's owner. An 8-byte MPI message
+// without a riding ack, a zero-byte one with it, and a 4-word active
+// message (64 bytes with their wire header) then fill exactly the cell's
+// first cache line.
+constexpr uint32_t entry_headless = entry_field_mask - 1;
+static_assert(max_blocks < entry_headless);
 static_assert(!is_void_entry(encode_entry(entry_in_cell, 72, 3)) &&
               !is_void_entry(encode_entry(0, 0, 3)));
 

@@ -74,6 +74,7 @@ medusa_card::medusa_card(const card_setup& setup)
       crc_(setup.crc),
       direct_tx_(setup.direct_tx),
       by_reference_(setup.deliver_by_reference && !setup.faults.any()),
+      headless_(setup.headless_cells && !setup.faults.any() && !setup.crc),
       block_shift_(static_cast<uint32_t>(__builtin_ctz(setup.block_size))),
       short_copy_up_to_(setup.rx_ready_cell - sys::cell_fifo::head_bytes >= short_packet &&
                                 setup.block_size >= short_packet
@@ -85,8 +86,11 @@ medusa_card::medusa_card(const card_setup& setup)
       block_lengths_(medusa::lengths_between(
           std::max(wire_header_size, setup.rx_ready_cell - sys::cell_fifo::head_bytes + 1),
           setup.block_size)),
+      headless_lengths_(setup.crc ? medusa::lengths_between(1, 0) : cell_lengths_),
       cell_entry_(
           medusa::encode_entry(medusa::entry_in_cell, 0, static_cast<uint32_t>(setup.my_proc))),
+      headless_entry_(
+          medusa::encode_entry(medusa::entry_headless, 0, static_cast<uint32_t>(setup.my_proc))),
       attach_timeout_ms_(setup.attach_timeout_ms),
       job_key_(setup.job_key),
       job_(setup.job),

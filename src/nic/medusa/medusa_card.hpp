@@ -212,6 +212,14 @@ class medusa_card {
   void engine_send(engine_sink& sink, uint32_t dest, const std::byte* packet,
                    uint32_t length) noexcept;
   void deliver(int dest, const std::byte* packet, uint32_t length, bool refer) noexcept;
+  // deliver's part for a packet in its cell without its wire header
+  // (headless_): the packet's `copy` first bytes but the header, in place.
+  [[gnu::always_inline]] void deliver_headless(peer_view& p, std::byte* cell, uint64_t pos,
+                                               const std::byte* packet, uint32_t copy,
+                                               uint32_t length) noexcept {
+    std::memcpy(cell + wire_header_size, packet + wire_header_size, copy - wire_header_size);
+    p.rx_ready.publish(cell, pos, headless_entry_ | length);
+  }
   // deliver's part for a packet longer than a cell: a block from RX_FREE,
   // or the claimed cell published void (out of line: its copy dwarfs a call).
   [[gnu::noinline]] void deliver_in_block(peer_view& p, std::byte* cell, uint64_t pos,
@@ -238,6 +246,7 @@ class medusa_card {
   bool crc_;
   bool direct_tx_;
   bool by_reference_;     // deliver_by_reference, on a wire without faults
+  bool headless_;         // headless_cells, on a wire without faults or CRC
   uint32_t block_shift_;  // log2(block_size_)
   // Packets up to this length are copied into their cell as short_packet
   // bytes: short_packet when cells hold that many and blocks are at least
@@ -249,7 +258,11 @@ class medusa_card {
   // a block: [wire_header_size, inline_bytes()] and the rest up to a block.
   medusa::length_range cell_lengths_;
   medusa::length_range block_lengths_;
-  uint64_t cell_entry_;  // entry of a packet of mine in a cell, but its length (the void entry)
+  // The lengths a headless entry may give (cell_lengths_), none when I
+  // check CRCs: a sender whose packets carry one never leaves the header out.
+  medusa::length_range headless_lengths_;
+  uint64_t cell_entry_;      // entry of a packet of mine in a cell, but its length (the void entry)
+  uint64_t headless_entry_;  // the same, its wire header left out
   uint64_t attach_timeout_ms_;
   uint64_t job_key_;
   std::string job_;
@@ -357,9 +370,13 @@ inline void medusa_card::run_tx_engine(bool refer) noexcept {
     p.header->overflow_drops.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  static_assert(sys::cell_fifo::head_bytes == wire_header_size);  // the head stands in its place
   if (__builtin_expect(length <= short_copy_up_to_, 1)) {
-    std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);  // constant: inline moves
+    if (__builtin_expect(headless_, 1))
+      return deliver_headless(p, cell, pos, packet, short_packet, length);  // constant moves
+    std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);
   } else if (length <= p.rx_ready.inline_bytes()) {
+    if (headless_) return deliver_headless(p, cell, pos, packet, length, length);
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, length);
   } else {
     // By reference: the packet stays in its outbound block (the wire is
@@ -393,6 +410,18 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);
+  if (__builtin_expect(b == medusa::entry_headless && headless_lengths_.holds(len) &&
+                           src < static_cast<uint32_t>(nprocs_),
+                       1)) {
+    // No wire header to check: the entry is all the wire header said.
+    p.block = no_block;
+    p.data = cell;
+    p.length = len;
+    p.src = static_cast<uint16_t>(src);
+    p.rejected = false;
+    p.crc_ok = true;
+    return true;
+  }
   if (__builtin_expect(b == medusa::entry_in_cell && cell_lengths_.holds(len), 1)) {
     p.block = no_block;
     p.data = cell + sys::cell_fifo::head_bytes;
