@@ -158,7 +158,7 @@ struct world {
         const bool local = h.slot == slot[4];  // private memory: only its owner writes it directly
         if (choose & 128) {  // the lean fast-mode arrival: the same checks must hold
           ticket t{};
-          t.node = 1;
+          t.node = (h.delta & 0x100) ? 5 : 1;  // the card's view names 1; 5 is outside the job
           t.slot = h.slot;
           t.metadata_index = h.metadata_index;
           t.protection_key = h.protection_key;

@@ -43,7 +43,7 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       packet_size_(cfg.packet_size),
       direct_holds_(cfg.direct_holds && sys::join_global_barriers()) {
   readers_.resize(notification_queues_);
-  fast_cache_ = std::make_unique<fast_slot_cache[]>(nprocs_);
+  fast_cache_ = std::make_unique<fast_slot_cache[]>(nprocs_ + 1u);  // + a node outside the job
   rx_free_return_.init(rx_packets_);
 }
 

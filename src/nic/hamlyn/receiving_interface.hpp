@@ -224,7 +224,7 @@ class receiving_interface {
   static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
   static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
   const fast_slot_cache* hold_fast_slot(const card_view& v, uint32_t node, uint32_t index, slot& sl,
-                                        std::atomic<uint64_t>* word, fast_slot_cache& scratch);
+                                        std::atomic<uint64_t>* word);
   static bool fast_slot_for(const card_view& v, const slot& sl, fast_slot_cache& fc);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
@@ -279,7 +279,9 @@ class receiving_interface {
   inbound_packet deferred_{};  // the cells after it wait too, so cells go back in order
   std::vector<notification_reader> readers_;  // [queue]: my cursors, never in shared memory
   // [destination < nprocs_]: its fast-mode slot, checked (an array: the
-  // index is checked against nprocs_, one load, not a vector's size).
+  // index is checked against nprocs_, one load, not a vector's size);
+  // [nprocs_]: the copy for a node outside the job, never kept (`at` null),
+  // so an arrival builds no scratch copy on its stack.
   std::unique_ptr<fast_slot_cache[]> fast_cache_;
   bool direct_holds_;  // card_config::direct_holds, and this process joined the global barriers
   // arrive_batch's scratch, max_batch each once a batch is first carried out.
@@ -418,12 +420,13 @@ template <bool fast_only>
 // would need 2^32 set-ups of one slot between two packets of one sender.
 // Only checked values are ever used: an owner that scribbles its own slot
 // without a new set-up gets the copy checked before, inside its area.
-// `scratch` holds the copy for a node outside the job (never cached).
+// fast_cache_[nprocs_] holds the copy for a node outside the job (never
+// kept).
 // Null (counted): refused (a paranoid slot too: mode_rejections); the
 // caller drops users whatever the answer.
 [[gnu::always_inline]] inline const receiving_interface::fast_slot_cache*
 receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t index, slot& sl,
-                                    std::atomic<uint64_t>* word, fast_slot_cache& scratch) {
+                                    std::atomic<uint64_t>* word) {
   if (!announce_direct(v, sl, index, word)) return nullptr;
   if (__builtin_expect(node < nprocs_, 1)) {
     fast_slot_cache& fc = fast_cache_[node];
@@ -438,7 +441,8 @@ receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t 
     fc.generation = generation;
     return &fc;
   }
-  return fast_slot_for(v, sl, scratch) ? &scratch : nullptr;
+  fast_slot_cache& other = fast_cache_[nprocs_];  // (its `at` stays null)
+  return fast_slot_for(v, sl, other) ? &other : nullptr;
 }
 
 // fast_mode_slot into a cache entry, with the slot's queue located.
@@ -541,8 +545,7 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
   status st = status::rejected;
   slot& sl = v.slots[t.slot];
   std::atomic<uint64_t>* const hold = line ? &line->arrival_plus_one : nullptr;
-  fast_slot_cache scratch;
-  const fast_slot_cache* held = hold_fast_slot(v, t.node, t.slot, sl, hold, scratch);
+  const fast_slot_cache* held = hold_fast_slot(v, t.node, t.slot, sl, hold);
   if (!held) {
     // counted by hold_fast_slot
   } else if (t.metadata_index != fast_index) {  // (a paranoid slot: refused in the hold)
