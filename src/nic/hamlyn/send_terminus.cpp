@@ -100,14 +100,7 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
     kick();
     if (posted_ - running_ > mask_) return status::would_block;
   }
-  bool batch = false;
-  if (batchable(t, length, packets, m.metadata_length)) {
-    if (run_ != ~0u) run_++;
-    // A lone deposit goes at once (unless it meets a full inbound FIFO);
-    // the others of a run wait for their batch.
-    if (lone_ && run_ == 1 && running_ == posted_ && send_lone(t, m, length, h)) return status::ok;
-    batch = true;
-  }
+  const bool batch = batchable(t, length, packets, m.metadata_length);
   work_entry& w = queue_[posted_ & mask_];
   w.target = t;
   w.offset = t.offset + m.offset;
@@ -155,31 +148,6 @@ status send_terminus::send(const ticket& t, const message& m, send_handle& h) {
   }  // DMA: the engine reads the caller's buffers as it sends
   if (!idle) kick();
   return status::ok;
-}
-
-// A lone deposit (one packet, the card idle): its packet delivered now,
-// with no work entry (the receiving interface's checks, deposit, counting
-// and notification in arrive(); the packet into the inbound FIFO when the
-// kernel refuses). It takes its position in the work queue and advances the
-// completion word as any entry. False (nothing posted) when the FIFO is
-// full: the caller queues it.
-bool send_terminus::send_lone(const ticket& t, const message& m, uint64_t length, send_handle& h) {
-  packet_header p = addressed(t, my_proc_);
-  p.offset = t.offset + m.offset;
-  p.length = static_cast<uint32_t>(length);
-  p.delta = t.delta;  // the one packet of its message
-  p.flags = encode_flags(packet_kind::data, (t.flags & ticket_flags::notify) != 0) | flag_single;
-  p.fast_word = m.fast_word;
-  bool retry = false;
-  const status st = send_packet(p, m.gather, m.gather_count, nullptr, retry);
-  if (retry) return false;
-  h.sequence = posted_++;
-  running_ = posted_;
-  if (!is_ok(st)) rejected_sends_++;
-  finish(h.sequence, st);
-  lone_sends_++;
-  completion_.store(running_, std::memory_order_release);
-  return true;
 }
 
 // The fast-mode message as a work entry, through send(): behind entries

@@ -16,13 +16,8 @@
 // (receiving_interface::arrive_batch: every packet checked, one
 // process_vm_writev), at the next kick, when the queue is full, or before
 // an entry that is not batched (so entries still take effect in order).
-// A lone deposit does not wait: a batchable message posted with nothing
-// queued, when the last run (the batchable messages posted between two
-// end_run calls, the deposit layer's progress) was one message, is sent at
-// once like any other (one process_vm_writev, its checks, counting and
-// notification as arrive() makes them), so a put followed by a flush costs
-// no queueing; the next message before end_run makes the run two, and from
-// then on the run's messages wait for their batch again.
+// A lone deposit does not come here: the deposit layer carries it out
+// within the call itself (deposit::endpoint::put_whole), past the queue.
 //
 // Private to the sending process (its emulated card engine runs in the same
 // process); one terminus per card. Hot path: no allocation, lock or throw.
@@ -127,15 +122,6 @@ class send_terminus {
   uint64_t batched_messages() const { return batched_messages_; }  // messages they carried
   bool holds_batch() const { return waiting_in_batch_ != 0; }      // entries wait for their batch
   bool idle() const { return running_ == posted_ && !holds_batch(); }  // nothing queued
-  // The end of a run of batchable messages (a flush point): a run of one
-  // lets the next message with nothing queued go at once (lone deposit).
-  void end_run() {
-    if (run_ != 0) {
-      lone_ = run_ == 1;
-      run_ = 0;
-    }
-  }
-  uint64_t lone_sends() const { return lone_sends_; }  // batchable messages sent at once
 
  private:
   struct result {
@@ -150,7 +136,6 @@ class send_terminus {
   void run_batches();
   void deposit_batch(uint32_t destination, uint32_t n);
   bool run_entry(work_entry& w, uint32_t& budget);
-  bool send_lone(const ticket& t, const message& m, uint64_t length, send_handle& h);
   status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                           uint64_t word, send_handle& h);
   // One packet of a message to its destination card: arrival done here (card
@@ -180,9 +165,6 @@ class send_terminus {
   uint32_t waiting_in_batch_ = 0;        // entries in state batch_waiting
   uint64_t batches_ = 0;                 // batches carried out
   uint64_t batched_messages_ = 0;        // messages they carried
-  uint32_t run_ = 0;                     // batchable messages posted since end_run
-  bool lone_ = false;                    // the last run was one message
-  uint64_t lone_sends_ = 0;              // batchable messages sent at once (lone deposits)
   // deposit_batch's scratch (max_batch each when batch_limit_ != 0): the
   // entries of one batch, their packet headers, data and outcomes.
   std::vector<work_entry*> batch_entries_;
