@@ -94,6 +94,24 @@ busy:
     return status;
 }
 
+/* The checks of an operation that may be carried out within the call
+ * (hpam_dep_*_now: the peer's card memory, or mine), which needs no record,
+ * no bounce buffer and no greeting: the endpoint may send now (nothing
+ * queued or fenced before it), the peer is not lost, the rkey is one of
+ * this job's for that peer, the range lies inside its registration, and no
+ * earlier operation found it not direct. 1 with *offset set; 0 when
+ * may_start (and the deposit) decide, with their errors and counts. */
+static inline int may_go_now(const uct_hpam_iface_t *iface, const uct_hpam_ep_t *ep,
+                             const uct_hpam_rkey_t *rkey, uint64_t remote_addr, size_t length,
+                             uint64_t *offset)
+{
+    return !ep->failed && !hpam_pending_holds_back(&ep->pending) && !ep->fenced && !iface->fenced &&
+           !iface->peers[ep->peer].lost && length != 0 && !no_rkey(rkey) &&
+           !__atomic_load_n(&rkey->not_direct, __ATOMIC_RELAXED) &&
+           rkey->job_hash == iface->md->params.job_hash && rkey->owner == ep->remote_md &&
+           uct_hpam_rkey_offset(rkey, remote_addr, length, offset) == 0;
+}
+
 /* A bounce buffer for an operation that could not be done within the call. */
 static ucs_status_t take_bounce(uct_hpam_iface_t *iface, int16_t *bounce)
 {
@@ -258,13 +276,18 @@ ucs_status_t uct_hpam_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned 
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "put_short");
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+    if (ucs_likely(may_go_now(iface, ep, RKEY(rkey), remote_addr, length, &offset))) {
+        const int rc = noted(
+            RKEY(rkey), hpam_dep_put_now(iface->dep, buffer, length, &RKEY(rkey)->ticket, offset));
+        if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return now_status(rc);
+    }
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     if (ucs_unlikely(length == 0)) return nothing_to_move(iface, ep, -1);
-    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
     const int rc = DIRECT(
         RKEY(rkey), hpam_dep_put_now(iface->dep, buffer, length, &RKEY(rkey)->ticket, offset));
-    if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return now_status(rc);
+    if (rc != HPAM_ERR_NOT_SUPPORTED) return now_status(rc);
     int16_t b;
     status = take_bounce(iface, &b);
     if (ucs_unlikely(status != UCS_OK)) return status;
@@ -355,13 +378,18 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     UCT_CHECK_LENGTH(length, 0, UCT_HPAM_BOUNCE_SIZE, "get_bcopy");
+    if (ucs_likely(may_go_now(iface, ep, RKEY(rkey), remote_addr, length, &offset))) {
+        /* Card memory: unpacked from where the bytes are, no bounce buffer. */
+        const int rc = noted(RKEY(rkey), hpam_dep_get_now_to(iface->dep, unpack_cb, arg, length,
+                                                             &RKEY(rkey)->ticket, offset));
+        if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return now_status(rc);
+    }
     ucs_status_t status = may_start(iface, ep, RKEY(rkey), remote_addr, length, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
     if (ucs_unlikely(length == 0)) {
         unpack_cb(arg, &iface->mark_sink, 0);
         return nothing_to_move(iface, ep, -1);
     }
-    /* Card memory: unpacked from where the bytes are, no bounce buffer. */
     const int rc = DIRECT(RKEY(rkey), hpam_dep_get_now_to(iface->dep, unpack_cb, arg, length,
                                                           &RKEY(rkey)->ticket, offset));
     if (rc != HPAM_ERR_NOT_SUPPORTED) return now_status(rc);
@@ -392,6 +420,13 @@ static int dep_op(uct_atomic_op_t opcode, enum hpam_dep_atomic_op *out)
     }
 }
 
+/* An atomic done within the call: its old value to result (unless NULL). */
+static inline ucs_status_t fetched(int rc, void *result, uint64_t old, int width)
+{
+    if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
+    return now_status(rc);
+}
+
 /* One atomic: result NULL for the posted (non-fetching) forms. */
 static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int width,
                            uint64_t operand, uint64_t compare, void *result, uint64_t remote_addr,
@@ -400,18 +435,21 @@ static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int 
     uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
     uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
+    uint64_t old = 0;
+    UCT_TL_EP_STAT_ATOMIC(&ep->super);
+    if (ucs_likely(may_go_now(iface, ep, RKEY(rkey), remote_addr, (size_t)width, &offset))) {
+        const int rc =
+            noted(RKEY(rkey), hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket,
+                                                  offset, operand, compare, &old));
+        if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return fetched(rc, result, old, width);
+    }
     ucs_status_t status =
         may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    UCT_TL_EP_STAT_ATOMIC(&ep->super);
-    uint64_t old = 0;
     const int rc =
         DIRECT(RKEY(rkey), hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket,
                                                offset, operand, compare, &old));
-    if (rc != HPAM_ERR_NOT_SUPPORTED) {
-        if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
-        return now_status(rc);
-    }
+    if (rc != HPAM_ERR_NOT_SUPPORTED) return fetched(rc, result, old, width);
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, result != NULL ? comp : NULL);
     op->result = result;
     op->width = result != NULL ? (uint8_t)width : 0;

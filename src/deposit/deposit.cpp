@@ -538,7 +538,8 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
 // [offset, offset+len) of t held and addressable here (card memory, or my
 // own process's): ok with ptr (the caller unresolves), a refusal of the
 // checks, or not_supported (nothing held) for memory reached otherwise.
-status endpoint::direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr) {
+[[gnu::always_inline]] inline status endpoint::direct(const ticket& t, uint64_t offset,
+                                                      uint64_t len, std::byte*& ptr) {
   if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
     return status::invalid_argument;
   const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));

@@ -289,14 +289,13 @@ status receiving_interface::resolve_held(const card_view& v, uint32_t s_index, u
     count(c.key_rejections);
   } else if (!inside(offset, len, 0, s.bound)) {
     count(c.bounds_rejections);
-  } else if (s.memory == static_cast<uint32_t>(area_memory::card)) {
-    ptr = v.area + s.base + offset;
-    address = 0;
-    st = status::ok;
   } else {
-    ptr = nullptr;
-    address = s.base + offset;
+    const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
+    ptr = card_memory ? v.area + s.base + offset : nullptr;
+    address = card_memory ? 0 : s.base + offset;
     st = status::ok;
+    if (line)  // kept for resolve_direct: read while held and active, as the copy
+      windows_[window_of(&sl)] = {&sl, sl.generation, card_memory, s.base, s.bound};
   }
   if (!is_ok(st)) drop_hold(v, sl, line);
   return st;  // on ok the caller lets go (unresolve, unresolve_direct) when done with the memory

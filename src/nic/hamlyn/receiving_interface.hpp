@@ -92,11 +92,10 @@ class receiving_interface {
   // put_now, get_now and atomic_now), one at a time on this card. Where v's
   // card offers hold lines and this process has joined the global barriers,
   // the hold is announced in my line there with plain stores (layout.hpp,
-  // hold_line), else by slot::users as resolve does.
+  // hold_line), else by slot::users as resolve does. With a line, the
+  // slot's fields are checked once per set-up of the slot (direct_window).
   status resolve_direct(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
-                        std::byte*& ptr, uint64_t& address) {
-    return resolve_held(v, s, key, offset, len, ptr, address, direct_line(v));
-  }
+                        std::byte*& ptr, uint64_t& address);
   void unresolve_direct(const card_view& v, uint32_t s) {
     drop_hold(v, v.slots[s], direct_line(v));
   }
@@ -220,6 +219,25 @@ class receiving_interface {
   }
   status resolve_held(const card_view& v, uint32_t s, uint64_t key, uint64_t offset, uint64_t len,
                       std::byte*& ptr, uint64_t& address, std::atomic<uint64_t>* word);
+  // A normal slot a direct deposit held in my hold line lately, as
+  // resolve_held found it: where it is, its generation then and its checked
+  // fields, so that the next direct deposit there reads only what may change
+  // without a new set-up (the state, by announcing itself; the generation;
+  // the key, which a rekey changes), as hold_fast_slot keeps a fast-mode
+  // slot for arrivals. The card's check per deposit stays whole: hold,
+  // state, key and bounds against the slot's set-up. Direct-mapped by the
+  // slot's address (a UCX or MPI window's operations go to one or a few).
+  struct direct_window {
+    const slot* at = nullptr;  // the slot, in its owner's mapped card (null: none)
+    uint32_t generation = 0;   // slot::generation when checked
+    bool card_memory = false;  // area_memory::card: base is an offset in v.area
+    uint64_t base = 0;         // checked: inside the area when card memory
+    uint64_t bound = 0;
+  };
+  static constexpr uint32_t direct_windows = 16;
+  static uint32_t window_of(const slot* sl) {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sl) / sizeof(slot)) % direct_windows;
+  }
   template <bool fast_only>
   static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
   static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
@@ -283,6 +301,7 @@ class receiving_interface {
   // [nprocs_]: the copy for a node outside the job, never kept (`at` null),
   // so an arrival builds no scratch copy on its stack.
   std::unique_ptr<fast_slot_cache[]> fast_cache_;
+  direct_window windows_[direct_windows];  // resolve_direct's (private memory, never shared)
   bool direct_holds_;  // card_config::direct_holds, and this process joined the global barriers
   // arrive_batch's scratch, max_batch each once a batch is first carried out.
   std::vector<batch_hold> batch_holds_;
@@ -370,6 +389,45 @@ template <bool fast_only>
     return false;
   }
   return true;
+}
+
+// resolve_direct. A slot held lately and not set up again since (same
+// place, same generation: create_slot, the only writer of the fields kept,
+// bumps the generation before it publishes the state, and this hold read
+// the state active after announcing itself) is checked against the kept
+// copy; anything else takes resolve_held, which checks the slot's fields
+// and keeps them. A refusal is counted where it is found.
+[[gnu::always_inline]] inline status receiving_interface::resolve_direct(
+    const card_view& v, uint32_t s_index, uint64_t key, uint64_t offset, uint64_t len,
+    std::byte*& ptr, uint64_t& address) {
+  std::atomic<uint64_t>* line = direct_line(v);
+  if (__builtin_expect(line != nullptr && s_index < v.geo.slot_count, 1)) {
+    slot& sl = v.slots[s_index];
+    const direct_window& w = windows_[window_of(&sl)];
+    if (__builtin_expect(w.at == &sl, 1)) {
+      if (!announce_direct(v, sl, s_index, line)) {  // counted
+        drop_hold(v, sl, line);
+        return status::rejected;
+      }
+      if (__builtin_expect(w.generation == sl.generation, 1)) {
+        arrival_counters& c = v.header->counters;
+        const uint64_t k = sl.protection_key.load(std::memory_order_acquire);
+        if (key == 0 || key != k) {
+          detail::count(c.key_rejections);
+        } else if (!detail::inside(offset, len, 0, w.bound)) {
+          detail::count(c.bounds_rejections);
+        } else {
+          ptr = w.card_memory ? v.area + w.base + offset : nullptr;
+          address = w.card_memory ? 0 : w.base + offset;
+          return status::ok;
+        }
+        drop_hold(v, sl, line);
+        return status::rejected;
+      }
+      drop_hold(v, sl, line);  // set up again since: checked afresh
+    }
+  }
+  return resolve_held(v, s_index, key, offset, len, ptr, address, line);
 }
 
 // The fields an arrival uses, read once while held and active (the owner

@@ -59,6 +59,42 @@ TEST_P(direct_holds, nothing_lands_after_revoke_returns) {
   }
 }
 
+// A direct deposit checks a slot's fields once per set-up and keeps them
+// (receiving_interface::direct_window, with hold lines): a rekey refuses the
+// old key at once, and a slot released and set up again at the same index,
+// smaller and elsewhere, is checked afresh, never by the copy kept before.
+TEST_P(direct_holds, a_slot_set_up_again_is_checked_afresh) {
+  hamlyn_job j(2, [&](card_config& c) { c.direct_holds = GetParam(); });
+  guarded_area a(j[1], 4096);
+  guarded_area b(j[1], 256);
+  const uint32_t s = slot_over(j[1], a);
+  const uint64_t key = j[1].slots().slot_at(s).protection_key.load();
+  ASSERT_TRUE(put_direct(j, s, key, a.bytes, 1));
+  ASSERT_TRUE(put_direct(j, s, key, a.bytes, 2)) << "the slot as kept";
+  EXPECT_EQ(a.memory[a.bytes - 1], std::byte{2});
+
+  const uint64_t new_key = key ^ 0x5A5A5A5A5A5A5A5Aull;
+  ASSERT_EQ(j[1].slots().rekey(s, new_key), status::ok);
+  const arrival_totals before = j[1].arrivals();
+  EXPECT_FALSE(put_direct(j, s, key, 8, 3)) << "the old key, after a rekey";
+  EXPECT_EQ(j[1].arrivals().key_rejections, before.key_rejections + 1);
+  EXPECT_TRUE(put_direct(j, s, new_key, 8, 4));
+  EXPECT_EQ(a.memory[0], std::byte{4});
+
+  ASSERT_EQ(j[1].slots().release_slot(s), status::ok);
+  ASSERT_EQ(slot_over(j[1], b), s) << "set up again at the same index";
+  const uint64_t key2 = j[1].slots().slot_at(s).protection_key.load();
+  EXPECT_FALSE(put_direct(j, s, key2, a.bytes, 5)) << "the old bound";
+  EXPECT_EQ(j[1].arrivals().bounds_rejections, before.bounds_rejections + 1);
+  EXPECT_TRUE(put_direct(j, s, key2, b.bytes, 6));
+  EXPECT_EQ(b.memory[0], std::byte{6});
+  EXPECT_EQ(b.memory[b.bytes - 1], std::byte{6});
+  EXPECT_EQ(a.memory[0], std::byte{4}) << "nothing more in the old area";
+  EXPECT_EQ(a.memory[a.bytes - 1], std::byte{2});
+  EXPECT_TRUE(a.guards_intact());
+  EXPECT_TRUE(b.guards_intact());
+}
+
 INSTANTIATE_TEST_SUITE_P(lines_or_users, direct_holds, ::testing::Bool());
 
 // A hold line that names the slot (a sender inside a deposit, or any process
