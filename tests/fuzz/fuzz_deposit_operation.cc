@@ -4,11 +4,13 @@
 // Endpoint 1 owns private memory and card memory under tickets and two
 // hybrid connections; endpoint 0 pushes operation, read-request and reply
 // packets built from the input (often with the right slot, key and
-// connection), and sometimes has real operations of its own outstanding.
+// connection), and sometimes has real operations of its own outstanding or
+// carries one out within the call into endpoint 1's card memory.
 // Findings: a sanitizer report, or a guard byte around endpoint 1's memory
 // changed.
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -72,7 +74,9 @@ struct world {
   // refuse those, and a good one then travels as a packet (no cross-memory
   // attach in this world); a byte past endpoint 1's memory is a finding.
   void ask(uint8_t how) {
-    if (how % 4 == 3) {
+    if (how >= 224) {
+      within_the_call(how);
+    } else if (how % 4 == 3) {
       deposit::ticket t = private_ticket;
       if (how & 16) t.range += 4096;
       if (how & 32) t.protection_key ^= 1;
@@ -90,6 +94,33 @@ struct world {
       op.cond_reg = deposit::use_operand;
       (void)e[0]->hybrid(conn[0], op, nullptr, 0, nullptr, 0, &fetched, nullptr);
     }
+  }
+
+  // A put, get or atomic carried out within the call into endpoint 1's
+  // card memory (put_now, get_now, atomic_now: the receiving interface
+  // keeps the slot it checked, receiving_interface::direct_window), now
+  // and then with a wrong key, a range wider than the slot's, another
+  // slot's index or an offset near its end (beyond it for 24 or 8 bytes): a refused one changes no
+  // byte.
+  void within_the_call(uint8_t how) {
+    deposit::ticket t = card_ticket;
+    if (how & 1) t.protection_key ^= 1;
+    if (how & 2) t.range += 4096;
+    if (how & 4) t.slot ^= 1;
+    const uint64_t offset = (how & 8) ? 1020 : (how % 4) * 64;
+    const auto* area = static_cast<const uint8_t*>(card_memory);
+    card_shadow.assign(area, area + 1024);
+    status st;
+    if (how & 16)
+      st = e[0]->put_now(out, 24, t, offset);
+    else if (how & 2)
+      st = e[0]->get_now(out, 24, t, offset);
+    else
+      st = e[0]->atomic_now(deposit::atomic_op::add, deposit::atomic_width::w64, t, offset, 1, 0,
+                            &fetched);
+    // A wrong key, another slot, or 24 (8) bytes at 1020 of a 1024-byte slot
+    // must be refused.
+    if (is_ok(st) ? (how & 13) != 0 : std::memcmp(card_shadow.data(), area, 1024) != 0) violated();
   }
 
   void step(input& in) {
