@@ -74,10 +74,15 @@ class deferred_acks {
   // if one came, has ended.
   void quiet_poll() { streaming_ = false; }
   // A poll, before it takes packets: outside a stream, the acks left
-  // waiting go first (they had a poll to ride on a request).
+  // waiting go first (they had a poll to ride on a request). With no ack
+  // waiting (the last ones rode on requests: a ping-pong) the hold starts
+  // again, so that it counts the polls the oldest waiting ack has seen.
   template <class Launch>
   [[gnu::always_inline]] void before_receive(Launch&& launch) {
-    if (!rows_.empty() && !streaming_) launch_rows(0, launch);
+    if (rows_.empty())
+      held_polls_ = 0;
+    else if (!streaming_)
+      launch_rows(0, launch);
   }
   // A poll took `taken` packets, `budget_used` when as many as it may: a
   // stream (multi_ack) launches the rows that are due, a poll that took
@@ -125,7 +130,7 @@ class deferred_acks {
   bool streaming_ = false;   // multi_ack: the last poll used its whole budget
   uint32_t due_;             // ack_threshold(D): acks that make a row due
   uint32_t capacity_;        // ack_entry records one ack packet carries
-  uint32_t held_polls_ = 0;  // polls that launched only some rows, since all were
+  uint32_t held_polls_ = 0;  // polls that launched only some rows, since no ack waited
 };
 
 }  // namespace hpam::am

@@ -183,6 +183,33 @@ TEST(deferred_acks, a_row_not_due_waits_at_most_the_hold) {
   EXPECT_EQ(again.acks, (std::set<slot>{{2, 1}}));
 }
 
+// A ping-pong: each poll takes one request (a full budget of one: a
+// stream), whose ack waits and rides on the answer sent before the next
+// poll. No ack ever waits past its own poll, so none is launched alone:
+// the hold counts the polls since an ack last waited, not since a flush.
+TEST(deferred_acks, acks_that_ride_restart_the_hold) {
+  deferred_acks a(settings(16, true));
+  launched l;
+  for (uint32_t round = 0; round < 4 * am::ack_hold_polls; ++round) {
+    a.before_receive(l.launcher());
+    a.add(1, round % 16, true);  // the request taken
+    a.after_receive(1, true, l.launcher());
+    uint32_t instance = 99;
+    ASSERT_TRUE(a.take_rider(1, instance)) << "round " << round;  // the answer carries it
+    EXPECT_EQ(instance, round % 16);
+  }
+  EXPECT_EQ(l.calls, 0) << "an ack that could ride was launched alone";
+  // An ack that stays is still launched after the hold.
+  a.before_receive(l.launcher());
+  a.add(1, 0, true);
+  for (uint32_t i = 0; i < am::ack_hold_polls; ++i) {
+    a.before_receive(l.launcher());
+    a.after_receive(1, true, l.launcher());
+  }
+  EXPECT_EQ(l.acks, (std::set<slot>{{1, 0}}));
+  EXPECT_TRUE(a.empty());
+}
+
 // The sending half of a poll launches every waiting ack, stream or not.
 TEST(deferred_acks, flush_all_launches_every_row) {
   deferred_acks a(settings(16, true));
