@@ -327,4 +327,32 @@ void medusa_card::reject_entry(rx_packet& p, uint64_t entry) noexcept {
   }
 }
 
+// An entry in any other form than a headless cell's (out of line: the
+// clean wire's packets in their cells go headless): a packet in its cell
+// with its wire header, in an inbound block, in the sender's block (by
+// reference), else refused.
+void medusa_card::receive_entry(rx_packet& p, const std::byte* cell, uint64_t e) noexcept {
+  const uint32_t b = medusa::entry_block(e);
+  const uint32_t len = medusa::entry_length(e);
+  const uint32_t src = medusa::entry_source(e);
+  if (__builtin_expect(b == medusa::entry_in_cell && cell_lengths_.holds(len), 1)) {
+    p.block = no_block;
+    p.data = cell + sys::cell_fifo::head_bytes;
+  } else if (b - tx_blocks_ < rx_blocks_ && block_lengths_.holds(len)) {
+    rx_free_->prefetch_push();  // the release of this block writes there
+    p.block = b;
+    p.data = vram_ + static_cast<size_t>(b) * block_size_;
+  } else if (const std::byte* at = block_lengths_.holds(len) ? sender_block(src, b) : nullptr) {
+    p.block = no_block;  // the sender's: only the cell comes back
+    p.data = at;
+  } else {
+    reject_entry(p, e);  // a void entry, or a malformed one
+    return;
+  }
+  p.length = len;
+  p.src = static_cast<uint16_t>(src);
+  p.rejected = false;
+  p.crc_ok = packet_ok(p, src);
+}
+
 }  // namespace hpam::nic

@@ -97,7 +97,9 @@ class medusa_card {
   // packet must not be processed, only released. src comes from the entry
   // (see card_memory.hpp). A packet that came inline lies in its RX_READY
   // cell (block no_block), which stays the processor's until release.
-  bool receive(rx_packet& p) noexcept;
+  // Inline as far as a headless cell (a clean wire's short packet); every
+  // other form of entry is taken out of line (receive_entry).
+  [[gnu::always_inline]] bool receive(rx_packet& p) noexcept;
   // Whether receive() would find a packet (one load); while it would not,
   // the RX_READY cell the next packet comes in starts being fetched.
   bool arrival_pending() const noexcept {
@@ -230,6 +232,7 @@ class medusa_card {
   const std::byte* sender_block(uint32_t proc, uint32_t b) noexcept;
   [[gnu::cold, gnu::noinline]] bool attach_to_read(uint32_t proc) noexcept;
   void attach_within(int proc, uint64_t timeout_ms);  // attach_peer, waiting at most timeout_ms
+  void receive_entry(rx_packet& p, const std::byte* cell, uint64_t e) noexcept;  // out of line
   bool packet_ok(rx_packet& p, uint32_t src) noexcept;
   [[gnu::cold, gnu::noinline]] void reject_entry(rx_packet& p, uint64_t entry) noexcept;
   [[gnu::cold, gnu::noinline]] void refuse_rx_free_entry(peer_view& p) noexcept;
@@ -422,24 +425,7 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
     p.crc_ok = true;
     return true;
   }
-  if (__builtin_expect(b == medusa::entry_in_cell && cell_lengths_.holds(len), 1)) {
-    p.block = no_block;
-    p.data = cell + sys::cell_fifo::head_bytes;
-  } else if (b - tx_blocks_ < rx_blocks_ && block_lengths_.holds(len)) {
-    rx_free_->prefetch_push();  // the release of this block writes there
-    p.block = b;
-    p.data = vram_ + static_cast<size_t>(b) * block_size_;
-  } else if (const std::byte* at = block_lengths_.holds(len) ? sender_block(src, b) : nullptr) {
-    p.block = no_block;  // the sender's: only the cell comes back
-    p.data = at;
-  } else {
-    reject_entry(p, e);  // a void entry, or a malformed one
-    return true;
-  }
-  p.length = len;
-  p.src = static_cast<uint16_t>(src);
-  p.rejected = false;
-  p.crc_ok = packet_ok(p, src);
+  receive_entry(p, cell, e);
   return true;
 }
 
