@@ -268,7 +268,7 @@ class endpoint {
 
   // Acknowledgements (endpoint_acks.hpp).
   [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence,
-                                              refusal why);
+                                              refusal why, reply_desc& r);
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
   inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   // What launches one peer's deferred acks, handed to acks_ (deferred_acks.hpp).

@@ -29,13 +29,13 @@ void endpoint<Card>::ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& 
   counters_[dest].acks_piggybacked++;
 }
 
-// The stored reply of [src][instance] becomes this acknowledgement. A
+// The stored reply r of [src][instance] becomes this acknowledgement. A
 // deferred one is written into the reply block only when a packet needs it
 // (stamp_stored_ack): launched on its own, first in a multi-ack, or
 // reflected to a duplicate; carried as an entry it never touches the block.
 template <class Card>
-void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why) {
-  reply_desc& r = replies_.at(src, instance);
+void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, refusal why,
+                              reply_desc& r) {
   r.length = header_bytes(msg_kind::ack);  // stored: a duplicate request is answered with it
   r.ack_sequence = sequence;
   r.ack_refusal = static_cast<uint8_t>(why);

@@ -203,12 +203,12 @@ void endpoint<Card>::on_request(const arrival& a) {
       counters_[src].segment_rejections++;
     else
       counters_[src].malformed++;  // names no handler of its kind
-    send_ack(src, c.instance, c.sequence, why);
+    send_ack(src, c.instance, c.sequence, why, r);
     return;
   }
   hpam_token t{this, owner_, src, c.instance, c.sequence, true, false};
   run_request_handler(t, a);
-  if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none);
+  if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none, r);
   counters_[src].requests_received++;
 }
 
