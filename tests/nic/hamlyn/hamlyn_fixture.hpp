@@ -77,8 +77,10 @@ struct guarded_area {
 
 // Revokes slot s of `owner` once `done` has counted `warm` deposits of
 // `sender` (a thread depositing into area a until `stop`): once revoke
-// returns, not one more byte of a changes; the sender's next deposit meets
-// the revoked slot.
+// returns, not one more byte of a changes; the sender's next deposit is
+// refused. Refused as revoked, or, when it read the state still active
+// just before revoke stored it and the key just after revoke zeroed it, by
+// the key: the sender stops at its first refusal.
 inline void expect_nothing_lands_after_revoke(nic::hamlyn::card& owner, const guarded_area& a,
                                               uint32_t s, std::thread& sender,
                                               const std::atomic<uint64_t>& done, uint64_t warm,
@@ -86,7 +88,12 @@ inline void expect_nothing_lands_after_revoke(nic::hamlyn::card& owner, const gu
   while (done.load() < warm) std::this_thread::yield();
   EXPECT_EQ(owner.slots().revoke(s), status::ok);
   std::vector<std::byte> snapshot(a.memory, a.memory + a.bytes);
-  EXPECT_TRUE(spin_until([&] { return owner.arrivals().revoked_rejections >= 1; }, 20'000));
+  EXPECT_TRUE(spin_until(
+      [&] {
+        const nic::hamlyn::arrival_totals t = owner.arrivals();
+        return t.revoked_rejections + t.key_rejections >= 1;
+      },
+      20'000));
   stop = true;
   sender.join();
   EXPECT_EQ(std::memcmp(snapshot.data(), a.memory, a.bytes), 0);
