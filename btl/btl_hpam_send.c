@@ -132,12 +132,55 @@ static int send_now(struct mca_btl_base_endpoint_t *endpoint, struct opal_conver
     return rc;
 }
 
+/* What sendi returns for a result that is not HPAM_OK (the lock, if any,
+ * released already): a lost peer reported, a refusal for now counted as
+ * OPAL_ERR_OUT_OF_RESOURCE, anything else translated. */
+static int sendi_result(int rc)
+{
+    if (OPAL_UNLIKELY(HPAM_ERR_UNREACHABLE == rc)) mca_btl_hpam_report_lost_peer();
+    if (!must_wait(rc)) return mca_btl_hpam_to_opal_error(rc);
+    mca_btl_hpam_component.sendi_refused++;
+    return OPAL_ERR_OUT_OF_RESOURCE;
+}
+
+/* The common sendi's failure (out of line): the stream number it took is
+ * given back, the error kept for hpam_last_error, a refusal remembered. */
+static __attribute__((noinline)) int sendi_failed(mca_btl_base_endpoint_t *endpoint, int rc)
+{
+    hpam_order_unsent(&mca_btl_hpam_component.order, endpoint->peer);
+    (void)hpam_send_now_failed(am_endpoint(), rc);
+    return sendi_result(refusal_noted(endpoint, rc));
+}
+
+/* Any sendi but the common one (out of line): with the lock when threads
+ * are in use, packing non-contiguous data, or refusing because the peer's
+ * queue holds fragments or a send to it was refused since the last poll. */
+static __attribute__((noinline)) int sendi_general(mca_btl_base_endpoint_t *endpoint,
+                                                   struct opal_convertor_t *convertor, void *header,
+                                                   size_t header_size, size_t payload_size,
+                                                   mca_btl_base_tag_t tag)
+{
+    MCA_BTL_HPAM_LOCK();
+    const int rc = can_send_now(endpoint)
+                       ? refusal_noted(endpoint, send_now(endpoint, convertor, header, header_size,
+                                                          payload_size, tag))
+                       : HPAM_ERR_BUSY;
+    MCA_BTL_HPAM_UNLOCK();
+    return OPAL_LIKELY(HPAM_OK == rc) ? OPAL_SUCCESS : sendi_result(rc);
+}
+
 /* Sends at once or refuses: OPAL_ERR_OUT_OF_RESOURCE, with no descriptor,
  * when the peer's instances are busy, something is queued before it, a
  * send to it was refused since the last poll, or this is a handler (btl.h's
  * contract for a sendi that cannot send now); Open MPI then keeps the
  * message and sends it another way (alloc and send, whose fragments are
- * bounded by btl_hpam_max_frags) or again from its progress. */
+ * bounded by btl_hpam_max_frags) or again from its progress.
+ *
+ * The common case (no threads, contiguous data, the peer's queue empty)
+ * keeps nothing across its call into the protocol but the endpoint for a
+ * failure: the stream number is taken before the call and given back if
+ * the send fails (sendi_failed), so that after a send nothing is left to do
+ * and the function needs no frame of saved registers. */
 int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                        struct opal_convertor_t *convertor, void *header, size_t header_size,
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -147,17 +190,20 @@ int mca_btl_hpam_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     if (OPAL_UNLIKELY(header_size + payload_size > btl->btl_max_send_size)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    MCA_BTL_HPAM_LOCK();
-    const int rc = can_send_now(endpoint)
-                       ? refusal_noted(endpoint, send_now(endpoint, convertor, header, header_size,
-                                                          payload_size, tag))
-                       : HPAM_ERR_BUSY;
-    if (OPAL_UNLIKELY(HPAM_ERR_UNREACHABLE == rc)) mca_btl_hpam_report_lost_peer();
-    MCA_BTL_HPAM_UNLOCK();
+    if (OPAL_UNLIKELY(opal_using_threads() || !can_send_now(endpoint) ||
+                      (0 != payload_size && opal_convertor_need_buffers(convertor)))) {
+        return sendi_general(endpoint, convertor, header, header_size, payload_size, tag);
+    }
+    void *payload = NULL;
+    if (0 != payload_size) opal_convertor_get_current_pointer(convertor, &payload);
+    const int peer = endpoint->peer;
+    const uint64_t arg = mca_btl_hpam_order_arg(peer, tag);
+    mca_btl_hpam_order_sent(peer); /* given back by sendi_failed */
+    const hpam_send_now_t *s = &mca_btl_hpam_component.send_now;
+    const int rc = s->send(s->impl, peer, MCA_BTL_HPAM_HANDLER, header, header_size, payload,
+                           payload_size, arg);
     if (OPAL_LIKELY(HPAM_OK == rc)) return OPAL_SUCCESS;
-    if (!must_wait(rc)) return mca_btl_hpam_to_opal_error(rc);
-    mca_btl_hpam_component.sendi_refused++;
-    return OPAL_ERR_OUT_OF_RESOURCE;
+    return sendi_failed(endpoint, rc);
 }
 
 /* One queued fragment, taken off its queue by hpam_pending_drain: sent
