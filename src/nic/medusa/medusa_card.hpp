@@ -256,6 +256,11 @@ class medusa_card {
   // that long, else 0 (none: a packet is at least a wire header). Decided
   // at setup, one compare a packet.
   uint32_t short_copy_up_to_;
+  // A packet launched to an idle engine with at most this many bytes
+  // travels headless in its cell (rx_ready_cell less its head when
+  // headless_, else 0): nothing reads its wire header, so launch does not
+  // write it. Decided at setup, one compare a packet.
+  uint32_t headless_up_to_;
   medusa::length_range packet_lengths_;  // what a packet may be: [wire_header_size, block_size]
   // The lengths an RX_READY entry may give a packet in its cell, and one in
   // a block: [wire_header_size, inline_bytes()] and the rest up to a block.
@@ -305,15 +310,22 @@ inline void medusa_card::launch_as(int dest, uint32_t b, uint32_t len, bool refe
   // The block's address once: the header's store below could alias the
   // fields it is computed from, so a second tx_block(b) would load them again.
   std::byte* const pkt = tx_block(b);
-  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   if (__builtin_expect(direct_tx_ && tx_ready_->empty(), 1)) {
     // The idle engine's step for this one entry (run_tx_engine), b never
-    // leaving the processor: it is transmitted before launch returns.
+    // leaving the processor: it is transmitted before launch returns. A
+    // packet its cell carries headless needs no wire header: the clean wire
+    // hands it straight to deliver, which copies what follows the header,
+    // and its entry says what the header would (length, source). Any other
+    // packet (by reference, in a block, or through TX_READY below, whose
+    // engine reads the destination there) has its header written.
+    if (__builtin_expect(len > headless_up_to_, 0))
+      stamp_wire_header(pkt, len, my_proc_, dest, crc_);
     ++direct_sends_;
     engine_sink sink{*this, refer};
     engine_send(sink, static_cast<uint32_t>(dest), pkt, len);
     return;
   }
+  stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   transmit_as(b, len, refer);
 }
 

@@ -88,6 +88,50 @@ TEST(medusa_headless, a_packet_in_its_cell_travels_without_its_wire_header) {
   EXPECT_EQ(p.b->malformed(), 0u);
 }
 
+// launch writes an outbound block's wire header only when something reads
+// it: not for a packet carried headless (nor for its relaunch), but for one
+// in a block, and for one through TX_READY (the engine reads the
+// destination there).
+TEST(medusa_headless, the_wire_header_is_written_only_where_it_is_read) {
+  const auto header_written = [](const std::byte* pkt, uint32_t len) {
+    wire_header h;
+    std::memcpy(&h, pkt, sizeof h);
+    return h.length == len && h.src == 0 && h.dst == 1;
+  };
+  for (bool direct : {true, false}) {
+    headless_pair p(direct ? "headless_hdr" : "headless_hdr_txready");
+    if (!direct) {  // the same pair, launches through TX_READY
+      card_setup s0 = make_setup(unique_job("headless_hdr_tx"), 2, 0, 4, 8, 1024);
+      card_setup s1 = s0;
+      s1.my_proc = 1;
+      s0.headless_cells = s1.headless_cells = true;
+      s0.direct_tx = false;
+      p.a = std::make_unique<medusa_card>(s0);
+      p.b = std::make_unique<medusa_card>(s1);
+      p.a->attach_peer(1);
+      p.b->attach_peer(0);
+      ASSERT_TRUE(p.a->claim_tx_block(p.t));
+    }
+    for (uint32_t len : {72u, 600u}) {
+      std::byte* pkt = p.a->tx_block(p.t);
+      std::memset(pkt, 0, wire_header_size);
+      rx_packet r{};
+      ASSERT_TRUE(p.send_and_receive(len, len, r));
+      EXPECT_TRUE(exact(r, len, len));
+      EXPECT_EQ(header_written(pkt, len), !direct || len == 600u) << direct << " " << len;
+      p.b->release(r);
+      std::memset(pkt, 0, wire_header_size);
+      p.a->relaunch(1, p.t, len);  // a copy sent again: the same rule
+      ASSERT_TRUE(p.b->receive(r));
+      EXPECT_TRUE(exact(r, len, len));
+      EXPECT_EQ(header_written(pkt, len), !direct || len == 600u) << direct << " " << len;
+      p.b->release(r);
+    }
+    EXPECT_EQ(p.b->malformed(), 0u);
+    EXPECT_EQ(p.a->malformed(), 0u);
+  }
+}
+
 TEST(medusa_headless, not_asked_a_crc_or_a_faulty_wire_keeps_the_wire_header) {
   fault_config reorder;
   reorder.reorder = 1e-9;  // a wire that may hold a packet back, which it never does here
