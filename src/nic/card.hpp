@@ -12,6 +12,11 @@
 //   void         C::launch(int dest, uint32_t b, uint32_t len);
 //                                                   // push <b,len> on TX_READY; the card
 //                                                   // sends it (wire header added by card)
+//   void         C::launch_built(int dest, uint32_t b, std::byte* pkt, uint32_t len);
+//                                                   // launch without the card's checks of
+//                                                   // its arguments: the caller vouches for
+//                                                   // b (its own), pkt = tx_block(b), len
+//                                                   // (a header to a block) and dest (< nprocs)
 //   void         C::relaunch(int dest, uint32_t b, uint32_t len);
 //                                                   // a copy sent again (retransmission,
 //                                                   // reflected reply): sent now or dropped,

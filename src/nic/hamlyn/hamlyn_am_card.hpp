@@ -71,6 +71,14 @@ class hamlyn_am_card {
   // the checks, the wire and the send to the destination's slot: a send's
   // only call into the card is none.
   [[gnu::always_inline]] inline void launch(int dest, uint32_t b, uint32_t len);
+  // launch() of a packet the protocol built in its own block, whose
+  // arguments the caller vouches for instead of the card checking them at
+  // every packet: b one of my outbound blocks (claimed at setup), pkt =
+  // tx_block(b), wire_header_size <= len <= block_size(), dest < nprocs()
+  // (the AM endpoint's requests and replies). dest's card must still be
+  // attached, and is checked.
+  [[gnu::always_inline]] inline void launch_built(int dest, uint32_t b, std::byte* pkt,
+                                                  uint32_t len);
   // A copy sent again (retransmission, reflected reply): now if my region at
   // dest has a free block, else dropped and counted (the protocol sends it
   // again if it is still needed). It never waits in the backlog, so copies
@@ -145,6 +153,8 @@ class hamlyn_am_card {
   };
 
   inline void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
+  // transmit_block past its checks: the wire header and the wire.
+  inline void transmit_built(int dest, uint32_t b, std::byte* pkt, uint32_t len, bool may_wait);
   inline bool transmit(int dest, const std::byte* data, uint32_t len);
   inline void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void send_held();
@@ -212,7 +222,12 @@ class hamlyn_am_card {
     malformed_++;
     return;
   }
-  std::byte* pkt = tx_block(b);
+  transmit_built(dest, b, tx_block(b), len, may_wait);
+}
+
+[[gnu::always_inline]] inline void hamlyn_am_card::transmit_built(int dest, uint32_t b,
+                                                                  std::byte* pkt, uint32_t len,
+                                                                  bool may_wait) {
   stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
@@ -220,6 +235,15 @@ class hamlyn_am_card {
 
 [[gnu::always_inline]] inline void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
   transmit_block(dest, b, len, true);
+}
+
+[[gnu::always_inline]] inline void hamlyn_am_card::launch_built(int dest, uint32_t b,
+                                                                std::byte* pkt, uint32_t len) {
+  if (__builtin_expect(!peers_[dest].given_back, 0)) {  // dest's card not attached (or mine)
+    malformed_++;
+    return;
+  }
+  transmit_built(dest, b, pkt, len, true);
 }
 
 // Sends now when my region at dest has a free block and nothing is waiting

@@ -81,6 +81,17 @@ class medusa_card {
   [[gnu::always_inline]] void launch(int dest, uint32_t b, uint32_t len) noexcept {
     launch_as(dest, b, len, by_reference_);
   }
+  // launch() of a packet the protocol built in its own block, whose
+  // arguments the caller vouches for instead of the card checking them at
+  // every packet: b one of my outbound blocks (claimed at setup), pkt =
+  // tx_block(b), wire_header_size <= len <= block_size(), dest < nprocs().
+  // The AM endpoint's requests and replies: a descriptor's block is fixed at
+  // setup, the length bounded by max_bulk() and the trailer's room, the
+  // destination checked by check_send.
+  [[gnu::always_inline]] void launch_built(int dest, uint32_t b, std::byte* pkt,
+                                           uint32_t len) noexcept {
+    send_built(dest, b, pkt, len, by_reference_);
+  }
   // A copy sent again: as launch, but never by reference (an entry naming
   // the block for its first copy may still wait unread when the sender,
   // answered through this copy, writes the block again): copied into a
@@ -207,6 +218,10 @@ class medusa_card {
   void view_card(peer_view& v, std::byte* base) noexcept;
   [[gnu::always_inline]] inline void launch_as(int dest, uint32_t b, uint32_t len,
                                                bool refer) noexcept;
+  // launch_as past its checks: the wire header where it is read, then the
+  // idle engine's step or TX_READY.
+  [[gnu::always_inline]] inline void send_built(int dest, uint32_t b, std::byte* pkt, uint32_t len,
+                                                bool refer) noexcept;
   void transmit_as(uint32_t b, uint32_t len, bool refer) noexcept;
   void run_tx_engine(bool refer) noexcept;
   // The engine's step for one packet to dest (< nprocs): onto the wire, or
@@ -307,9 +322,13 @@ inline void medusa_card::launch_as(int dest, uint32_t b, uint32_t len, bool refe
     ++malformed_;
     return;
   }
-  // The block's address once: the header's store below could alias the
-  // fields it is computed from, so a second tx_block(b) would load them again.
-  std::byte* const pkt = tx_block(b);
+  send_built(dest, b, tx_block(b), len, refer);
+}
+
+inline void medusa_card::send_built(int dest, uint32_t b, std::byte* pkt, uint32_t len,
+                                    bool refer) noexcept {
+  // (The block's address computed once, by the caller: the header's store
+  // below could alias the fields it is computed from.)
   if (__builtin_expect(direct_tx_ && tx_ready_->empty(), 1)) {
     // The idle engine's step for this one entry (run_tx_engine), b never
     // leaving the processor: it is transmitted before launch returns. A
