@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "sys/align.hpp"
@@ -158,6 +159,11 @@ void hamlyn_am_card::attach_peer(int proc) {
   t.protection_key = mine.key;
   t.range = region_bytes();
   t.flags = hamlyn::ticket_flags::notify;
+  // Its route, found once: the terminus then checks per packet only what
+  // can change (the card idle, the range, the slot written directly).
+  if (!card_.terminus().fast_route_for(t, ps.route))
+    throw std::logic_error("hpam hamlyn: no fast-mode route to attached process " +
+                           std::to_string(proc));
 }
 
 // Waits for proc's inbound header and checks it against the layout this

@@ -145,6 +145,7 @@ class hamlyn_am_card {
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
     const std::atomic<uint64_t>* given_back = nullptr;  // the peer's count of mine it released
     hamlyn::ticket ticket;                              // my region at the peer (fast mode, notify)
+    hamlyn::fast_route route;                           // the ticket's, found at attach
   };
   // Per sender, in my own memory: its packets I handed over and released.
   struct sender_count {
@@ -264,8 +265,8 @@ class hamlyn_am_card {
   if (ps.lent - ps.returned >= per_sender_ && !refill(ps)) return false;
   const uint32_t blk = ps.next;
   hamlyn::send_handle h;
-  if (!is_ok(
-          card_.terminus().send_fast(ps.ticket, uint64_t{blk} * block_size_, data, len, blk, h))) {
+  if (!is_ok(card_.terminus().send_fast_routed(ps.route, ps.ticket, uint64_t{blk} * block_size_,
+                                               data, len, blk, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }

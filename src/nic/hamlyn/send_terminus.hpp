@@ -83,6 +83,12 @@ enum batch_state : uint8_t {
   batch_done = 2,     // carried out by its batch (result recorded)
 };
 
+// A fast-mode ticket's destination, found once (send_terminus::fast_route_for).
+struct fast_route {
+  const card_view* view = nullptr;  // the destination card's view, attached
+  bool local = false;               // my own card
+};
+
 class send_terminus {
  public:
   // Sized from cfg (work_queue_entries, direct_io_limit, engine_budget,
@@ -109,6 +115,17 @@ class send_terminus {
   // counted in rejected_sends and in the receiver's card).
   status send_fast(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                    uint64_t word, send_handle& h);
+  // For send_fast_routed: the route of fast-mode ticket t, what send_fast
+  // checks of the ticket at every packet found once: fast mode, a node of
+  // the job, its card attached (a view once attached stays so, and views_
+  // is sized at setup). False: t has no route (not fast mode, or its card
+  // not attached yet).
+  bool fast_route_for(const ticket& t, fast_route& r) const;
+  // send_fast on a ticket fast_route_for gave route r (the same results and
+  // effects); per packet only what can change: the card idle, the range,
+  // the destination slot written directly (direct_to).
+  status send_fast_routed(const fast_route& r, const ticket& t, uint64_t offset,
+                          const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
   send_state state(const send_handle& h, status* error = nullptr) const;
   // The completion word: entries before it (and their buffers) may be reused.
   uint64_t completion_word() const { return completion_.load(std::memory_order_acquire); }
@@ -138,6 +155,9 @@ class send_terminus {
   bool run_entry(work_entry& w, uint32_t& budget);
   status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                           uint64_t word, send_handle& h);
+  // send_fast past its checks: the arrival done here on v's card.
+  status deliver_fast(const card_view& v, bool local, const ticket& t, uint64_t offset,
+                      const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
   // One packet of a message to its destination card: arrival done here (card
   // memory, cross-memory attach) or a packet in the destination's inbound FIFO.
   status send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
@@ -202,6 +222,25 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
   const bool local = t.node == my_proc_;
   if (__builtin_expect(!v.attached || !detail::direct_to(v, local, t.slot), 0))
     return send_fast_posted(t, offset, data, length, word, h);
+  return deliver_fast(v, local, t, offset, data, length, word, h);
+}
+
+[[gnu::always_inline]] inline status send_terminus::send_fast_routed(
+    const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+    uint64_t word, send_handle& h) {
+  if (__builtin_expect(running_ != posted_ || offset > t.range || length > t.range - offset ||
+                           length > packet_data_bytes_ ||
+                           !detail::direct_to(*r.view, r.local, t.slot),
+                       0))
+    return send_fast(t, offset, data, length, word, h);
+  return deliver_fast(*r.view, r.local, t, offset, data, length, word, h);
+}
+
+[[gnu::always_inline]] inline status send_terminus::deliver_fast(const card_view& v, bool local,
+                                                                 const ticket& t, uint64_t offset,
+                                                                 const std::byte* data,
+                                                                 uint32_t length, uint64_t word,
+                                                                 send_handle& h) {
   const status st = receiver_.arrive_fast(v, t, t.offset + offset, data, length, word, local);
   if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
     return send_fast_posted(t, offset, data, length, word, h);

@@ -473,6 +473,73 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   EXPECT_EQ(tx.completion_word(), 7u);  // every message posted took a position
 }
 
+// send_fast_routed (the AM card's path: the ticket's route found once) has
+// send_fast's results and effects: a route only for a fast-mode ticket to an
+// attached card of the job; a good message deposited, counted, notified and
+// given a work-queue position; the range, the receiving interface's checks
+// and a busy engine still decided per packet.
+TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.engine_budget = 1;
+    c.packet_size = 256;
+  });
+  guarded_area a(j[1], 4096), big_area(j[1], 4096);
+  const uint32_t s = make_slot(j[1], a, slot_mode::fast);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 256, 256, true);
+  send_terminus& tx = j[0].terminus();
+  fast_route r;
+  ticket not_fast = t;
+  not_fast.metadata_index = 0;
+  EXPECT_FALSE(tx.fast_route_for(not_fast, r));
+  ticket nowhere = t;
+  nowhere.node = 2;  // outside the job
+  EXPECT_FALSE(tx.fast_route_for(nowhere, r));
+  ASSERT_TRUE(tx.fast_route_for(t, r));
+  EXPECT_FALSE(r.local);
+  const auto data = pattern(150, 9);
+  const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
+  send_handle h;
+  ASSERT_EQ(tx.send_fast_routed(r, t, 0, bytes, 150, 0xBEEF, h), status::ok);
+  EXPECT_EQ(tx.state(h), send_state::sent);
+  EXPECT_EQ(tx.completion_word(), 1u);
+  EXPECT_EQ(j[1].arrivals().packets, 1u);
+  EXPECT_EQ(std::memcmp(a.memory + 256, data.data(), 150), 0);
+  notification n;
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.metadata, 0xBEEFu);
+  EXPECT_EQ(n.length, 150u);
+  std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
+  // Per packet still: the range, the key, the slot's state.
+  EXPECT_EQ(tx.send_fast_routed(r, t, 200, bytes, 100, 1, h), status::invalid_argument);
+  ticket bad = t;
+  bad.protection_key ^= 1;
+  EXPECT_EQ(tx.send_fast_routed(r, bad, 0, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
+  ASSERT_EQ(j[1].slots().revoke(s), status::ok);
+  EXPECT_EQ(tx.send_fast_routed(r, t, 0, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
+  EXPECT_TRUE(a.untouched());
+  EXPECT_EQ(tx.rejected_sends(), 2u);
+  // Behind a message the engine has not finished: posted, in order.
+  const uint32_t fs = make_slot(j[1], a, slot_mode::fast);
+  const ticket ft = j[1].slots().make_ticket(fs, fast_index, 0, 256, true);
+  ASSERT_TRUE(tx.fast_route_for(ft, r));
+  const uint32_t bs = make_slot(j[1], big_area);
+  const auto big = pattern(192 * 3, 2);  // 3 packets: the engine sends one per kick
+  ASSERT_EQ(send_bytes(j[0], j[1].slots().make_ticket(bs, 0, 0, 4096, true), big.data(), big.size())
+                .state,
+            send_state::pending);
+  ASSERT_EQ(tx.send_fast_routed(r, ft, 0, bytes, 8, 3, h), status::ok);
+  EXPECT_EQ(tx.state(h), send_state::pending);
+  for (int k = 0; k < 100 && tx.state(h) != send_state::sent; ++k) tx.kick();
+  ASSERT_EQ(tx.state(h), send_state::sent);
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, bs);  // the earlier message first
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, fs);
+  EXPECT_EQ(n.metadata, 3u);
+}
+
 // Behind a message the engine has not finished, a fast message waits its
 // turn in the work queue (in order), and the caller's buffer may be reused.
 TEST(hamlyn_card, fast_send_behind_a_busy_engine_is_posted_in_order) {
