@@ -204,8 +204,5 @@ inline am_header* stamp_header(std::byte* packet, uint64_t key, const control_wo
   h->refusal = static_cast<uint8_t>(why);
   return h;
 }
-inline const nic::wire_header* wire_of(const std::byte* packet) {
-  return reinterpret_cast<const nic::wire_header*>(packet);
-}
 
 }  // namespace hpam::am
