@@ -288,6 +288,12 @@ unsigned uct_hpam_dispatch_pending(uct_hpam_iface_t *iface);
 /* UCS_OK when a new operation may start on ep now; otherwise the status to
  * return (UCS_ERR_NO_RESOURCE: queue it; an error: the peer is lost). */
 ucs_status_t uct_hpam_ep_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep);
+/* 1 when uct_hpam_ep_may_send has nothing to say: the endpoint has not
+ * failed and nothing is queued or fenced before a send on it. */
+static inline int uct_hpam_ep_clear(const uct_hpam_iface_t *iface, const uct_hpam_ep_t *ep)
+{
+    return !ep->failed && !hpam_pending_holds_back(&ep->pending) && !ep->fenced && !iface->fenced;
+}
 void uct_hpam_ep_fail_all(uct_hpam_iface_t *iface, int peer);
 
 /* uct_hpam_am.c */

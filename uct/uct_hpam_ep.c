@@ -59,6 +59,7 @@ void uct_hpam_ep_destroy(uct_ep_h tl_ep) { UCS_CLASS_DELETE_FUNC_NAME(uct_hpam_e
 
 ucs_status_t uct_hpam_ep_may_send(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep)
 {
+    if (ucs_likely(uct_hpam_ep_clear(iface, ep))) return UCS_OK;
     if (ucs_unlikely(ep->failed)) return UCS_ERR_ENDPOINT_TIMEOUT;
     if (ucs_unlikely(hpam_pending_holds_back(&ep->pending))) {
         return UCS_ERR_NO_RESOURCE; /* keep the order: what was queued goes first */

@@ -49,6 +49,16 @@ static inline int no_rkey(const uct_hpam_rkey_t *rkey)
     return (uintptr_t)rkey == 0 || (uintptr_t)rkey == UCT_INVALID_RKEY;
 }
 
+/* The rkey is one of this job's for ep's peer and [remote_addr, +length)
+ * lies inside its registration: 1 with *offset set. */
+static inline int rkey_names(const uct_hpam_iface_t *iface, const uct_hpam_ep_t *ep,
+                             const uct_hpam_rkey_t *rkey, uint64_t remote_addr, size_t length,
+                             uint64_t *offset)
+{
+    return rkey->job_hash == iface->md->params.job_hash && rkey->owner == ep->remote_md &&
+           uct_hpam_rkey_offset(rkey, remote_addr, length, offset) == 0;
+}
+
 /* Checks before an operation: the endpoint may send, the peer's memory
  * domain has attached my deposit card (hello), a slot is free (and a bounce
  * buffer, taken into *bounce, when bounce is not NULL), and the remote range
@@ -78,9 +88,7 @@ static ucs_status_t may_start(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep,
             return UCS_ERR_INVALID_PARAM;
         }
         *offset = 0;
-    } else if (ucs_unlikely(rkey->job_hash != iface->md->params.job_hash ||
-                            rkey->owner != ep->remote_md ||
-                            uct_hpam_rkey_offset(rkey, remote_addr, length, offset) != 0)) {
+    } else if (ucs_unlikely(!rkey_names(iface, ep, rkey, remote_addr, length, offset))) {
         ucs_error(
             "hpam: [0x%" PRIx64 ", +%zu) to process %d is not inside the registration the "
             "rkey names ([0x%" PRIx64 ", +%" PRIu64 ") on deposit card %u of job %" PRIx64 ")",
@@ -105,11 +113,9 @@ static inline int may_go_now(const uct_hpam_iface_t *iface, const uct_hpam_ep_t 
                              const uct_hpam_rkey_t *rkey, uint64_t remote_addr, size_t length,
                              uint64_t *offset)
 {
-    return !ep->failed && !hpam_pending_holds_back(&ep->pending) && !ep->fenced && !iface->fenced &&
-           !iface->peers[ep->peer].lost && length != 0 && !no_rkey(rkey) &&
-           !__atomic_load_n(&rkey->not_direct, __ATOMIC_RELAXED) &&
-           rkey->job_hash == iface->md->params.job_hash && rkey->owner == ep->remote_md &&
-           uct_hpam_rkey_offset(rkey, remote_addr, length, offset) == 0;
+    return uct_hpam_ep_clear(iface, ep) && !iface->peers[ep->peer].lost && length != 0 &&
+           !no_rkey(rkey) && !__atomic_load_n(&rkey->not_direct, __ATOMIC_RELAXED) &&
+           rkey_names(iface, ep, rkey, remote_addr, length, offset);
 }
 
 /* A bounce buffer for an operation that could not be done within the call. */

@@ -285,17 +285,12 @@ status receiving_interface::resolve_held(const card_view& v, uint32_t s_index, u
     // counted
   } else if (paranoid(s.mode) || s.mode == static_cast<uint32_t>(slot_mode::fast)) {
     count(c.mode_rejections);
-  } else if (key == 0 || key != s.key) {
-    count(c.key_rejections);
-  } else if (!inside(offset, len, 0, s.bound)) {
-    count(c.bounds_rejections);
   } else {
-    const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
-    ptr = card_memory ? v.area + s.base + offset : nullptr;
-    address = card_memory ? 0 : s.base + offset;
-    st = status::ok;
-    if (line)  // kept for resolve_direct: read while held and active, as the copy
-      windows_[window_of(&sl)] = {&sl, sl.generation, card_memory, s.base, s.bound};
+    // (The generation read while held and active, as the copy.)
+    const direct_window w{&sl, sl.generation, s.memory == static_cast<uint32_t>(area_memory::card),
+                          s.base, s.bound};
+    st = place(v, w, key, s.key, offset, len, ptr, address);
+    if (is_ok(st) && line) windows_[window_of(&sl)] = w;  // kept for resolve_direct
   }
   if (!is_ok(st)) drop_hold(v, sl, line);
   return st;  // on ok the caller lets go (unresolve, unresolve_direct) when done with the memory

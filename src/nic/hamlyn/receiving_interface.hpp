@@ -234,6 +234,12 @@ class receiving_interface {
     uint64_t base = 0;         // checked: inside the area when card memory
     uint64_t bound = 0;
   };
+  // The key presented against the slot's `key` (0: none matches) and
+  // [offset, offset + len) inside w's bound, then where it lies: card
+  // memory gives ptr, process memory the owner's address (ptr null). A
+  // refusal is counted.
+  static status place(const card_view& v, const direct_window& w, uint64_t presented, uint64_t key,
+                      uint64_t offset, uint64_t len, std::byte*& ptr, uint64_t& address);
   static constexpr uint32_t direct_windows = 16;
   static uint32_t window_of(const slot* sl) {
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sl) / sizeof(slot)) % direct_windows;
@@ -391,6 +397,22 @@ template <bool fast_only>
   return true;
 }
 
+[[gnu::always_inline]] inline status receiving_interface::place(
+    const card_view& v, const direct_window& w, uint64_t presented, uint64_t key, uint64_t offset,
+    uint64_t len, std::byte*& ptr, uint64_t& address) {
+  if (presented == 0 || presented != key) {
+    detail::count(v.header->counters.key_rejections);
+    return status::rejected;
+  }
+  if (!detail::inside(offset, len, 0, w.bound)) {
+    detail::count(v.header->counters.bounds_rejections);
+    return status::rejected;
+  }
+  ptr = w.card_memory ? v.area + w.base + offset : nullptr;
+  address = w.card_memory ? 0 : w.base + offset;
+  return status::ok;
+}
+
 // resolve_direct. A slot held lately and not set up again since (same
 // place, same generation: create_slot, the only writer of the fields kept,
 // bumps the generation before it publishes the state, and this hold read
@@ -410,19 +432,10 @@ template <bool fast_only>
         return status::rejected;
       }
       if (__builtin_expect(w.generation == sl.generation, 1)) {
-        arrival_counters& c = v.header->counters;
-        const uint64_t k = sl.protection_key.load(std::memory_order_acquire);
-        if (key == 0 || key != k) {
-          detail::count(c.key_rejections);
-        } else if (!detail::inside(offset, len, 0, w.bound)) {
-          detail::count(c.bounds_rejections);
-        } else {
-          ptr = w.card_memory ? v.area + w.base + offset : nullptr;
-          address = w.card_memory ? 0 : w.base + offset;
-          return status::ok;
-        }
-        drop_hold(v, sl, line);
-        return status::rejected;
+        const status st = place(v, w, key, sl.protection_key.load(std::memory_order_acquire),
+                                offset, len, ptr, address);
+        if (!is_ok(st)) drop_hold(v, sl, line);
+        return st;
       }
       drop_hold(v, sl, line);  // set up again since: checked afresh
     }

@@ -311,11 +311,4 @@ send_state send_terminus::state(const send_handle& h, status* error) const {
   return send_state::sent;
 }
 
-bool send_terminus::fast_route_for(const ticket& t, fast_route& r) const {
-  if (t.metadata_index != fast_index || t.node >= nprocs_ || !views_[t.node].attached) return false;
-  r.view = &views_[t.node];
-  r.local = t.node == my_proc_;
-  return true;
-}
-
 }  // namespace hpam::nic::hamlyn

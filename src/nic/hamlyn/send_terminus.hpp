@@ -115,12 +115,12 @@ class send_terminus {
   // counted in rejected_sends and in the receiver's card).
   status send_fast(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                    uint64_t word, send_handle& h);
-  // For send_fast_routed: the route of fast-mode ticket t, what send_fast
-  // checks of the ticket at every packet found once: fast mode, a node of
+  // The route of fast-mode ticket t, what send_fast finds at every packet
+  // and a caller of send_fast_routed finds once: fast mode, a node of
   // the job, its card attached (a view once attached stays so, and views_
   // is sized at setup). False: t has no route (not fast mode, or its card
   // not attached yet).
-  bool fast_route_for(const ticket& t, fast_route& r) const;
+  inline bool fast_route_for(const ticket& t, fast_route& r) const;
   // send_fast on a ticket fast_route_for gave route r (the same results and
   // effects); per packet only what can change: the card idle, the range,
   // the destination slot written directly (direct_to).
@@ -210,21 +210,24 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
                                                               const std::byte* data,
                                                               uint32_t length, uint64_t word,
                                                               send_handle& h) {
-  if (__builtin_expect(running_ != posted_ || t.metadata_index != fast_index || t.node >= nprocs_ ||
-                           offset > t.range || length > t.range - offset ||
-                           length > packet_data_bytes_,
-                       0))
-    return send_fast_posted(t, offset, data, length, word, h);  // busy card, or send() refuses it
-  // Delivered here when the destination's memory can be written directly
-  // (direct_to, as in send_packet); otherwise, and when the kernel refuses a
-  // cross-memory write, through the work queue and send_packet.
-  const card_view& v = views_[t.node];
-  const bool local = t.node == my_proc_;
-  if (__builtin_expect(!v.attached || !detail::direct_to(v, local, t.slot), 0))
-    return send_fast_posted(t, offset, data, length, word, h);
-  return deliver_fast(v, local, t, offset, data, length, word, h);
+  fast_route r;
+  if (__builtin_expect(!fast_route_for(t, r), 0))
+    return send_fast_posted(t, offset, data, length, word, h);  // send() refuses it
+  return send_fast_routed(r, t, offset, data, length, word, h);
 }
 
+[[gnu::always_inline]] inline bool send_terminus::fast_route_for(const ticket& t,
+                                                                 fast_route& r) const {
+  if (t.metadata_index != fast_index || t.node >= nprocs_ || !views_[t.node].attached) return false;
+  r.view = &views_[t.node];
+  r.local = t.node == my_proc_;
+  return true;
+}
+
+// Delivered here when the card is idle and the destination's memory can be
+// written directly (direct_to, as in send_packet); otherwise (a busy card,
+// a range send() refuses), and when the kernel refuses a cross-memory
+// write, through the work queue and send_packet.
 [[gnu::always_inline]] inline status send_terminus::send_fast_routed(
     const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
     uint64_t word, send_handle& h) {
@@ -232,7 +235,7 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
                            length > packet_data_bytes_ ||
                            !detail::direct_to(*r.view, r.local, t.slot),
                        0))
-    return send_fast(t, offset, data, length, word, h);
+    return send_fast_posted(t, offset, data, length, word, h);
   return deliver_fast(*r.view, r.local, t, offset, data, length, word, h);
 }
 
