@@ -413,77 +413,88 @@ ucs_status_t uct_hpam_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_
                                             &RKEY(rkey)->ticket, offset, &op->head.handle));
 }
 
-static int dep_op(uct_atomic_op_t opcode, enum hpam_dep_atomic_op *out)
-{
-    switch (opcode) {
-    case UCT_ATOMIC_OP_ADD: *out = HPAM_DEP_ADD; return 1;
-    case UCT_ATOMIC_OP_AND: *out = HPAM_DEP_AND; return 1;
-    case UCT_ATOMIC_OP_OR: *out = HPAM_DEP_OR; return 1;
-    case UCT_ATOMIC_OP_XOR: *out = HPAM_DEP_XOR; return 1;
-    case UCT_ATOMIC_OP_SWAP: *out = HPAM_DEP_SWAP; return 1;
-    case UCT_ATOMIC_OP_CSWAP: *out = HPAM_DEP_CSWAP; return 1;
-    default: return 0;
-    }
-}
+/* UCT's atomic opcodes are the deposit layer's, in the same order. */
+_Static_assert((int)UCT_ATOMIC_OP_ADD == (int)HPAM_DEP_ADD &&
+                   (int)UCT_ATOMIC_OP_AND == (int)HPAM_DEP_AND &&
+                   (int)UCT_ATOMIC_OP_OR == (int)HPAM_DEP_OR &&
+                   (int)UCT_ATOMIC_OP_XOR == (int)HPAM_DEP_XOR &&
+                   (int)UCT_ATOMIC_OP_SWAP == (int)HPAM_DEP_SWAP &&
+                   (int)UCT_ATOMIC_OP_CSWAP == (int)HPAM_DEP_CSWAP,
+               "uct_atomic_op_t and hpam_dep_atomic_op in the same order");
 
-/* An atomic done within the call: its old value to result (unless NULL). */
-static inline ucs_status_t fetched(int rc, void *result, uint64_t old, int width)
+/* An atomic that could not be done within the call by the first try (or
+ * was not tried): may_start's checks and errors, then the deposit layer's
+ * atomic, within the call (card memory) or as a packet its owner serves. */
+static UCS_F_NOINLINE ucs_status_t atomic_later(uct_hpam_iface_t *iface, uct_hpam_ep_t *ep,
+                                                enum hpam_dep_atomic_op op_code, int width,
+                                                uint64_t operand, uint64_t compare, void *result,
+                                                uint64_t remote_addr, const uct_hpam_rkey_t *rkey,
+                                                uct_completion_t *comp)
 {
-    if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
-    return now_status(rc);
-}
-
-/* One atomic: result NULL for the posted (non-fetching) forms. */
-static ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code, int width,
-                           uint64_t operand, uint64_t compare, void *result, uint64_t remote_addr,
-                           uct_rkey_t rkey, uct_completion_t *comp)
-{
-    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
-    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
     uint64_t offset;
     uint64_t old = 0;
-    UCT_TL_EP_STAT_ATOMIC(&ep->super);
-    if (ucs_likely(may_go_now(iface, ep, RKEY(rkey), remote_addr, (size_t)width, &offset))) {
-        const int rc =
-            noted(RKEY(rkey), hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket,
-                                                  offset, operand, compare, &old));
-        if (ucs_likely(rc != HPAM_ERR_NOT_SUPPORTED)) return fetched(rc, result, old, width);
-    }
-    ucs_status_t status =
-        may_start(iface, ep, RKEY(rkey), remote_addr, (size_t)width, NULL, &offset);
+    ucs_status_t status = may_start(iface, ep, rkey, remote_addr, (size_t)width, NULL, &offset);
     if (ucs_unlikely(status != UCS_OK)) return status;
-    const int rc =
-        DIRECT(RKEY(rkey), hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket,
-                                               offset, operand, compare, &old));
-    if (rc != HPAM_ERR_NOT_SUPPORTED) return fetched(rc, result, old, width);
+    const int rc = DIRECT(rkey, hpam_dep_atomic_now(iface->dep, op_code, width, &rkey->ticket,
+                                                    offset, operand, compare, &old));
+    if (rc != HPAM_ERR_NOT_SUPPORTED) {
+        if (rc == HPAM_OK && result != NULL) memcpy(result, &old, (size_t)width);
+        return now_status(rc);
+    }
     uct_hpam_op_t *op = uct_hpam_op_new(iface, ep, result != NULL ? comp : NULL);
     op->result = result;
     op->width = result != NULL ? (uint8_t)width : 0;
     return uct_hpam_op_started(
         iface, op,
-        hpam_dep_atomic(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset, operand, compare,
+        hpam_dep_atomic(iface->dep, op_code, width, &rkey->ticket, offset, operand, compare,
                         result != NULL ? &op->fetched : NULL, &op->head.handle));
 }
 
-/* The posted forms: add, and, or, xor (no swap: its old value is the point). */
-static ucs_status_t post(uct_ep_h ep, unsigned opcode, int width, uint64_t value,
-                         uint64_t remote_addr, uct_rkey_t rkey)
+/* One atomic (result NULL for the posted forms), inline in each entry: into
+ * card memory it completes within the call, its old value in result, after
+ * may_go_now's checks and the deposit layer's (the slot held, its state,
+ * generation, key and bounds, the word aligned): one call, one CPU atomic.
+ * Anything else, and every refusal but the deposit layer's, is atomic_later's. */
+static UCS_F_ALWAYS_INLINE ucs_status_t atomic(uct_ep_h tl_ep, enum hpam_dep_atomic_op op_code,
+                                               int width, uint64_t operand, uint64_t compare,
+                                               void *result, uint64_t remote_addr, uct_rkey_t rkey,
+                                               uct_completion_t *comp)
 {
-    enum hpam_dep_atomic_op op;
-    if (opcode == UCT_ATOMIC_OP_SWAP || opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) {
-        return UCS_ERR_UNSUPPORTED;
+    uct_hpam_iface_t *iface = uct_hpam_iface_of(tl_ep);
+    uct_hpam_ep_t *ep = ucs_derived_of(tl_ep, uct_hpam_ep_t);
+    uint64_t offset;
+    uint64_t old;
+    UCT_TL_EP_STAT_ATOMIC(&ep->super);
+    if (ucs_likely(may_go_now(iface, ep, RKEY(rkey), remote_addr, (size_t)width, &offset))) {
+        const int rc = hpam_dep_atomic_now(iface->dep, op_code, width, &RKEY(rkey)->ticket, offset,
+                                           operand, compare, &old);
+        if (ucs_likely(rc == HPAM_OK)) {
+            if (result != NULL) memcpy(result, &old, (size_t)width);
+            return UCS_OK;
+        }
+        if (noted(RKEY(rkey), rc) != HPAM_ERR_NOT_SUPPORTED) return uct_hpam_status(rc);
     }
-    return atomic(ep, op, width, value, 0, NULL, remote_addr, rkey, NULL);
+    return atomic_later(iface, ep, op_code, width, operand, compare, result, remote_addr,
+                        RKEY(rkey), comp);
+}
+
+/* The posted forms: add, and, or, xor (no swap: its old value is the point). */
+static UCS_F_ALWAYS_INLINE ucs_status_t post(uct_ep_h ep, unsigned opcode, int width,
+                                             uint64_t value, uint64_t remote_addr, uct_rkey_t rkey)
+{
+    if (ucs_unlikely(opcode > UCT_ATOMIC_OP_XOR)) return UCS_ERR_UNSUPPORTED;
+    return atomic(ep, (enum hpam_dep_atomic_op)opcode, width, value, 0, NULL, remote_addr, rkey,
+                  NULL);
 }
 
 /* The fetching forms (compare-and-swap has its own call). */
-static ucs_status_t fetch(uct_ep_h ep, uct_atomic_op_t opcode, int width, uint64_t value,
-                          void *result, uint64_t remote_addr, uct_rkey_t rkey,
-                          uct_completion_t *comp)
+static UCS_F_ALWAYS_INLINE ucs_status_t fetch(uct_ep_h ep, uct_atomic_op_t opcode, int width,
+                                              uint64_t value, void *result, uint64_t remote_addr,
+                                              uct_rkey_t rkey, uct_completion_t *comp)
 {
-    enum hpam_dep_atomic_op op;
-    if (opcode == UCT_ATOMIC_OP_CSWAP || !dep_op(opcode, &op)) return UCS_ERR_UNSUPPORTED;
-    return atomic(ep, op, width, value, 0, result, remote_addr, rkey, comp);
+    if (ucs_unlikely((unsigned)opcode > UCT_ATOMIC_OP_SWAP)) return UCS_ERR_UNSUPPORTED;
+    return atomic(ep, (enum hpam_dep_atomic_op)opcode, width, value, 0, result, remote_addr, rkey,
+                  comp);
 }
 
 ucs_status_t uct_hpam_ep_atomic64_post(uct_ep_h ep, unsigned opcode, uint64_t value,

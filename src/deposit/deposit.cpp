@@ -41,24 +41,6 @@ nic::hamlyn::card_config card_config_for(const setup& s) {
 
 hybrid_op atomic_as_hybrid(atomic_op op, atomic_width w, uint64_t operand, uint64_t compare);
 
-hybrid_code code_for(atomic_op op) {
-  switch (op) {
-    case atomic_op::add:
-      return hybrid_code::fetch_add;
-    case atomic_op::bit_and:
-      return hybrid_code::fetch_and;
-    case atomic_op::bit_or:
-      return hybrid_code::fetch_or;
-    case atomic_op::bit_xor:
-      return hybrid_code::fetch_xor;
-    case atomic_op::swap:
-      return hybrid_code::swap;
-    case atomic_op::compare_swap:
-      return hybrid_code::compare_swap;
-  }
-  return hybrid_code::none;
-}
-
 // One piece by cross-memory attach for a deposit within the call: the whole
 // of it in one system call as a rule, what a partial call left by the
 // helpers of nic/hamlyn/cross_memory.hpp (system_error: the kernel refused).
@@ -535,32 +517,6 @@ status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t 
 
 // --- at once (e) ----------------------------------------------------------
 
-// [offset, offset+len) of t held and addressable here (card memory, or my
-// own process's): ok with ptr (the caller unresolves), a refusal of the
-// checks, or not_supported (nothing held) for memory reached otherwise.
-[[gnu::always_inline]] inline status endpoint::direct(const ticket& t, uint64_t offset,
-                                                      uint64_t len, std::byte*& ptr) {
-  if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
-    return status::invalid_argument;
-  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
-  if (!v.attached) return status::invalid_argument;
-  const bool mine = static_cast<int>(t.node) == my_proc_;
-  if (!mine && !(t.slot < v.geo.slot_count &&  // (a peek: resolve reads the slot held)
-                 v.slots[t.slot].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card)))
-    return status::not_supported;
-  card_.terminus().kick();  // what waits in the work queue takes effect first
-  uint64_t address = 0;
-  const status st = card_.receiver().resolve_direct(v, t.slot, t.protection_key, t.offset + offset,
-                                                    len, ptr, address);
-  if (!is_ok(st) || ptr) return st;  // the checks refused it, or card memory
-  if (mine) {
-    ptr = reinterpret_cast<std::byte*>(address);
-    return status::ok;
-  }
-  card_.receiver().unresolve_direct(v, t.slot);  // set up again meanwhile, over private memory
-  return status::not_supported;
-}
-
 status endpoint::put_now(const void* src, size_t len, const ticket& t, uint64_t offset) {
   // A ticket that asks for notification or fast mode needs the arrival's counting.
   if (t.metadata_index == nic::hamlyn::fast_index || (t.flags & nic::hamlyn::ticket_flags::notify))
@@ -591,19 +547,6 @@ status endpoint::get_now_to(void (*take)(void*, const void*, size_t), void* arg,
   take(arg, ptr, len);
   card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
   return status::ok;
-}
-
-status endpoint::atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
-                            uint64_t operand, uint64_t compare, uint64_t* fetched) {
-  const hybrid_op o = atomic_as_hybrid(op, w, operand, compare);
-  std::byte* ptr = nullptr;
-  const status st = direct(t, offset, o.width, ptr);
-  if (!is_ok(st)) return st;
-  hybrid_result res;
-  const status done = execute(nullptr, target_memory{ptr, o.width}, o, nullptr, 0, nullptr, 0, res);
-  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
-  if (is_ok(done) && fetched) *fetched = res.fetched;
-  return done;
 }
 
 // Called from every turn of the BTL's progress loop: with nothing to do it

@@ -130,6 +130,25 @@ enum class op_state : uint8_t { pending, sent, error };
 enum class atomic_op : uint8_t { add, bit_and, bit_or, bit_xor, swap, compare_swap };
 enum class atomic_width : uint8_t { w32 = 4, w64 = 8 };
 
+// The hybrid deposit operation an atomic is (none for a value outside atomic_op).
+constexpr hybrid_code code_for(atomic_op op) {
+  switch (op) {
+    case atomic_op::add:
+      return hybrid_code::fetch_add;
+    case atomic_op::bit_and:
+      return hybrid_code::fetch_and;
+    case atomic_op::bit_or:
+      return hybrid_code::fetch_or;
+    case atomic_op::bit_xor:
+      return hybrid_code::fetch_xor;
+    case atomic_op::swap:
+      return hybrid_code::swap;
+    case atomic_op::compare_swap:
+      return hybrid_code::compare_swap;
+  }
+  return hybrid_code::none;
+}
+
 struct op_handle {
   uint32_t index = ~0u;     // operation record
   uint32_t generation = 0;  // its generation when issued
@@ -182,6 +201,7 @@ class endpoint {
   // slot held meanwhile (a UCX unpack callback: no copy in between).
   status get_now_to(void (*take)(void*, const void*, size_t), void* arg, size_t len,
                     const ticket& t, uint64_t offset);
+  // Inline (below): the C API's entry runs it without a further call.
   status atomic_now(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
                     uint64_t operand, uint64_t compare, uint64_t* fetched);
 
@@ -232,6 +252,9 @@ class endpoint {
                    const void* data, uint32_t len, void* out, uint32_t out_len, uint64_t* fetched,
                    int dest, op_handle* h);
   status direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr);
+  template <class T>
+  status atomic_word(hybrid_code code, const ticket& t, uint64_t offset, T operand, T compare,
+                     uint64_t* fetched);
   status hold_direct(const ticket& t, uint64_t offset, uint64_t len, std::byte*& ptr,
                      uint64_t& address);
   void drop_direct(const ticket& t);
@@ -317,5 +340,70 @@ class endpoint {
     return o.key == t.protection_key && o.slot == t.slot && o.generation == t.generation;
   }
 };
+
+// [offset, offset+len) of t held and addressable here (card memory, or my
+// own process's): ok with ptr (the caller unresolves), a refusal of the
+// checks, or not_supported (nothing held) for memory reached otherwise.
+[[gnu::always_inline]] inline status endpoint::direct(const ticket& t, uint64_t offset,
+                                                      uint64_t len, std::byte*& ptr) {
+  if (t.node >= static_cast<uint32_t>(nprocs_) || offset > t.range || len > t.range - offset)
+    return status::invalid_argument;
+  const nic::hamlyn::card_view& v = card_.view(static_cast<int>(t.node));
+  if (!v.attached) return status::invalid_argument;
+  const bool mine = static_cast<int>(t.node) == my_proc_;
+  if (!mine && !(t.slot < v.geo.slot_count &&  // (a peek: resolve reads the slot held)
+                 v.slots[t.slot].memory == static_cast<uint32_t>(nic::hamlyn::area_memory::card)))
+    return status::not_supported;
+  card_.terminus().kick();  // what waits in the work queue takes effect first
+  uint64_t address = 0;
+  const status st = card_.receiver().resolve_direct(v, t.slot, t.protection_key, t.offset + offset,
+                                                    len, ptr, address);
+  if (!is_ok(st) || ptr) return st;  // the checks refused it, or card memory
+  if (mine) {
+    ptr = reinterpret_cast<std::byte*>(address);
+    return status::ok;
+  }
+  card_.receiver().unresolve_direct(v, t.slot);  // set up again meanwhile, over private memory
+  return status::not_supported;
+}
+
+// An atomic within the call on a T: the checks of every direct deposit
+// (direct: the ticket's range, the card attached, the slot held, its state,
+// generation, key and bounds), the word aligned, then one CPU atomic on it
+// and the hold let go. Nothing is built or interpreted (execute's register,
+// mode and permission checks concern connections: an atomic by ticket has
+// none).
+template <class T>
+[[gnu::always_inline]] inline status endpoint::atomic_word(hybrid_code code, const ticket& t,
+                                                           uint64_t offset, T operand, T compare,
+                                                           uint64_t* fetched) {
+  std::byte* ptr = nullptr;
+  status st = direct(t, offset, sizeof(T), ptr);
+  if (!is_ok(st)) return st;
+  T old = 0;
+  if (reinterpret_cast<uintptr_t>(ptr) & (sizeof(T) - 1))
+    st = status::invalid_argument;  // held, so let go below; nothing counted (as execute)
+  else
+    old = memory_atomic<T>(code, reinterpret_cast<T*>(ptr), operand, compare);
+  card_.receiver().unresolve_direct(card_.view(static_cast<int>(t.node)), t.slot);
+  if (is_ok(st) && fetched) *fetched = old;
+  return st;
+}
+
+// Inline, so that the C API's entry (UCX's atomics into card memory) is one
+// call: atomic_word for the width.
+[[gnu::always_inline]] inline status endpoint::atomic_now(atomic_op op, atomic_width w,
+                                                          const ticket& t, uint64_t offset,
+                                                          uint64_t operand, uint64_t compare,
+                                                          uint64_t* fetched) {
+  const hybrid_code code = code_for(op);
+  if (!is_memory_atomic(code)) return status::invalid_argument;
+  if (w == atomic_width::w64)
+    return atomic_word<uint64_t>(code, t, offset, operand, compare, fetched);
+  if (w == atomic_width::w32)
+    return atomic_word<uint32_t>(code, t, offset, static_cast<uint32_t>(operand),
+                                 static_cast<uint32_t>(compare), fetched);
+  return status::invalid_argument;
+}
 
 }  // namespace hpam::deposit

@@ -13,29 +13,6 @@ bool bit(uint32_t mask, uint8_t r) {
   return (mask >> r) & 1u;
 }
 
-template <class T>
-uint64_t memory_atomic(hybrid_code code, T* p, T v, T cmp) {
-  switch (code) {
-    case hybrid_code::fetch_add:
-      return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::fetch_and:
-      return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::fetch_or:
-      return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::fetch_xor:
-      return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::swap:
-      return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
-    case hybrid_code::compare_swap: {
-      T expected = cmp;
-      __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-      return expected;  // the old value: equal to cmp exactly when the swap happened
-    }
-    default:
-      return 0;
-  }
-}
-
 // A connection's permission bits, read once per operation.
 struct permissions {
   uint32_t readable = 0;

@@ -153,6 +153,34 @@ constexpr bool is_memory_atomic(hybrid_code c) {
          c == hybrid_code::fetch_and || c == hybrid_code::fetch_or || c == hybrid_code::fetch_xor;
 }
 
+// One memory atomic (is_memory_atomic(code)) on the word at p, sequentially
+// consistent as a CPU's own: the old value. compare_swap swaps only when
+// the word equals cmp (the old value then equals cmp). Used by execute and
+// by the deposit layer's atomic_now, which has checked p (held, key,
+// bounds, alignment) before.
+template <class T>
+[[gnu::always_inline]] inline T memory_atomic(hybrid_code code, T* p, T v, T cmp) {
+  switch (code) {
+    case hybrid_code::fetch_add:
+      return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_and:
+      return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_or:
+      return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::fetch_xor:
+      return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::swap:
+      return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+    case hybrid_code::compare_swap: {
+      T expected = cmp;
+      __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      return expected;  // the old value: equal to cmp exactly when the swap happened
+    }
+    default:
+      return 0;
+  }
+}
+
 // Pure helpers, tested from tables.
 constexpr uint64_t apply_register_fn(register_fn fn, uint64_t a, uint64_t b) {
   switch (fn) {
