@@ -10,6 +10,7 @@
 // changed.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -73,9 +74,11 @@ struct world {
   // meets the slot's checks within the call (endpoint::put_whole), which
   // refuse those, and a good one then travels as a packet (no cross-memory
   // attach in this world); a byte past endpoint 1's memory is a finding.
-  void ask(uint8_t how) {
+  void ask(uint8_t how, input& in) {
     if (how >= 224) {
-      within_the_call(how);
+      const uint8_t sel = in.take<uint8_t>();
+      const uint64_t operand = in.take<uint64_t>();
+      within_the_call(how, sel, operand, in.take<uint64_t>());
     } else if (how % 4 == 3) {
       deposit::ticket t = private_ticket;
       if (how & 16) t.range += 4096;
@@ -100,32 +103,79 @@ struct world {
   // card memory (put_now, get_now, atomic_now: the receiving interface
   // keeps the slot it checked, receiving_interface::direct_window), now
   // and then with a wrong key, a range wider than the slot's, another
-  // slot's index or an offset near its end (beyond it for 24 or 8 bytes): a refused one changes no
-  // byte.
-  void within_the_call(uint8_t how) {
+  // slot's index or an offset near its end (beyond it for 24 or 8 bytes):
+  // a refused one changes no byte. An atomic (any of the six, 32 or 64
+  // bits, `sel`; at times misaligned) that was carried out changed its word
+  // alone, as a CPU atomic would, and fetched the old value.
+  void within_the_call(uint8_t how, uint8_t sel, uint64_t operand, uint64_t compare) {
     deposit::ticket t = card_ticket;
     if (how & 1) t.protection_key ^= 1;
     if (how & 2) t.range += 4096;
     if (how & 4) t.slot ^= 1;
-    const uint64_t offset = (how & 8) ? 1020 : (how % 4) * 64;
     const auto* area = static_cast<const uint8_t*>(card_memory);
     card_shadow.assign(area, area + 1024);
+    const bool atomic = !(how & 16) && !(how & 2);
+    const uint64_t width = (sel & 8) ? 4 : 8;
+    const uint64_t misaligned = atomic && (sel & 16) ? (sel & 32 ? 2 : 4) : 0;
+    const uint64_t offset = ((how & 8) ? 1020 : (how % 4) * 64) + misaligned;
     status st;
-    if (how & 16)
+    uint64_t old = 0;
+    const auto op = static_cast<deposit::atomic_op>(sel % 6);
+    if (how & 16) {
       st = e[0]->put_now(out, 24, t, offset);
-    else if (how & 2)
+    } else if (how & 2) {
       st = e[0]->get_now(out, 24, t, offset);
-    else
-      st = e[0]->atomic_now(deposit::atomic_op::add, deposit::atomic_width::w64, t, offset, 1, 0,
-                            &fetched);
+    } else {
+      std::memcpy(&old, card_shadow.data() + std::min<uint64_t>(offset, 1024 - width), width);
+      if (sel & 64) compare = old;  // a compare-and-swap that swaps
+      st =
+          e[0]->atomic_now(op, width == 4 ? deposit::atomic_width::w32 : deposit::atomic_width::w64,
+                           t, offset, operand, compare, &fetched);
+    }
     // A wrong key, another slot, or 24 (8) bytes at 1020 of a 1024-byte slot
-    // must be refused.
-    if (is_ok(st) ? (how & 13) != 0 : std::memcmp(card_shadow.data(), area, 1024) != 0) violated();
+    // must be refused, and so must an atomic on a word not aligned to its
+    // width (4 bytes at 1020, or at 4 past an aligned offset, is inside
+    // and aligned for a 32-bit one).
+    const bool beyond = offset + (atomic ? width : 24) > 1024;
+    const bool unaligned = atomic && offset % width != 0;
+    if (!is_ok(st)) {
+      if (std::memcmp(card_shadow.data(), area, 1024) != 0) violated();
+      return;
+    }
+    if ((how & 5) || beyond || unaligned) violated();
+    if (!atomic) return;
+    const uint64_t mask = width == 4 ? 0xFFFFFFFFull : ~0ull;
+    uint64_t now = 0;
+    std::memcpy(&now, area + offset, width);
+    if (fetched != old) violated();
+    if (now != expected(op, old, operand & mask, compare & mask, mask)) violated();
+    std::memcpy(card_shadow.data() + offset, area + offset, width);  // the rest as it was
+    if (std::memcmp(card_shadow.data(), area, 1024) != 0) violated();
+  }
+
+  // The word after op, as a CPU atomic leaves it.
+  static uint64_t expected(deposit::atomic_op op, uint64_t old, uint64_t v, uint64_t cmp,
+                           uint64_t mask) {
+    switch (op) {
+      case deposit::atomic_op::add:
+        return (old + v) & mask;
+      case deposit::atomic_op::bit_and:
+        return old & v;
+      case deposit::atomic_op::bit_or:
+        return old | v;
+      case deposit::atomic_op::bit_xor:
+        return old ^ v;
+      case deposit::atomic_op::swap:
+        return v;
+      case deposit::atomic_op::compare_swap:
+        return old == cmp ? v : old;
+    }
+    return old;
   }
 
   void step(input& in) {
     const uint8_t flags = in.take<uint8_t>();
-    if (flags & 128) ask(in.take<uint8_t>());
+    if (flags & 128) ask(in.take<uint8_t>(), in);
     packet_header h = in.take<packet_header>();
     h.destination = (flags & 64) ? 0 : 1;
     const uint8_t pick = in.take<uint8_t>();

@@ -11,7 +11,7 @@ TESTS += tests/uct/test_uct
 tests_uct_test_uct_SOURCES = \
   tests/uct/uct_fixture.hpp \
   tests/uct/test_uct_config.cc tests/uct/test_uct_am.cc tests/uct/test_uct_rma.cc \
-  tests/uct/test_uct_churn.cc
+  tests/uct/test_uct_churn.cc tests/uct/test_uct_atomics.cc
 tests_uct_test_uct_CPPFLAGS = -I$(top_srcdir)/uct -I$(top_srcdir)/src/include $(UCX_CFLAGS)
 tests_uct_test_uct_CXXFLAGS = $(TEST_CXXFLAGS)
 # The transport linked in whole (its constructor registers the component,
