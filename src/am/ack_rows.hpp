@@ -1,12 +1,11 @@
 // Deferred acknowledgements (endpoint_config::defer_acks), kept per peer:
 // the peer's row holds one bit per instance whose acknowledgement waits to
-// be launched, and one bit per instance whose waiting ack is plain (no
-// refusal) and so may ride on the next request to that peer
-// (piggyback_acks). A send touches only its destination's row (O(1)); a
-// flush visits only the rows listed since the last flush, and may launch
-// only the rows that are due (multi_ack: enough acks waiting), keeping the
-// others listed. The acks' packets themselves stay in the reply
-// descriptors' blocks.
+// be launched. Only plain acks (no refusal) wait, so every one of them may
+// ride on the next request to that peer (piggyback_acks); a refusal leaves
+// at once as a packet of its own (endpoint::send_ack). A send touches only its destination's row
+// (O(1)); a flush visits only the rows listed since the last flush, and may launch only the rows
+// that are due (multi_ack: enough acks waiting), keeping the others listed. The acks' packets
+// themselves stay in the reply descriptors' blocks.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +33,9 @@ class ack_rows {
     return (rows_[static_cast<size_t>(peer)].waiting >> instance) & 1;
   }
 
-  // [peer][instance]'s ack waits (again). An ack already waiting there is
-  // the same packet slot: it is not counted twice; may_ride is the latest
-  // ack's.
-  [[gnu::always_inline]] void defer(int peer, uint32_t instance, bool may_ride) {
+  // [peer][instance]'s plain ack waits (again). An ack already waiting
+  // there is the same packet slot: it is not counted twice.
+  [[gnu::always_inline]] void defer(int peer, uint32_t instance) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t bit = uint64_t{1} << instance;
     if (r.waiting == 0) r.from = static_cast<uint8_t>(instance);
@@ -45,14 +43,24 @@ class ack_rows {
       r.waiting |= bit;
       ++waiting_;
     }
-    r.may_ride = may_ride ? r.may_ride | bit : r.may_ride & ~bit;
     if (!r.listed) {
       r.listed = true;
       listed_.push_back(static_cast<uint32_t>(peer));  // capacity nprocs: no allocation
     }
   }
 
-  // Takes one waiting plain ack of peer's row to ride on a request to that
+  // [peer][instance]'s waiting ack, if any, is no longer wanted: a refusal
+  // made there since leaves as a packet of its own (the stored reply is the
+  // refusal now). The row stays listed.
+  void forget(int peer, uint32_t instance) {
+    row& r = rows_[static_cast<size_t>(peer)];
+    const uint64_t bit = uint64_t{1} << instance;
+    if (!(r.waiting & bit)) return;
+    r.waiting &= ~bit;
+    --waiting_;
+  }
+
+  // Takes one waiting ack of peer's row to ride on a request to that
   // peer, the oldest first: the first at or after the row's first deferred
   // instance, cyclically (requests arrive in launch order, which wraps
   // around the instances; an answer to a later request arriving first
@@ -60,15 +68,13 @@ class ack_rows {
   // the row has none.
   bool take_rider(int peer, uint32_t& instance) {
     row& r = rows_[static_cast<size_t>(peer)];
-    if (__builtin_expect(r.may_ride == 0, 0)) return false;
+    const uint64_t waiting = r.waiting;
+    if (__builtin_expect(waiting == 0, 0)) return false;
     const uint32_t from = r.from;  // < 64
-    const uint64_t turned =
-        from == 0 ? r.may_ride : (r.may_ride >> from) | (r.may_ride << (64 - from));
+    const uint64_t turned = from == 0 ? waiting : (waiting >> from) | (waiting << (64 - from));
     instance = (from + static_cast<uint32_t>(__builtin_ctzll(turned))) & 63;
     r.from = static_cast<uint8_t>((instance + 1) & 63);
-    const uint64_t clear = ~(uint64_t{1} << instance);
-    r.may_ride &= clear;
-    r.waiting &= clear;
+    r.waiting = waiting & ~(uint64_t{1} << instance);
     --waiting_;
     return true;  // the row stays listed until the next flush (it may fill again)
   }
@@ -79,9 +85,8 @@ class ack_rows {
   }
 
   // Empties every listed row for which due(number of acks waiting there)
-  // holds, calling launch(peer, waiting, may_ride) with its two bit sets
-  // first; the other rows stay as they are (and listed). A row the riders
-  // emptied is dropped from the list.
+  // holds, calling launch(peer, waiting) with its bits first; the other rows stay as they are (and
+  // listed). A row the riders emptied is dropped from the list.
   template <class Due, class Launch>
   void flush(Due&& due, Launch&& launch) {
     size_t kept = 0;
@@ -95,12 +100,12 @@ class ack_rows {
       const row taken = r;
       r = row{};
       waiting_ -= n;
-      if (n != 0) launch(static_cast<int>(peer), taken.waiting, taken.may_ride);
+      if (n != 0) launch(static_cast<int>(peer), taken.waiting);
     }
     listed_.resize(kept);  // never grows: no allocation
   }
 
-  // Calls launch(peer, waiting, may_ride) for every row with acks waiting,
+  // Calls launch(peer, waiting) for every row with acks waiting,
   // then empties every row.
   template <class Launch>
   void flush_all(Launch&& launch) {
@@ -109,10 +114,9 @@ class ack_rows {
 
  private:
   struct row {
-    uint64_t waiting = 0;   // bit i: [peer][i]'s ack waits to be launched
-    uint64_t may_ride = 0;  // bit i: and it is plain, so it may ride (subset of waiting)
-    bool listed = false;    // the peer is in listed_
-    uint8_t from = 0;       // where take_rider looks first: the oldest waiting ack's instance
+    uint64_t waiting = 0;  // bit i: [peer][i]'s plain ack waits to be launched (or to ride)
+    bool listed = false;   // the peer is in listed_
+    uint8_t from = 0;      // where take_rider looks first: the oldest waiting ack's instance
   };
   std::vector<row> rows_;         // per peer
   std::vector<uint32_t> listed_;  // peers whose row filled since the last flush

@@ -6,7 +6,7 @@
 // multi_ack), or leaves with the other acks of its peer in one ack packet
 // (multi_ack) when a poll finds them due. This class holds that decision
 // and its state; endpoint<Card> builds and launches the packets
-// (endpoint_acks.hpp) through the `launch(peer, waiting, plain)` it passes
+// (endpoint_acks.hpp) through the `launch(peer, waiting)` it passes
 // in, so the decision is tested alone (tests/am/test_deferred_acks.cc).
 #pragma once
 
@@ -50,18 +50,19 @@ class deferred_acks {
   uint32_t capacity() const { return capacity_; }  // ack_entry records per ack packet
   bool empty() const { return rows_.empty(); }
 
-  // [peer][instance]'s ack waits; a plain one (no refusal) may ride.
-  [[gnu::always_inline]] void add(int peer, uint32_t instance, bool plain) {
-    rows_.defer(peer, instance, plain);
-  }
+  // [peer][instance]'s plain ack (no refusal) waits; it may ride.
+  [[gnu::always_inline]] void add(int peer, uint32_t instance) { rows_.defer(peer, instance); }
+  // [peer][instance]'s waiting ack, if any, is replaced by a refusal that
+  // leaves now (ack_rows::forget).
+  void forget(int peer, uint32_t instance) { rows_.forget(peer, instance); }
 
   // A request to peer is being built: may an ack ride on it (any waits)?
   bool may_ride() const { return piggyback_ && !rows_.empty(); }
-  // The oldest plain ack of peer's row, taken to ride (ack_rows::take_rider).
+  // The oldest ack of peer's row, taken to ride (ack_rows::take_rider).
   bool take_rider(int peer, uint32_t& instance) { return rows_.take_rider(peer, instance); }
 
   // The decision, at each point where acks may leave. `launch(peer,
-  // waiting, plain)` launches one peer's acks (bit i: instance i).
+  // waiting)` launches one peer's acks (bit i: instance i).
   //
   // After a request was launched: without multi_ack every waiting ack goes
   // now, behind the request and off its critical path; with it they are

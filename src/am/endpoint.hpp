@@ -269,14 +269,14 @@ class endpoint {
   // Acknowledgements (endpoint_acks.hpp).
   [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence,
                                               refusal why, reply_desc& r);
+  [[gnu::noinline]] void launch_ack_now(int src, uint32_t instance, reply_desc& r);
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
   inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   // What launches one peer's deferred acks, handed to acks_ (deferred_acks.hpp).
   auto ack_launcher() {
-    return
-        [this](int peer, uint64_t waiting, uint64_t plain) { launch_acks(peer, waiting, plain); };
+    return [this](int peer, uint64_t waiting) { launch_acks(peer, waiting); };
   }
-  void launch_acks(int peer, uint64_t waiting, uint64_t plain);
+  void launch_acks(int peer, uint64_t waiting);
   bool acks_well_formed(arrival& a) const;
   void on_ack_packet(const arrival& a);
   // An ack of my request [instance] at sequence (why: its refusal value),

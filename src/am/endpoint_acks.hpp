@@ -13,7 +13,7 @@
 
 namespace hpam::am {
 
-// A plain ack waiting for dest rides on the request (or is left for
+// An ack waiting for dest (only plain ones wait) rides on the request (or is left for
 // the next flush when there is no room after the payload): an ack_entry at
 // the end of the packet instead of a packet of its own. The stored ack in
 // the reply block stays, for a duplicate of the request it answers.
@@ -41,12 +41,23 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
   r.ack_refusal = static_cast<uint8_t>(why);
   r.unstamped = true;
   counters_[src].acks_sent++;
-  if (!acks_.defer()) {
-    stamp_stored_ack(src, instance, r);
-    card_.launch(src, r.block, r.length);
+  if (__builtin_expect(!acks_.defer() || why != refusal::none, 0)) {
+    launch_ack_now(src, instance, r);
     return;
   }
-  acks_.add(src, instance, why == refusal::none);  // a refusal keeps a packet of its own
+  acks_.add(src, instance);
+}
+
+// An ack that does not wait: every ack without defer_acks, and a refusal
+// always (a packet of its own, never riding nor gathered). A plain ack
+// still waiting on that instance (only a peer that sent the next request
+// before it had the answer makes one) is dropped: the stored reply is this
+// one now.
+template <class Card>
+void endpoint<Card>::launch_ack_now(int src, uint32_t instance, reply_desc& r) {
+  if (acks_.defer()) acks_.forget(src, instance);
+  stamp_stored_ack(src, instance, r);
+  card_.launch(src, r.block, r.length);
 }
 
 template <class Card>
@@ -59,22 +70,23 @@ void endpoint<Card>::stamp_stored_ack(int src, uint32_t instance, reply_desc& r)
   r.unstamped = false;
 }
 
-// One peer's waiting acks (bit i: [peer][i]): a refusal, or any ack without
-// multi_ack, goes as the packet stored in its reply block; with multi_ack
-// the plain ones go together, each packet the stored ack of its lowest
-// instance followed by ack_entry records for up to acks_.capacity() more. The
-// stored ack (its length) is unchanged: a duplicate request still gets
-// exactly its own ack.
+// One peer's waiting acks (bit i: [peer][i], all plain): without multi_ack
+// each goes as the packet stored in its reply block; with multi_ack they go
+// together, each packet the stored ack of its lowest instance followed by
+// ack_entry records for up to acks_.capacity() more. The stored ack (its
+// length) is unchanged: a duplicate request still gets exactly its own ack.
 template <class Card>
-void endpoint<Card>::launch_acks(int peer, uint64_t waiting, uint64_t plain) {
-  uint64_t alone = acks_.multi_ack() ? waiting & ~plain : waiting;
-  uint64_t together = waiting & ~alone;
-  for (; alone != 0; alone &= alone - 1) {
-    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(alone));
-    reply_desc& r = replies_.at(peer, i);
-    stamp_stored_ack(peer, i, r);
-    card_.launch(peer, r.block, r.length);
+void endpoint<Card>::launch_acks(int peer, uint64_t waiting) {
+  if (!acks_.multi_ack()) {
+    for (; waiting != 0; waiting &= waiting - 1) {
+      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(waiting));
+      reply_desc& r = replies_.at(peer, i);
+      stamp_stored_ack(peer, i, r);
+      card_.launch(peer, r.block, r.length);
+    }
+    return;
   }
+  uint64_t together = waiting;
   while (together != 0) {
     const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(together));
     reply_desc& r = replies_.at(peer, first);

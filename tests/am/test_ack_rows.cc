@@ -1,6 +1,7 @@
 // ack_rows (am/ack_rows.hpp): deferred acknowledgements per peer. Every ack
 // deferred is launched exactly once, by riding on a request to its own
-// peer or by a flush, never lost and never twice; refusals never ride.
+// peer or by a flush, never lost and never twice; one forgotten (a refusal
+// made on its instance left at once instead) neither rides nor is flushed.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -16,17 +17,15 @@ namespace {
 using am::ack_rows;
 using slot = std::pair<int, uint32_t>;  // [peer][instance]
 
-// Every ack a flush launches, one slot per waiting bit; a plain one's bit
-// is set in may_ride, a subset of waiting.
-void collect(std::multiset<slot>& out, int peer, uint64_t waiting, uint64_t may_ride) {
-  EXPECT_EQ(may_ride & ~waiting, 0u);
+// Every ack a flush launches, one slot per waiting bit.
+void collect(std::multiset<slot>& out, int peer, uint64_t waiting) {
   for (uint64_t w = waiting; w != 0; w &= w - 1)
     out.insert({peer, static_cast<uint32_t>(__builtin_ctzll(w))});
 }
 
 std::multiset<slot> flushed(ack_rows& a) {
   std::multiset<slot> out;
-  a.flush_all([&](int peer, uint64_t w, uint64_t r) { collect(out, peer, w, r); });
+  a.flush_all([&](int peer, uint64_t w) { collect(out, peer, w); });
   return out;
 }
 
@@ -34,7 +33,7 @@ std::multiset<slot> flushed(ack_rows& a) {
 std::multiset<slot> flushed_due(ack_rows& a, uint32_t due) {
   std::multiset<slot> out;
   a.flush([due](uint32_t n) { return n >= due; },
-          [&](int peer, uint64_t w, uint64_t r) { collect(out, peer, w, r); });
+          [&](int peer, uint64_t w) { collect(out, peer, w); });
   return out;
 }
 
@@ -46,7 +45,7 @@ TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
   for (int p = 0; p < nprocs; ++p)
     for (uint32_t i : {0u, 3u, 17u, 63u})
       if ((p + i) % 3 != 0) {
-        a.defer(p, i, true);
+        a.defer(p, i);
         deferred.insert({p, i});
       }
   EXPECT_EQ(a.waiting(), deferred.size());
@@ -69,7 +68,7 @@ TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
 TEST(ack_rows, rider_comes_only_from_the_destination_row) {
   ack_rows a;
   a.resize(3);
-  a.defer(2, 5, true);
+  a.defer(2, 5);
   uint32_t i = 99;
   EXPECT_FALSE(a.take_rider(0, i));
   EXPECT_FALSE(a.take_rider(1, i));
@@ -86,44 +85,49 @@ TEST(ack_rows, rider_comes_only_from_the_destination_row) {
 TEST(ack_rows, riders_go_in_launch_order_across_the_wrap) {
   ack_rows a;
   a.resize(2);
-  for (uint32_t inst : {6u, 7u, 0u, 1u}) a.defer(1, inst, true);
+  for (uint32_t inst : {6u, 7u, 0u, 1u}) a.defer(1, inst);
   for (uint32_t want : {6u, 7u, 0u, 1u}) {
     uint32_t i = 99;
     ASSERT_TRUE(a.take_rider(1, i));
     EXPECT_EQ(i, want);
   }
   EXPECT_TRUE(a.empty());
-  a.defer(1, 2, true);  // a new oldest once the row is empty
-  a.defer(1, 3, true);
+  a.defer(1, 2);  // a new oldest once the row is empty
+  a.defer(1, 3);
   uint32_t i = 99;
   ASSERT_TRUE(a.take_rider(1, i));
   EXPECT_EQ(i, 2u);
 }
 
-TEST(ack_rows, a_refusal_never_rides_but_is_flushed) {
+TEST(ack_rows, a_forgotten_ack_neither_rides_nor_is_flushed) {
   ack_rows a;
   a.resize(2);
-  a.defer(1, 2, false);
-  a.defer(1, 4, true);
+  a.defer(1, 2);
+  a.defer(1, 4);
+  a.defer(1, 6);
+  a.forget(1, 2);  // the oldest: the rider is looked for from there on
+  a.forget(1, 3);  // none waits there: nothing changes
+  EXPECT_EQ(a.waiting(), 2u);
+  EXPECT_EQ(a.count(1), 2u);
   uint32_t i = 99;
   ASSERT_TRUE(a.take_rider(1, i));
   EXPECT_EQ(i, 4u);
-  EXPECT_FALSE(a.take_rider(1, i));  // instance 2 waits with a refusal
-  EXPECT_EQ(flushed(a), (std::multiset<slot>{{1, 2}}));
+  EXPECT_EQ(flushed(a), (std::multiset<slot>{{1, 6}}));
+  EXPECT_TRUE(a.empty());
 }
 
-TEST(ack_rows, deferring_a_waiting_slot_again_counts_once_and_takes_the_latest_kind) {
+TEST(ack_rows, deferring_a_waiting_slot_again_counts_once) {
   ack_rows a;
   a.resize(2);
-  a.defer(1, 7, true);
-  a.defer(1, 7, false);  // the slot's stored ack is now a refusal
+  a.defer(1, 7);
+  a.defer(1, 7);  // the slot's stored ack made again (a new one on that instance)
   EXPECT_EQ(a.waiting(), 1u);
+  EXPECT_EQ(a.count(1), 1u);
   uint32_t i = 99;
-  EXPECT_FALSE(a.take_rider(1, i));
-  a.defer(1, 7, true);
-  EXPECT_EQ(a.waiting(), 1u);
   ASSERT_TRUE(a.take_rider(1, i));
   EXPECT_EQ(i, 7u);
+  EXPECT_FALSE(a.take_rider(1, i));
+  EXPECT_TRUE(a.empty());
   EXPECT_TRUE(flushed(a).empty());
 }
 
@@ -133,11 +137,11 @@ TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
   std::map<slot, int> launches;
   uint32_t i = 99;
   for (int round = 0; round < 3; ++round) {
-    a.defer(3, 1, true);
+    a.defer(3, 1);
     ASSERT_TRUE(a.take_rider(3, i));  // the row empties but stays listed
     launches[{3, i}]++;
-    a.defer(3, 1, true);  // and fills again before the flush
-    a.defer(0, 0, true);
+    a.defer(3, 1);  // and fills again before the flush
+    a.defer(0, 0);
     for (const slot& s : flushed(a)) launches[s]++;
   }
   EXPECT_EQ(launches[slot(3, 1)], 6);
@@ -151,10 +155,10 @@ TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
 TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   ack_rows a;
   a.resize(4);
-  for (uint32_t i : {0u, 1u, 2u, 5u}) a.defer(1, i, true);
-  a.defer(2, 3, true);
-  a.defer(3, 9, false);
-  a.defer(3, 10, true);
+  for (uint32_t i : {0u, 1u, 2u, 5u}) a.defer(1, i);
+  a.defer(2, 3);
+  a.defer(3, 9);
+  a.defer(3, 10);
   EXPECT_EQ(a.count(1), 4u);
   EXPECT_EQ(a.count(3), 2u);
   EXPECT_EQ(flushed_due(a, 2),
@@ -163,7 +167,7 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   EXPECT_TRUE(a.waits(2, 3));
   EXPECT_EQ(a.count(1), 0u);
   EXPECT_TRUE(flushed_due(a, 2).empty());  // still not due
-  a.defer(1, 4, true);                     // a flushed row fills again: listed again
+  a.defer(1, 4);                           // a flushed row fills again: listed again
   uint32_t i = 99;
   ASSERT_TRUE(a.take_rider(2, i));
   EXPECT_EQ(i, 3u);
@@ -172,41 +176,41 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
   EXPECT_TRUE(flushed(a).empty());
 }
 
-// A row's count (kept as acks come and go, not recounted) follows defers,
-// a repeated defer of the same instance, riders and flushes.
+// A row's count follows defers, a repeated defer of the same instance,
+// forgets, riders and flushes.
 TEST(ack_rows, a_rows_count_follows_defers_riders_and_flushes) {
   ack_rows a;
   a.resize(3);
-  a.defer(2, 7, true);
-  a.defer(2, 7, false);  // the same slot again: still one
-  a.defer(2, 63, true);
+  a.defer(2, 7);
+  a.defer(2, 7);  // the same slot again: still one
+  a.defer(2, 63);
+  a.defer(2, 9);
+  a.forget(2, 9);
   EXPECT_EQ(a.count(2), 2u);
   EXPECT_EQ(a.waiting(), 2u);
   uint32_t i = 0;
   ASSERT_TRUE(a.take_rider(2, i));
-  EXPECT_EQ(i, 63u);  // 7 is no longer plain: not a rider
+  EXPECT_EQ(i, 7u);  // the oldest
   EXPECT_EQ(a.count(2), 1u);
-  EXPECT_FALSE(a.take_rider(2, i));
   EXPECT_TRUE(flushed_due(a, 2).empty());  // one waiting: not due at 2
   EXPECT_EQ(a.count(2), 1u);
-  EXPECT_EQ(flushed(a), (std::multiset<slot>{{2, 7}}));
+  EXPECT_EQ(flushed(a), (std::multiset<slot>{{2, 63}}));
   EXPECT_EQ(a.count(2), 0u);
   EXPECT_TRUE(a.empty());
 }
 
-// The bits a flush hands over: waiting, and may_ride for the plain ones only.
-TEST(ack_rows, a_flush_hands_over_which_acks_are_plain) {
+// The bits a flush hands over: every waiting ack of the row.
+TEST(ack_rows, a_flush_hands_over_the_rows_bits) {
   ack_rows a;
   a.resize(2);
-  a.defer(1, 0, true);
-  a.defer(1, 63, false);
-  a.defer(1, 40, true);
+  a.defer(1, 0);
+  a.defer(1, 63);
+  a.defer(1, 40);
   int rows = 0;
-  a.flush_all([&](int peer, uint64_t w, uint64_t r) {
+  a.flush_all([&](int peer, uint64_t w) {
     ++rows;
     EXPECT_EQ(peer, 1);
     EXPECT_EQ(w, (uint64_t{1} << 63) | (uint64_t{1} << 40) | 1u);
-    EXPECT_EQ(r, (uint64_t{1} << 40) | 1u);
   });
   EXPECT_EQ(rows, 1);
 }

@@ -30,7 +30,7 @@ struct launched {
   std::set<slot> acks;
   int calls = 0;  // launch calls: one per peer's row launched
   auto launcher() {
-    return [this](int peer, uint64_t waiting, uint64_t) {
+    return [this](int peer, uint64_t waiting) {
       ++calls;
       for (uint64_t w = waiting; w != 0; w &= w - 1)
         acks.insert({peer, static_cast<uint32_t>(__builtin_ctzll(w))});
@@ -39,7 +39,7 @@ struct launched {
 };
 
 void add(deferred_acks& a, int peer, uint32_t from, uint32_t n) {
-  for (uint32_t i = from; i < from + n; ++i) a.add(peer, i, true);
+  for (uint32_t i = from; i < from + n; ++i) a.add(peer, i);
 }
 
 TEST(deferred_acks, settings_come_from_the_configuration) {
@@ -75,24 +75,29 @@ TEST(deferred_acks, after_a_request_only_without_multi_ack) {
   }
 }
 
-// Riding: only with piggyback_acks and an ack waiting; the oldest plain one
-// of that peer's row, never a refusal.
-TEST(deferred_acks, a_plain_ack_rides_a_refusal_does_not) {
+// Riding: only with piggyback_acks and an ack waiting; the oldest of that
+// peer's row. A forgotten ack (a refusal made on its instance since, which
+// left at once) neither rides nor is flushed.
+TEST(deferred_acks, a_waiting_ack_rides_a_forgotten_one_does_not) {
   deferred_acks off(settings(16, true, false));
-  off.add(1, 3, true);
+  off.add(1, 3);
   EXPECT_FALSE(off.may_ride());
   deferred_acks a(settings(16, true));
-  a.add(1, 3, false);
-  a.add(1, 4, true);
+  a.add(1, 3);
+  a.add(1, 4);
+  a.add(1, 5);
+  a.forget(1, 3);
+  a.forget(1, 9);  // none waits there: nothing changes
   ASSERT_TRUE(a.may_ride());
   uint32_t instance = 99;
   EXPECT_FALSE(a.take_rider(2, instance)) << "peer 2 has none";
   ASSERT_TRUE(a.take_rider(1, instance));
   EXPECT_EQ(instance, 4u);
-  EXPECT_FALSE(a.take_rider(1, instance)) << "the refusal keeps its own packet";
   launched l;
   a.flush_all(l.launcher());
-  EXPECT_EQ(l.acks, (std::set<slot>{{1, 3}}));
+  EXPECT_EQ(l.acks, (std::set<slot>{{1, 5}}));
+  EXPECT_TRUE(a.empty());
+  EXPECT_FALSE(a.may_ride());
 }
 
 // A poll that handled packets without using its whole budget leaves the
@@ -192,7 +197,7 @@ TEST(deferred_acks, acks_that_ride_restart_the_hold) {
   launched l;
   for (uint32_t round = 0; round < 4 * am::ack_hold_polls; ++round) {
     a.before_receive(l.launcher());
-    a.add(1, round % 16, true);  // the request taken
+    a.add(1, round % 16);  // the request taken
     a.after_receive(1, true, l.launcher());
     uint32_t instance = 99;
     ASSERT_TRUE(a.take_rider(1, instance)) << "round " << round;  // the answer carries it
@@ -201,7 +206,7 @@ TEST(deferred_acks, acks_that_ride_restart_the_hold) {
   EXPECT_EQ(l.calls, 0) << "an ack that could ride was launched alone";
   // An ack that stays is still launched after the hold.
   a.before_receive(l.launcher());
-  a.add(1, 0, true);
+  a.add(1, 0);
   for (uint32_t i = 0; i < am::ack_hold_polls; ++i) {
     a.before_receive(l.launcher());
     a.after_receive(1, true, l.launcher());
@@ -214,7 +219,7 @@ TEST(deferred_acks, acks_that_ride_restart_the_hold) {
 TEST(deferred_acks, flush_all_launches_every_row) {
   deferred_acks a(settings(16, true));
   add(a, 1, 0, 2);
-  a.after_receive(1, true, [](int, uint64_t, uint64_t) { FAIL() << "not due"; });
+  a.after_receive(1, true, [](int, uint64_t) { FAIL() << "not due"; });
   add(a, 2, 7, 1);
   launched l;
   a.flush_all(l.launcher());

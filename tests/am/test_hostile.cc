@@ -337,6 +337,42 @@ TYPED_TEST(hostile, a_riding_ack_frees_only_the_request_it_names) {
   EXPECT_EQ(v.peer_counters(1).replies_received, 1u);
 }
 
+// With deferred acks, a plain ack waits to ride; a refusal never waits: it
+// leaves within the poll that made it, as a packet of its own. A peer that
+// sends the next request on an instance before it has the answer to the
+// last one there has that instance's waiting ack replaced by the new
+// answer: a refusal now, so nothing rides (a rider would tell it the
+// refused request was done) and nothing else is launched.
+TYPED_TEST(hostile, a_refusal_leaves_at_once_and_replaces_the_ack_waiting_on_its_instance) {
+  hostile_peer<TypeParam> x(4, 2, true, true);
+  seen s;
+  install(x.victim(), s);
+  auto& v = x.victim();
+  x.send(hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  EXPECT_EQ(s.count_runs, 1);
+  am::am_header answer;
+  EXPECT_FALSE(x.receive(answer)) << "a plain ack waits to ride";
+  x.send(hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 2, 9));
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  ASSERT_TRUE(x.receive(answer)) << "the refusal did not leave at once";
+  am::control_word c = am::read_control(answer);
+  EXPECT_EQ(c.kind, msg_kind::ack);
+  EXPECT_EQ(c.instance, 0u);
+  EXPECT_EQ(c.sequence, 2u);
+  EXPECT_EQ(answer.refusal, static_cast<uint8_t>(am::refusal::no_handler));
+  const uint64_t w[4] = {};
+  ASSERT_EQ(v.request_4(1, h_count, w, false), hpam::status::ok);
+  ASSERT_TRUE(x.receive(answer));
+  c = am::read_control(answer);
+  EXPECT_EQ(c.cls, msg_class::request);
+  EXPECT_EQ(answer.refusal & am::carries_ack, 0) << "the replaced ack rode";
+  for (int i = 0; i < 2 * static_cast<int>(am::ack_hold_polls); ++i)
+    EXPECT_EQ(v.poll(), hpam::status::ok);
+  EXPECT_FALSE(x.receive(answer)) << "the replaced ack was launched";
+  EXPECT_EQ(v.peer_counters(1).acks_sent, 2u);
+}
+
 }  // namespace
 }  // namespace hpam::test
 
