@@ -66,18 +66,36 @@ static void __attribute__((cold)) rejected(int src, uint32_t seq)
     }
 }
 
-/* The receive side: the AM bulk handler, called with the payload in place. */
-void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg)
+/* What on_message leaves to the order service's full path: a message
+ * whose turn it is while others wait held (handed over, then those now
+ * due), one that came early (held) or one rejected. */
+static void __attribute__((noinline))
+on_message_rest(int src, uint32_t seq, uint8_t tag, void *data, size_t len)
 {
-    const int src = hpam_token_source(token);
-    const uint8_t tag = (uint8_t)arg;
-    const uint32_t seq = (uint32_t)(arg >> MCA_BTL_HPAM_TAG_BITS);
     const int verdict = hpam_order_arrive(ORDER, src, seq, tag, data, len);
     if (OPAL_LIKELY(HPAM_ORDER_DELIVER == verdict)) {
         deliver(tag, data, len);
-        if (OPAL_UNLIKELY(hpam_order_due(ORDER, src))) deliver_held(src);
-    } else if (OPAL_UNLIKELY(HPAM_ORDER_REJECTED == verdict) && src >= 0 &&
-               src < (int)ORDER->npeers) {
+        if (hpam_order_due(ORDER, src)) deliver_held(src);
+    } else if (HPAM_ORDER_REJECTED == verdict && src >= 0 && src < (int)ORDER->npeers) {
         rejected(src, seq);
     }
+}
+
+/* The receive side: the AM bulk handler, called with the payload in place.
+ * A message in turn with none held (every message of a clean wire) is
+ * handed over by the function's last act, a tail call into Open MPI's
+ * callback, and everything else by a tail call to on_message_rest: nothing
+ * is kept across either, so the only frame is the three registers that
+ * carry the arguments over hpam_token_source. */
+void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg)
+{
+    (void)ctx;
+    const int src = hpam_token_source(token);
+    const uint8_t tag = (uint8_t)arg;
+    const uint32_t seq = (uint32_t)(arg >> MCA_BTL_HPAM_TAG_BITS);
+    if (OPAL_LIKELY(hpam_order_in_turn(ORDER, src, seq, len))) {
+        deliver(tag, data, len);
+        return;
+    }
+    on_message_rest(src, seq, tag, data, len);
 }

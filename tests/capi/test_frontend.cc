@@ -86,6 +86,30 @@ TEST_F(order_fixture, a_bad_peer_or_an_oversized_message_is_rejected) {
   EXPECT_EQ(hpam_order_next_deliver(&o, 0), 0u);
 }
 
+// The common case alone (hpam_order_in_turn): a message in turn with
+// nothing held is counted as handed over; anything else changes nothing and
+// is left to hpam_order_arrive.
+TEST_F(order_fixture, in_turn_is_only_the_next_message_with_none_held) {
+  std::string big(65, 'x');
+  EXPECT_EQ(hpam_order_in_turn(&o, 0, 0, 1), 1);
+  EXPECT_EQ(hpam_order_next_deliver(&o, 0), 1u);
+  EXPECT_EQ(hpam_order_in_turn(&o, 0, 0, 1), 0);  // already handed over
+  EXPECT_EQ(hpam_order_in_turn(&o, 0, 2, 1), 0);  // early
+  EXPECT_EQ(hpam_order_in_turn(&o, 3, 0, 1), 0);  // no such peer
+  EXPECT_EQ(hpam_order_in_turn(&o, -1, 0, 1), 0);
+  EXPECT_EQ(hpam_order_in_turn(&o, 1, 0, big.size()), 0);  // too long
+  EXPECT_EQ(hpam_order_next_deliver(&o, 0), 1u);
+  EXPECT_EQ(hpam_order_next_deliver(&o, 1), 0u);
+  EXPECT_EQ(o.rejected, 0u);
+  EXPECT_EQ(arrive(0, 2, "c"), HPAM_ORDER_HELD);
+  EXPECT_EQ(hpam_order_in_turn(&o, 0, 1, 1), 0) << "in turn, but a message waits held";
+  EXPECT_EQ(hpam_order_next_deliver(&o, 0), 1u);
+  EXPECT_EQ(arrive(0, 1, "b"), HPAM_ORDER_DELIVER);
+  EXPECT_EQ(handed, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(hpam_order_in_turn(&o, 0, 3, 1), 1);
+  EXPECT_EQ(hpam_order_next_deliver(&o, 0), 4u);
+}
+
 TEST_F(order_fixture, sequence_numbers_wrap_around) {
   o.peers[0].next_deliver = 0xfffffffeu;
   EXPECT_EQ(arrive(0, 0, "c"), HPAM_ORDER_HELD);
