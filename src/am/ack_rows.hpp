@@ -33,12 +33,18 @@ class ack_rows {
     return (rows_[static_cast<size_t>(peer)].waiting >> instance) & 1;
   }
 
-  // [peer][instance]'s plain ack waits (again). An ack already waiting
-  // there is the same packet slot: it is not counted twice.
-  [[gnu::always_inline]] void defer(int peer, uint32_t instance) {
+  // [peer][instance]'s plain ack waits (again), answering the request of
+  // that sequence (with entry_answers_resend when it answers a resent
+  // copy: the ack_entry's word). An ack already waiting there is the same
+  // packet slot: it is not counted twice, and the row's next rider, if it
+  // is that one, is the new ack.
+  [[gnu::always_inline]] void defer(int peer, uint32_t instance, uint32_t sequence) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t bit = uint64_t{1} << instance;
-    if (r.waiting == 0) r.from = static_cast<uint8_t>(instance);
+    if (r.waiting == 0 || r.oldest == instance) {
+      r.oldest = static_cast<uint8_t>(instance);
+      r.oldest_sequence = sequence;
+    }
     if (!(r.waiting & bit)) {
       r.waiting |= bit;
       ++waiting_;
@@ -49,33 +55,45 @@ class ack_rows {
     }
   }
 
+  // [peer][instance]'s waiting ack, if any, now answers with `sequence`
+  // (a resent copy of its request came since: the flag changed).
+  void restamp(int peer, uint32_t instance, uint32_t sequence) {
+    row& r = rows_[static_cast<size_t>(peer)];
+    if (((r.waiting >> instance) & 1) && r.oldest == instance) r.oldest_sequence = sequence;
+  }
+
   // [peer][instance]'s waiting ack, if any, is no longer wanted: a refusal
   // made there since leaves as a packet of its own (the stored reply is the
-  // refusal now). The row stays listed.
-  void forget(int peer, uint32_t instance) {
+  // refusal now). The row stays listed. sequence_of(i): the word of the
+  // ack waiting at instance i (the stored one), for the next rider.
+  template <class SequenceOf>
+  void forget(int peer, uint32_t instance, SequenceOf&& sequence_of) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t bit = uint64_t{1} << instance;
     if (!(r.waiting & bit)) return;
     r.waiting &= ~bit;
     --waiting_;
+    if (r.oldest == instance && r.waiting != 0) next_oldest(r, sequence_of);
   }
 
   // Takes one waiting ack of peer's row to ride on a request to that
   // peer, the oldest first: the first at or after the row's first deferred
   // instance, cyclically (requests arrive in launch order, which wraps
   // around the instances; an answer to a later request arriving first
-  // would tell the sender of a loss: endpoint::resend_early). false when
-  // the row has none.
-  bool take_rider(int peer, uint32_t& instance) {
+  // would tell the sender of a loss: endpoint::resend_early). Its entry
+  // was made when it was deferred (or, for an ack that waited behind
+  // another, when that one left: sequence_of, out of the hot path); false
+  // when the row has none.
+  template <class SequenceOf>
+  [[gnu::always_inline]] bool take_rider(int peer, ack_entry& e, SequenceOf&& sequence_of) {
     row& r = rows_[static_cast<size_t>(peer)];
     const uint64_t waiting = r.waiting;
     if (__builtin_expect(waiting == 0, 0)) return false;
-    const uint32_t from = r.from;  // < 64
-    const uint64_t turned = from == 0 ? waiting : (waiting >> from) | (waiting << (64 - from));
-    instance = (from + static_cast<uint32_t>(__builtin_ctzll(turned))) & 63;
-    r.from = static_cast<uint8_t>((instance + 1) & 63);
-    r.waiting = waiting & ~(uint64_t{1} << instance);
+    e.instance = r.oldest;
+    e.sequence = r.oldest_sequence;
+    r.waiting = waiting & ~(uint64_t{1} << e.instance);
     --waiting_;
+    if (__builtin_expect(r.waiting != 0, 0)) next_oldest(r, sequence_of);
     return true;  // the row stays listed until the next flush (it may fill again)
   }
 
@@ -114,10 +132,24 @@ class ack_rows {
 
  private:
   struct row {
-    uint64_t waiting = 0;  // bit i: [peer][i]'s plain ack waits to be launched (or to ride)
-    bool listed = false;   // the peer is in listed_
-    uint8_t from = 0;      // where take_rider looks first: the oldest waiting ack's instance
+    uint64_t waiting = 0;          // bit i: [peer][i]'s plain ack waits to be launched (or to ride)
+    uint32_t oldest_sequence = 0;  // the oldest waiting ack's ack_entry::sequence (the next rider)
+    uint8_t oldest = 0;            // its instance: where take_rider takes, and looks on from
+    bool listed = false;           // the peer is in listed_
   };
+  static_assert(sizeof(row) == 16, "a row is 16 bytes: rows_[peer] is a shift");
+
+  // The waiting ack after r.oldest (which has left), cyclically, becomes
+  // the next rider; its word is the stored ack's. r has one waiting.
+  template <class SequenceOf>
+  [[gnu::noinline]] static void next_oldest(row& r, SequenceOf& sequence_of) {
+    const uint32_t from = (r.oldest + 1u) & 63;
+    const uint64_t turned =
+        from == 0 ? r.waiting : (r.waiting >> from) | (r.waiting << (64 - from));
+    r.oldest = static_cast<uint8_t>((from + static_cast<uint32_t>(__builtin_ctzll(turned))) & 63);
+    r.oldest_sequence = sequence_of(r.oldest);
+  }
+
   std::vector<row> rows_;         // per peer
   std::vector<uint32_t> listed_;  // peers whose row filled since the last flush
   uint32_t waiting_ = 0;          // set bits of every row's waiting

@@ -50,16 +50,30 @@ class deferred_acks {
   uint32_t capacity() const { return capacity_; }  // ack_entry records per ack packet
   bool empty() const { return rows_.empty(); }
 
-  // [peer][instance]'s plain ack (no refusal) waits; it may ride.
-  [[gnu::always_inline]] void add(int peer, uint32_t instance) { rows_.defer(peer, instance); }
+  // [peer][instance]'s plain ack (no refusal) of that sequence (its
+  // ack_entry word) waits; it may ride.
+  [[gnu::always_inline]] void add(int peer, uint32_t instance, uint32_t sequence) {
+    rows_.defer(peer, instance, sequence);
+  }
   // [peer][instance]'s waiting ack, if any, is replaced by a refusal that
-  // leaves now (ack_rows::forget).
-  void forget(int peer, uint32_t instance) { rows_.forget(peer, instance); }
+  // leaves now (ack_rows::forget; sequence_of(i): the word of the ack
+  // waiting at i).
+  template <class SequenceOf>
+  void forget(int peer, uint32_t instance, SequenceOf&& sequence_of) {
+    rows_.forget(peer, instance, sequence_of);
+  }
+  // [peer][instance]'s waiting ack, if any, now has that word (ack_rows::restamp).
+  void restamp(int peer, uint32_t instance, uint32_t sequence) {
+    rows_.restamp(peer, instance, sequence);
+  }
 
   // A request to peer is being built: may an ack ride on it (any waits)?
   bool may_ride() const { return piggyback_ && !rows_.empty(); }
   // The oldest ack of peer's row, taken to ride (ack_rows::take_rider).
-  bool take_rider(int peer, uint32_t& instance) { return rows_.take_rider(peer, instance); }
+  template <class SequenceOf>
+  [[gnu::always_inline]] bool take_rider(int peer, ack_entry& e, SequenceOf&& sequence_of) {
+    return rows_.take_rider(peer, e, sequence_of);
+  }
 
   // The decision, at each point where acks may leave. `launch(peer,
   // waiting)` launches one peer's acks (bit i: instance i).

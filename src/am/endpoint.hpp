@@ -270,6 +270,12 @@ class endpoint {
   [[gnu::always_inline]] inline void send_ack(int src, uint32_t instance, uint32_t sequence,
                                               refusal why, reply_desc& r);
   [[gnu::noinline]] void launch_ack_now(int src, uint32_t instance, reply_desc& r);
+  static inline uint32_t stored_ack_word(const reply_desc& r);
+  // The words of peer's stored acks by instance (an ack that waited behind
+  // another becomes the row's next rider: ack_rows::take_rider).
+  auto stored_ack_words(int peer) {
+    return [this, peer](uint32_t i) { return stored_ack_word(replies_.at(peer, i)); };
+  }
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
   inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
   // What launches one peer's deferred acks, handed to acks_ (deferred_acks.hpp).

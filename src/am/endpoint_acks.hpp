@@ -17,12 +17,14 @@ namespace hpam::am {
 // the next flush when there is no room after the payload): an ack_entry at
 // the end of the packet instead of a packet of its own. The stored ack in
 // the reply block stays, for a duplicate of the request it answers.
+// The entry was made when the ack was deferred (send_ack): riding reads
+// only the row.
 template <class Card>
 void endpoint<Card>::ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
-  uint32_t instance;
-  if (length + sizeof(ack_entry) > card_.block_size() || !acks_.take_rider(dest, instance)) return;
-  const reply_desc& r = replies_.at(dest, instance);
-  const ack_entry t{r.ack_sequence | (r.answers_resend ? entry_answers_resend : 0), instance};
+  ack_entry t;
+  if (length + sizeof(ack_entry) > card_.block_size() ||
+      !acks_.take_rider(dest, t, stored_ack_words(dest)))
+    return;
   std::memcpy(pkt + length, &t, sizeof t);
   length += sizeof t;
   h.refusal = carries_ack;
@@ -45,7 +47,14 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
     launch_ack_now(src, instance, r);
     return;
   }
-  acks_.add(src, instance);
+  acks_.add(src, instance, stored_ack_word(r));
+}
+
+// The ack_entry word of the ack stored in r: its sequence, flagged when it
+// answers a resent copy.
+template <class Card>
+uint32_t endpoint<Card>::stored_ack_word(const reply_desc& r) {
+  return r.ack_sequence | (r.answers_resend ? entry_answers_resend : 0);
 }
 
 // An ack that does not wait: every ack without defer_acks, and a refusal
@@ -55,7 +64,7 @@ void endpoint<Card>::send_ack(int src, uint32_t instance, uint32_t sequence, ref
 // one now.
 template <class Card>
 void endpoint<Card>::launch_ack_now(int src, uint32_t instance, reply_desc& r) {
-  if (acks_.defer()) acks_.forget(src, instance);
+  if (acks_.defer()) acks_.forget(src, instance, stored_ack_words(src));
   stamp_stored_ack(src, instance, r);
   card_.launch(src, r.block, r.length);
 }
@@ -96,8 +105,7 @@ void endpoint<Card>::launch_acks(int peer, uint64_t waiting) {
     uint32_t length = r.length;
     for (uint32_t k = 0; k < acks_.capacity() && together != 0; ++k, together &= together - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(together));
-      const reply_desc& ri = replies_.at(peer, i);
-      const ack_entry e{ri.ack_sequence | (ri.answers_resend ? entry_answers_resend : 0), i};
+      const ack_entry e{stored_ack_word(replies_.at(peer, i)), i};
       std::memcpy(pkt + length, &e, sizeof e);
       length += sizeof e;
       counters_[peer].acks_combined++;

@@ -183,6 +183,7 @@ void endpoint<Card>::on_request(const arrival& a) {
       if (a.h.refusal & resent) {  // the stored reply now answers a resent copy too
         r.answers_resend = true;
         header_of(card_.tx_block(r.block))->refusal |= answers_resend;
+        if (acks_.defer()) acks_.restamp(src, c.instance, stored_ack_word(r));  // if it waits
       }
       card_.relaunch(src, r.block, r.length);  // reflect the stored reply
       counters_[src].duplicates_reflected++;

@@ -17,6 +17,33 @@ namespace {
 using am::ack_rows;
 using slot = std::pair<int, uint32_t>;  // [peer][instance]
 
+// ack_rows with the endpoint's part played: each ack deferred gets a word
+// of its own (a new sequence), kept per slot as the reply descriptors keep
+// the stored acks, and every rider taken must carry its slot's latest word.
+struct rows : ack_rows {
+  std::map<slot, uint32_t> stored;  // [peer][instance] -> the latest ack's word there
+  uint32_t made = 0;
+  auto words(int peer) {
+    return [this, peer](uint32_t i) { return stored.at({peer, i}); };
+  }
+  void defer(int peer, uint32_t instance) {
+    stored[{peer, instance}] = ++made;
+    ack_rows::defer(peer, instance, made);
+  }
+  void restamp(int peer, uint32_t instance) {
+    stored[{peer, instance}] = ++made;
+    ack_rows::restamp(peer, instance, made);
+  }
+  void forget(int peer, uint32_t instance) { ack_rows::forget(peer, instance, words(peer)); }
+  bool take_rider(int peer, uint32_t& instance) {
+    am::ack_entry e{};
+    if (!ack_rows::take_rider(peer, e, words(peer))) return false;
+    EXPECT_EQ(e.sequence, stored.at({peer, e.instance})) << "a rider carries its slot's latest ack";
+    instance = e.instance;
+    return true;
+  }
+};
+
 // Every ack a flush launches, one slot per waiting bit.
 void collect(std::multiset<slot>& out, int peer, uint64_t waiting) {
   for (uint64_t w = waiting; w != 0; w &= w - 1)
@@ -39,7 +66,7 @@ std::multiset<slot> flushed_due(ack_rows& a, uint32_t due) {
 
 TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
   constexpr int nprocs = 5;
-  ack_rows a;
+  rows a;
   a.resize(nprocs);
   std::set<slot> deferred;
   for (int p = 0; p < nprocs; ++p)
@@ -66,7 +93,7 @@ TEST(ack_rows, every_ack_rides_or_flushes_exactly_once) {
 }
 
 TEST(ack_rows, rider_comes_only_from_the_destination_row) {
-  ack_rows a;
+  rows a;
   a.resize(3);
   a.defer(2, 5);
   uint32_t i = 99;
@@ -83,7 +110,7 @@ TEST(ack_rows, rider_comes_only_from_the_destination_row) {
 // 6, 7, then 0, 1): riders go oldest first, not lowest instance first (an
 // answer to a later request arriving first tells the sender of a loss).
 TEST(ack_rows, riders_go_in_launch_order_across_the_wrap) {
-  ack_rows a;
+  rows a;
   a.resize(2);
   for (uint32_t inst : {6u, 7u, 0u, 1u}) a.defer(1, inst);
   for (uint32_t want : {6u, 7u, 0u, 1u}) {
@@ -100,7 +127,7 @@ TEST(ack_rows, riders_go_in_launch_order_across_the_wrap) {
 }
 
 TEST(ack_rows, a_forgotten_ack_neither_rides_nor_is_flushed) {
-  ack_rows a;
+  rows a;
   a.resize(2);
   a.defer(1, 2);
   a.defer(1, 4);
@@ -116,8 +143,27 @@ TEST(ack_rows, a_forgotten_ack_neither_rides_nor_is_flushed) {
   EXPECT_TRUE(a.empty());
 }
 
+// A resent copy of a request whose ack waits changes the ack's word (its
+// flag): the rider carries the new one, whether it was the row's next rider
+// then or became it later.
+TEST(ack_rows, a_restamped_ack_rides_with_its_new_word) {
+  rows a;
+  a.resize(2);
+  a.defer(1, 2);
+  a.defer(1, 4);
+  a.restamp(1, 2);  // the oldest: the next rider
+  a.restamp(1, 4);  // behind it
+  a.restamp(1, 5);  // none waits there: nothing changes
+  uint32_t i = 99;
+  ASSERT_TRUE(a.take_rider(1, i));  // take_rider checks the word
+  EXPECT_EQ(i, 2u);
+  ASSERT_TRUE(a.take_rider(1, i));
+  EXPECT_EQ(i, 4u);
+  EXPECT_TRUE(a.empty());
+}
+
 TEST(ack_rows, deferring_a_waiting_slot_again_counts_once) {
-  ack_rows a;
+  rows a;
   a.resize(2);
   a.defer(1, 7);
   a.defer(1, 7);  // the slot's stored ack made again (a new one on that instance)
@@ -132,7 +178,7 @@ TEST(ack_rows, deferring_a_waiting_slot_again_counts_once) {
 }
 
 TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
-  ack_rows a;
+  rows a;
   a.resize(4);
   std::map<slot, int> launches;
   uint32_t i = 99;
@@ -153,7 +199,7 @@ TEST(ack_rows, a_row_refilled_after_a_ride_is_still_flushed) {
 // others listed with their acks, and a later flush launches each of those
 // exactly once; riders between the two come only from their own row.
 TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
-  ack_rows a;
+  rows a;
   a.resize(4);
   for (uint32_t i : {0u, 1u, 2u, 5u}) a.defer(1, i);
   a.defer(2, 3);
@@ -179,7 +225,7 @@ TEST(ack_rows, a_partial_flush_keeps_the_rows_not_due) {
 // A row's count follows defers, a repeated defer of the same instance,
 // forgets, riders and flushes.
 TEST(ack_rows, a_rows_count_follows_defers_riders_and_flushes) {
-  ack_rows a;
+  rows a;
   a.resize(3);
   a.defer(2, 7);
   a.defer(2, 7);  // the same slot again: still one
@@ -201,7 +247,7 @@ TEST(ack_rows, a_rows_count_follows_defers_riders_and_flushes) {
 
 // The bits a flush hands over: every waiting ack of the row.
 TEST(ack_rows, a_flush_hands_over_the_rows_bits) {
-  ack_rows a;
+  rows a;
   a.resize(2);
   a.defer(1, 0);
   a.defer(1, 63);

@@ -38,12 +38,36 @@ struct launched {
   }
 };
 
-void add(deferred_acks& a, int peer, uint32_t from, uint32_t n) {
+// deferred_acks with the endpoint's part played: an ack's word is its
+// [peer][instance] made unique (the tests here are about when acks leave;
+// the words themselves are test_ack_rows.cc's), and a rider must carry it.
+constexpr uint32_t word(int peer, uint32_t instance) {
+  return static_cast<uint32_t>(peer) * 1000 + instance;
+}
+struct acks : deferred_acks {
+  using deferred_acks::deferred_acks;
+  void add(int peer, uint32_t instance) {
+    deferred_acks::add(peer, instance, word(peer, instance));
+  }
+  void forget(int peer, uint32_t instance) {
+    deferred_acks::forget(peer, instance, [peer](uint32_t i) { return word(peer, i); });
+  }
+  bool take_rider(int peer, uint32_t& instance) {
+    am::ack_entry e{};
+    if (!deferred_acks::take_rider(peer, e, [peer](uint32_t i) { return word(peer, i); }))
+      return false;
+    EXPECT_EQ(e.sequence, word(peer, e.instance));
+    instance = e.instance;
+    return true;
+  }
+};
+
+void add(acks& a, int peer, uint32_t from, uint32_t n) {
   for (uint32_t i = from; i < from + n; ++i) a.add(peer, i);
 }
 
 TEST(deferred_acks, settings_come_from_the_configuration) {
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   EXPECT_TRUE(a.defer());
   EXPECT_TRUE(a.multi_ack());
   EXPECT_EQ(a.capacity(), am::multi_ack_capacity(256, 16));
@@ -51,7 +75,7 @@ TEST(deferred_acks, settings_come_from_the_configuration) {
   EXPECT_FALSE(a.may_ride()) << "nothing waits";
   auto c = settings(16, true);
   c.defer_acks = false;
-  deferred_acks off(c);
+  acks off(c);
   EXPECT_FALSE(off.defer());
   EXPECT_FALSE(off.multi_ack()) << "multi_ack needs deferred acks";
 }
@@ -60,7 +84,7 @@ TEST(deferred_acks, settings_come_from_the_configuration) {
 // it, they wait for a poll.
 TEST(deferred_acks, after_a_request_only_without_multi_ack) {
   for (bool multi : {false, true}) {
-    deferred_acks a(settings(16, multi));
+    acks a(settings(16, multi));
     add(a, 1, 0, 2);
     add(a, 2, 5, 1);
     launched l;
@@ -79,10 +103,10 @@ TEST(deferred_acks, after_a_request_only_without_multi_ack) {
 // peer's row. A forgotten ack (a refusal made on its instance since, which
 // left at once) neither rides nor is flushed.
 TEST(deferred_acks, a_waiting_ack_rides_a_forgotten_one_does_not) {
-  deferred_acks off(settings(16, true, false));
+  acks off(settings(16, true, false));
   off.add(1, 3);
   EXPECT_FALSE(off.may_ride());
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   a.add(1, 3);
   a.add(1, 4);
   a.add(1, 5);
@@ -103,7 +127,7 @@ TEST(deferred_acks, a_waiting_ack_rides_a_forgotten_one_does_not) {
 // A poll that handled packets without using its whole budget leaves the
 // acks to ride; the next poll launches them before it takes packets.
 TEST(deferred_acks, outside_a_stream_the_next_poll_launches_all) {
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   add(a, 1, 0, 1);
   launched during;
   a.after_receive(1, false, during.launcher());
@@ -116,7 +140,7 @@ TEST(deferred_acks, outside_a_stream_the_next_poll_launches_all) {
 
 // A poll that took nothing launches every waiting ack at its end.
 TEST(deferred_acks, a_poll_that_took_nothing_launches_all) {
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   add(a, 1, 0, 1);
   add(a, 2, 0, 3);
   launched l;
@@ -132,7 +156,7 @@ TEST(deferred_acks, a_poll_that_took_nothing_launches_all) {
 TEST(deferred_acks, in_a_stream_only_rows_that_are_due_leave) {
   const uint32_t due = am::ack_threshold(16);
   ASSERT_EQ(due, 4u);
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   launched first;
   add(a, 1, 0, due - 1);
   a.after_receive(1, true, first.launcher());
@@ -156,7 +180,7 @@ TEST(deferred_acks, in_a_stream_only_rows_that_are_due_leave) {
 // Without multi_ack there is no stream: a full poll does not hold acks
 // back for rows to fill (they left behind the requests instead).
 TEST(deferred_acks, without_multi_ack_a_full_poll_is_no_stream) {
-  deferred_acks a(settings(16, false));
+  acks a(settings(16, false));
   add(a, 1, 0, 1);
   launched l;
   a.after_receive(1, true, l.launcher());
@@ -168,7 +192,7 @@ TEST(deferred_acks, without_multi_ack_a_full_poll_is_no_stream) {
 // An ack of a row that never becomes due waits at most ack_hold_polls
 // polls of a stream that launch only other rows (or none).
 TEST(deferred_acks, a_row_not_due_waits_at_most_the_hold) {
-  deferred_acks a(settings(64, true));
+  acks a(settings(64, true));
   add(a, 2, 0, 1);
   uint32_t polls = 0;
   launched l;
@@ -193,7 +217,7 @@ TEST(deferred_acks, a_row_not_due_waits_at_most_the_hold) {
 // poll. No ack ever waits past its own poll, so none is launched alone:
 // the hold counts the polls since an ack last waited, not since a flush.
 TEST(deferred_acks, acks_that_ride_restart_the_hold) {
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   launched l;
   for (uint32_t round = 0; round < 4 * am::ack_hold_polls; ++round) {
     a.before_receive(l.launcher());
@@ -217,7 +241,7 @@ TEST(deferred_acks, acks_that_ride_restart_the_hold) {
 
 // The sending half of a poll launches every waiting ack, stream or not.
 TEST(deferred_acks, flush_all_launches_every_row) {
-  deferred_acks a(settings(16, true));
+  acks a(settings(16, true));
   add(a, 1, 0, 2);
   a.after_receive(1, true, [](int, uint64_t) { FAIL() << "not due"; });
   add(a, 2, 7, 1);
