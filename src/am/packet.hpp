@@ -160,14 +160,31 @@ static_assert(packet_header_size == 64);
 namespace medium_word {
 constexpr int arg = 0;  // the sender's argument word for the handler
 }
+namespace detail {
+constexpr uint32_t words_at = nic::wire_header_size + offsetof(am_header, word);
+// By kind (the control word's three bits, so every value has an entry;
+// kinds past msg_kind_count are malformed and never read it): one load
+// where the kind is known only at run time (a received packet).
+constexpr uint8_t header_bytes_by_kind[control_bits::kind_mask + 1] = {
+    packet_header_size,                                    // short4
+    packet_header_size,                                    // store
+    words_at + sizeof(uint64_t) * (medium_word::arg + 1),  // medium
+    packet_header_size,                                    // get
+    words_at,                                              // ack
+    packet_header_size,                                    // 5: not a kind
+    packet_header_size,                                    // 6: not a kind
+    packet_header_size,                                    // 7: not a kind
+};
+static_assert(msg_kind_count == 5 && packet_header_size <= 255);
+}  // namespace detail
 constexpr uint32_t header_bytes(msg_kind k) {
-  constexpr uint32_t words_at = nic::wire_header_size + offsetof(am_header, word);
-  return k == msg_kind::medium ? words_at + sizeof(uint64_t) * (medium_word::arg + 1)
-         : k == msg_kind::ack  ? words_at
-                               : packet_header_size;
+  return detail::header_bytes_by_kind[static_cast<uint32_t>(k) & control_bits::kind_mask];
 }
 constexpr uint32_t min_packet_size = header_bytes(msg_kind::ack);
 static_assert(header_bytes(msg_kind::medium) == 40 && min_packet_size == 32);
+static_assert(header_bytes(msg_kind::short4) == packet_header_size &&
+              header_bytes(msg_kind::store) == packet_header_size &&
+              header_bytes(msg_kind::get) == packet_header_size);
 
 // The most ack_entry records one ack packet carries on a card of
 // block_size-byte blocks at depth D: D-1 (each names another instance),
