@@ -73,7 +73,10 @@ class ack_rows {
     if (!(r.waiting & bit)) return;
     r.waiting &= ~bit;
     --waiting_;
-    if (r.oldest == instance && r.waiting != 0) next_oldest(r, sequence_of);
+    if (r.waiting == 0)
+      r.aged = false;
+    else if (r.oldest == instance)
+      next_oldest(r, sequence_of);
   }
 
   // Takes one waiting ack of peer's row to ride on a request to that
@@ -93,8 +96,11 @@ class ack_rows {
     e.sequence = r.oldest_sequence;
     r.waiting = waiting & ~(uint64_t{1} << e.instance);
     --waiting_;
-    if (__builtin_expect(r.waiting != 0, 0)) next_oldest(r, sequence_of);
-    return true;  // the row stays listed until the next flush (it may fill again)
+    if (__builtin_expect(r.waiting != 0, 0))
+      next_oldest(r, sequence_of);
+    else
+      r.aged = false;  // emptied: its next ack starts young
+    return true;       // the row stays listed until the next flush (it may fill again)
   }
 
   // Acks waiting for peer.
@@ -123,6 +129,30 @@ class ack_rows {
     listed_.resize(kept);  // never grows: no allocation
   }
 
+  // Ages the rows: every listed row that had acks waiting at the last call
+  // and has not been empty since is launched (launch(peer, waiting), all of
+  // its acks: one packet with multi_ack), the others with acks waiting are
+  // marked. Called every n polls, a row's oldest ack that does not ride
+  // leaves after more than n and at most 2n polls. Rows emptied by riders
+  // are dropped from the list.
+  template <class Launch>
+  void launch_aged(Launch&& launch) {
+    size_t kept = 0;
+    for (uint32_t peer : listed_) {
+      row& r = rows_[peer];
+      if (r.waiting != 0 && !r.aged) {
+        r.aged = true;
+        listed_[kept++] = peer;
+        continue;
+      }
+      const row taken = r;
+      r = row{};
+      waiting_ -= static_cast<uint32_t>(__builtin_popcountll(taken.waiting));
+      if (taken.waiting != 0) launch(static_cast<int>(peer), taken.waiting);
+    }
+    listed_.resize(kept);  // never grows: no allocation
+  }
+
   // Calls launch(peer, waiting) for every row with acks waiting,
   // then empties every row.
   template <class Launch>
@@ -136,6 +166,7 @@ class ack_rows {
     uint32_t oldest_sequence = 0;  // the oldest waiting ack's ack_entry::sequence (the next rider)
     uint8_t oldest = 0;            // its instance: where take_rider takes, and looks on from
     bool listed = false;           // the peer is in listed_
+    bool aged = false;             // acks waited at the last launch_aged, none left since
   };
   static_assert(sizeof(row) == 16, "a row is 16 bytes: rows_[peer] is a shift");
 

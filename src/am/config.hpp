@@ -31,11 +31,15 @@ struct endpoint_config {
   uint32_t receive_budget = 1;           // most packets one poll handles (1: back to the caller
                                          // after each, keeping acks off the critical path)
   bool key_check = true;                 // check the job key on every arrival
-  bool defer_acks = true;      // launch empty acks after the next send or poll, not at once
-  bool piggyback_acks = true;  // a deferred ack rides on the next request to its peer
-                               // (an 8-byte trailer) instead of a packet of its own
-  bool multi_ack = true;       // deferred plain acks to one peer go out together in one
-                               // ack packet, gathered while a stream arrives (endpoint.hpp)
+  bool defer_acks = true;            // launch empty acks after the next send or poll, not at once
+  bool piggyback_acks = true;        // a deferred ack rides on the next request to its peer
+                                     // (an 8-byte trailer) instead of a packet of its own
+  bool multi_ack = true;             // deferred plain acks to one peer go out together in one
+                                     // ack packet, gathered while a stream arrives (endpoint.hpp)
+  bool acks_wait_when_idle = false;  // the processes outnumber the cores: a poll that finds
+                                     // nothing leaves deferred acks waiting for a ride (at
+                                     // most ack_hold_polls polls, deferred_acks.hpp) instead
+                                     // of launching them
   bool ordered = false;        // requests to a peer take its D instances in turn (see endpoint.hpp)
   bool by_reference = true;    // Medusa: a long packet on a clean wire is read in its sender's
                                // block (nic::card_setup::deliver_by_reference)

@@ -24,7 +24,17 @@ namespace hpam::am {
 // its acks to ride on a request sent before the next poll, whose start
 // launches what is left (or at once, if it handled nothing). Acks never
 // wait more than ack_hold_polls polls that launched only some rows: a peer
-// waiting for one ack is not kept waiting by a stream from others.
+// waiting for one ack is not kept waiting by a stream from others. Every
+// ack_hold_polls / 2 such polls, the rows that had acks waiting already at
+// the last such point, and were not emptied since, leave
+// (ack_rows::launch_aged): an ack that does not ride goes after more than
+// half the hold and at most the whole of it, while a row whose acks rode
+// meanwhile starts young.
+// acks_wait_when_idle (the processes outnumber the cores: each poll that
+// finds nothing gives the core away, and an ack launched alone costs a
+// core that others wait for): a poll launches no ack only because it
+// drained its queue; the acks wait for a request to ride on, as in a
+// stream, until their row is due or ack_hold_polls polls have passed.
 // A quarter of the window (at least 2): the sender gets its instances back
 // while it still has three quarters to send on; one ack packet a half
 // window left streams waiting for credits (docs/decisions.md).
@@ -32,6 +42,7 @@ constexpr uint32_t ack_threshold(uint32_t depth) {
   return depth / 4 > 2 ? depth / 4 : 2;
 }
 constexpr uint32_t ack_hold_polls = 16;
+static_assert(ack_hold_polls >= 2 && ack_hold_polls % 2 == 0, "aged at every half hold");
 
 class deferred_acks {
  public:
@@ -39,6 +50,7 @@ class deferred_acks {
       : defer_(cfg.defer_acks),
         piggyback_(cfg.piggyback_acks),
         multi_ack_(cfg.multi_ack && cfg.defer_acks),
+        wait_when_idle_(cfg.acks_wait_when_idle && cfg.defer_acks),
         due_(ack_threshold(cfg.depth)),
         capacity_(multi_ack_capacity(cfg.card.block_size, cfg.depth)) {
     rows_.resize(cfg.card.nprocs);
@@ -47,6 +59,7 @@ class deferred_acks {
   // Settings. Without defer, an ack is launched at once (send_ack).
   bool defer() const { return defer_; }
   bool multi_ack() const { return multi_ack_; }
+  bool wait_when_idle() const { return wait_when_idle_; }
   uint32_t capacity() const { return capacity_; }  // ack_entry records per ack packet
   bool empty() const { return rows_.empty(); }
 
@@ -92,20 +105,23 @@ class deferred_acks {
   // waiting go first (they had a poll to ride on a request). With no ack
   // waiting (the last ones rode on requests: a ping-pong) the hold starts
   // again, so that it counts the polls the oldest waiting ack has seen.
+  // (wait_when_idle: the acks go on waiting.)
   template <class Launch>
   [[gnu::always_inline]] void before_receive(Launch&& launch) {
     if (rows_.empty())
       held_polls_ = 0;
-    else if (!streaming_)
+    else if (!streaming_ && !wait_when_idle_)
       launch_rows(0, launch);
   }
   // A poll took `taken` packets, `budget_used` when as many as it may: a
   // stream (multi_ack) launches the rows that are due, a poll that took
-  // nothing every row.
+  // nothing every row (wait_when_idle: the rows that are due, and every
+  // row once the hold is over).
   template <class Launch>
   [[gnu::always_inline]] void after_receive(uint32_t taken, bool budget_used, Launch&& launch) {
     streaming_ = multi_ack_ && budget_used;
-    if (!rows_.empty() && (streaming_ || taken == 0)) flush(taken == 0, launch);
+    if (!rows_.empty() && (streaming_ || taken == 0 || wait_when_idle_))
+      flush(taken == 0 && !wait_when_idle_, launch);
   }
   // Every waiting ack, now (the sending half of a poll: resend_due, resend_idle).
   template <class Launch>
@@ -115,18 +131,26 @@ class deferred_acks {
 
  private:
   // Every row (all), or only the rows due (ack_threshold of them wait for
-  // that peer), and every row once acks have waited ack_hold_polls polls.
-  // The usual poll, with fewer acks waiting than make a row due, only
-  // counts the poll (inline); the walks over the rows are out of line.
+  // that peer), and every ack that has waited more than ack_hold_polls / 2
+  // polls at each ack_hold_polls / 2 polls. The usual poll, with fewer acks
+  // waiting than make a row due, only counts the poll (inline); the walks
+  // over the rows are out of line.
   template <class Launch>
   [[gnu::always_inline]] void flush(bool all, Launch&& launch) {
-    if (!all) {
-      // A row is due once ack_threshold(D) acks wait in it: while fewer wait
-      // in all rows together, no row needs a look.
-      if (rows_.waiting() >= due_ && launch_rows(due_, launch)) return;
-      if (++held_polls_ < ack_hold_polls) return;
+    if (all) {
+      (void)launch_rows(0, launch);
+      return;
     }
-    (void)launch_rows(0, launch);
+    // A row is due once ack_threshold(D) acks wait in it: while fewer wait
+    // in all rows together, no row needs a look.
+    if (rows_.waiting() >= due_ && launch_rows(due_, launch)) return;
+    if (++held_polls_ < ack_hold_polls / 2) return;
+    launch_aged(launch);
+  }
+  template <class Launch>
+  [[gnu::noinline]] void launch_aged(Launch launch) {
+    held_polls_ = 0;
+    rows_.launch_aged(launch);
   }
   // Launches the rows in which at least `due` acks wait (0: every row);
   // true when no ack is left waiting.
@@ -142,10 +166,12 @@ class deferred_acks {
   bool defer_;               // defer_acks: else each ack is launched at once
   bool piggyback_;           // piggyback_acks: a plain ack rides on a request to its peer
   bool multi_ack_;           // deferred plain acks to a peer share one packet
+  bool wait_when_idle_;      // acks_wait_when_idle: an idle poll launches only what is due
   bool streaming_ = false;   // multi_ack: the last poll used its whole budget
   uint32_t due_;             // ack_threshold(D): acks that make a row due
   uint32_t capacity_;        // ack_entry records one ack packet carries
-  uint32_t held_polls_ = 0;  // polls that launched only some rows, since no ack waited
+  uint32_t held_polls_ = 0;  // polls that launched only some rows, since no ack waited or
+                             // since the acks were last aged
 };
 
 }  // namespace hpam::am

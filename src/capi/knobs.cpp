@@ -5,6 +5,8 @@
 // parameter).
 #include "capi/knobs.hpp"
 
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -250,6 +252,13 @@ constexpr knob table[] = {
           "Deferred acknowledgements to one peer go out together in one packet, gathered "
           "while a stream arrives (with defer_acks)"),
      1, bind<field<&am_cfg::multi_ack>, field<&core::multi_ack>>(), nullptr},
+    {choice("acks_wait_when_idle", "acks_wait_when_idle", 5, "auto,on,off",
+            "A poll that finds nothing leaves deferred acknowledgements waiting for a request to "
+            "ride on (until ack_threshold wait for one peer, or 16 polls) instead of sending "
+            "them alone; auto: when the job's processes outnumber the node's online cores, so "
+            "that a poll finding nothing gives its core to another process and an ack sent "
+            "alone costs time on a core others wait for (with defer_acks)"),
+     1, bind_c_only<field<&am_cfg::acks_wait_when_idle>>(), nullptr, "auto"},
     {flag("key_check", "key_check", 5, "Check the job's protection key on every arriving packet"),
      1, bind<field<&am_cfg::key_check>, field<&core::key_check>>(), nullptr},
     {flag("crc_check", "crc_check", 5,
@@ -486,7 +495,14 @@ am::endpoint_config to_endpoint_config(const hpam_config_t& c) {
   // wire that can flip bits (every process of a job must agree: the cards
   // compare their CRC flag when they attach).
   e.card.crc = e.card.crc && e.card.faults.corrupt > 0;
+  e.acks_wait_when_idle = acks_wait_when_idle(c, sysconf(_SC_NPROCESSORS_ONLN));
   return e;
+}
+
+bool acks_wait_when_idle(const hpam_config_t& c, long online_cores) {
+  const std::string mode = c.acks_wait_when_idle ? c.acks_wait_when_idle : "auto";
+  if (mode != "auto") return mode == "on";
+  return online_cores > 0 && c.nprocs > online_cores;
 }
 
 deposit::setup to_deposit_setup(const hpam_dep_config_t& c) {

@@ -20,6 +20,10 @@ inline constexpr const char* default_nic = "medusa";
 
 // hpam_config_t → the protocol's configuration (knobs, then identity fields).
 am::endpoint_config to_endpoint_config(const hpam_config_t& c);
+// Knob acks_wait_when_idle resolved: "auto" is on when the job's processes
+// outnumber the node's online cores (they take turns on them, and a poll
+// that finds nothing gives its core away).
+bool acks_wait_when_idle(const hpam_config_t& c, long online_cores);
 // hpam_dep_config_t → the deposit layer's setup.
 deposit::setup to_deposit_setup(const hpam_dep_config_t& c);
 

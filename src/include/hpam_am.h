@@ -115,6 +115,11 @@ typedef struct hpam_config {
                               /* the send (0: the paper's fixed timer)                    */
   uint64_t timeout_min_ns;    /* the adaptive timeout's floor                              */
   int early_resend;           /* ordered: resend a request once 3 later ones are answered */
+  const char* acks_wait_when_idle; /* "auto" (default), "on" or "off": a poll that finds   */
+                              /* nothing leaves deferred acks waiting for a request to  */
+                              /* ride on (at most 16 polls) instead of launching them;  */
+                              /* auto: when the job's processes outnumber the node's    */
+                              /* online cores (they then take turns on them)            */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);

@@ -261,5 +261,46 @@ TEST(ack_rows, a_flush_hands_over_the_rows_bits) {
   EXPECT_EQ(rows, 1);
 }
 
+// launch_aged: a row leaves at the second call after its acks began to
+// wait, never at the first, with all its acks (the young ones too: one
+// packet); a row the riders emptied in between starts young again, and
+// is dropped from the list.
+TEST(ack_rows, a_row_leaves_at_its_second_aging_unless_emptied) {
+  rows a;
+  a.resize(4);
+  std::multiset<slot> out;
+  auto age = [&] {
+    out.clear();
+    a.launch_aged([&](int peer, uint64_t w) { collect(out, peer, w); });
+  };
+  a.defer(1, 0);
+  a.defer(2, 3);
+  age();
+  EXPECT_TRUE(out.empty()) << "no row had waited at the last call";
+  a.defer(1, 1);  // younger, in an old row: goes with it
+  a.defer(3, 5);
+  uint32_t rider = 99;
+  ASSERT_TRUE(a.take_rider(3, rider));  // peer 3's row emptied before it aged
+  EXPECT_EQ(rider, 5u);
+  age();
+  EXPECT_EQ(out, (std::multiset<slot>{{1, 0}, {1, 1}, {2, 3}}));
+  EXPECT_TRUE(a.empty());
+  a.defer(3, 6);  // peer 3's row was emptied: young again
+  age();
+  EXPECT_TRUE(out.empty()) << "a row emptied by a rider kept its age";
+  age();
+  EXPECT_EQ(out, (std::multiset<slot>{{3, 6}}));
+  // A row emptied by a rider after it aged starts young too.
+  a.defer(2, 0);
+  age();
+  ASSERT_TRUE(a.take_rider(2, rider));
+  a.defer(2, 1);
+  age();
+  EXPECT_TRUE(out.empty()) << "the rider's row kept its age";
+  age();
+  EXPECT_EQ(out, (std::multiset<slot>{{2, 1}}));
+  EXPECT_TRUE(a.empty());
+}
+
 }  // namespace
 }  // namespace hpam::test

@@ -15,8 +15,10 @@ namespace {
 using am::deferred_acks;
 using slot = std::pair<int, uint32_t>;  // [peer][instance]
 
-am::endpoint_config settings(uint32_t depth, bool multi_ack, bool piggyback = true) {
+am::endpoint_config settings(uint32_t depth, bool multi_ack, bool piggyback = true,
+                             bool wait_when_idle = false) {
   am::endpoint_config c;
+  c.acks_wait_when_idle = wait_when_idle;
   c.card.nprocs = 3;
   c.card.block_size = 256;
   c.depth = depth;
@@ -252,6 +254,101 @@ TEST(deferred_acks, flush_all_launches_every_row) {
   launched none;
   a.flush_all(none.launcher());
   EXPECT_EQ(none.calls, 0);
+}
+
+// The hold ages the rows: at every half hold the rows whose acks waited at
+// the last such point leave, the younger rows wait on for a request to
+// ride on. An ack deferred just after an aging point, in another row, is
+// not launched by the hold of an older one: it leaves half a hold later,
+// or rides.
+TEST(deferred_acks, an_ack_younger_than_half_the_hold_waits_on) {
+  acks a(settings(64, true));
+  constexpr uint32_t half = am::ack_hold_polls / 2;
+  add(a, 2, 0, 1);  // the old ack
+  launched l;
+  uint32_t poll = 0;
+  for (; poll < half; ++poll) a.after_receive(1, true, l.launcher());
+  a.add(1, 7);  // the young ack, just after the first aging point
+  for (; poll < am::ack_hold_polls; ++poll) a.after_receive(1, true, l.launcher());
+  EXPECT_EQ(l.acks, (std::set<slot>{{2, 0}})) << "only the old ack's hold is over";
+  for (; poll < am::ack_hold_polls + half - 1; ++poll) a.after_receive(1, true, l.launcher());
+  EXPECT_EQ(l.acks.count({1, 7}), 0u);
+  a.after_receive(1, true, l.launcher());
+  EXPECT_EQ(l.acks.count({1, 7}), 1u) << "never more than the whole hold";
+  EXPECT_TRUE(a.empty());
+}
+
+TEST(deferred_acks, waiting_when_idle_comes_from_the_configuration) {
+  EXPECT_FALSE(deferred_acks(settings(16, true)).wait_when_idle());
+  EXPECT_TRUE(deferred_acks(settings(16, true, true, true)).wait_when_idle());
+  auto c = settings(16, true, true, true);
+  c.defer_acks = false;
+  EXPECT_FALSE(deferred_acks(c).wait_when_idle()) << "acks launched at once never wait";
+}
+
+// acks_wait_when_idle: neither the next poll's start nor a poll that took
+// nothing launches the acks; they wait for a request (or their row comes
+// due, or the hold ends), as in a stream.
+TEST(deferred_acks, waiting_when_idle_an_idle_poll_launches_only_what_is_due) {
+  acks a(settings(16, true, true, true));
+  a.add(1, 0);
+  launched l;
+  for (uint32_t i = 0; i + 1 < am::ack_hold_polls; ++i) {
+    a.before_receive(l.launcher());
+    a.after_receive(0, false, l.launcher());
+  }
+  EXPECT_TRUE(l.acks.empty()) << "launched by an idle poll";
+  add(a, 2, 0, am::ack_threshold(16));  // a row due leaves at once
+  a.before_receive(l.launcher());
+  a.after_receive(0, false, l.launcher());
+  EXPECT_EQ(l.acks.size(), am::ack_threshold(16) + 1) << "peer 2's due row, and peer 1's hold over";
+  EXPECT_TRUE(a.empty());
+}
+
+// Four processes taking turns on the cores, from process 0's view of a
+// recursive-doubling allreduce: each operation receives from peer 1, sends
+// to peer 2, receives from peer 2 (polls in between find nothing), then
+// the next operation sends to peer 1. Waiting when idle, every ack rides
+// on the next operation's request; launching at idle polls, two acks a
+// operation go alone.
+uint32_t lone_acks_in_allreduce(bool wait_when_idle) {
+  acks a(settings(16, true, true, wait_when_idle));
+  uint32_t alone = 0, rode = 0;
+  auto count = [&alone](int, uint64_t waiting) {
+    alone += static_cast<uint32_t>(__builtin_popcountll(waiting));
+  };
+  auto idle_poll = [&] {
+    a.before_receive(count);
+    a.after_receive(0, false, count);
+  };
+  auto take_from = [&](int peer, uint32_t instance) {
+    a.before_receive(count);
+    a.add(peer, instance);
+    a.after_receive(1, true, count);
+  };
+  auto send_to = [&](int peer) {
+    uint32_t instance = 0;
+    if (a.may_ride() && a.take_rider(peer, instance)) ++rode;
+  };
+  constexpr uint32_t ops = 100;
+  for (uint32_t op = 0; op < ops; ++op) {
+    send_to(1);
+    idle_poll();
+    take_from(1, op % 16);
+    send_to(2);
+    idle_poll();
+    idle_poll();
+    take_from(2, op % 16);
+  }
+  const uint32_t alone_in_the_loop = alone;
+  a.flush_all(count);
+  EXPECT_EQ(alone + rode, 2 * ops) << "every ack rides or is launched, once";
+  return alone_in_the_loop;
+}
+
+TEST(deferred_acks, waiting_when_idle_a_collective_launches_no_ack_alone) {
+  EXPECT_EQ(lone_acks_in_allreduce(true), 0u);
+  EXPECT_GE(lone_acks_in_allreduce(false), 100u) << "the case the setting is for";
 }
 
 }  // namespace

@@ -122,6 +122,29 @@ TEST(knobs, the_crc_is_computed_only_on_a_wire_that_can_corrupt) {
   EXPECT_TRUE(capi::to_endpoint_config(am).card.crc);
 }
 
+// Deferred acks wait at idle polls only where the processes take turns on
+// the cores (auto), or when asked (on); never when told off.
+TEST(knobs, acks_wait_when_idle_where_processes_outnumber_cores) {
+  hpam_config_t am;
+  hpam_config_init(&am);
+  EXPECT_STREQ(am.acks_wait_when_idle, "auto");
+  am.nprocs = 2;
+  EXPECT_FALSE(capi::acks_wait_when_idle(am, 2));
+  am.nprocs = 4;
+  EXPECT_TRUE(capi::acks_wait_when_idle(am, 2));
+  EXPECT_FALSE(capi::acks_wait_when_idle(am, 4));
+  EXPECT_FALSE(capi::acks_wait_when_idle(am, -1)) << "unknown core count: as before";
+  am.acks_wait_when_idle = "on";
+  EXPECT_TRUE(capi::acks_wait_when_idle(am, 64));
+  am.acks_wait_when_idle = "off";
+  EXPECT_FALSE(capi::acks_wait_when_idle(am, 2));
+  EXPECT_FALSE(capi::to_endpoint_config(am).acks_wait_when_idle);
+  am.acks_wait_when_idle = "on";
+  EXPECT_TRUE(capi::to_endpoint_config(am).acks_wait_when_idle);
+  am.acks_wait_when_idle = "sometimes";
+  EXPECT_NE(capi::check_config(am).find("acks_wait_when_idle"), std::string::npos);
+}
+
 TEST(knobs, the_c_configuration_reaches_the_cores_fields) {
   hpam_config_t am;
   hpam_config_init(&am);
