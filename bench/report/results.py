@@ -2,7 +2,7 @@
 """Turns bench/results/*.csv (written by bench/run) into bench/RESULTS.md and
 the data files bench/plots.gp draws. Figures are medians across runs;
 ratios to vader divide figures measured at the same cache-line floor
-(bench/report/common.py says how and why). The goals of issue 11 come first
+(bench/report/common.py says how and why). The goals of issue 26 (small messages) come first
 (bench/report/goals.py), then one section per figure, each with its ratio
 columns."""
 import os
