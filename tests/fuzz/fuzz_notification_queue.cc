@@ -6,7 +6,9 @@
 // into that queue what the input says: notifications with any fields,
 // carrying a packet of any bytes in the entry (inline delivery) or not,
 // deposits into its own region (any bytes, wire header included; short ones
-// travel in the entry, as the region's slot asks), raw wrap flags, the NQCB
+// travel in the entry, as the region's slot asks; or headless, as the card
+// sends on a clean wire: the packet past its wire header, the fast-mode
+// word saying so, or naming any field beyond the block), raw wrap flags, the NQCB
 // cursor and entry fields (a carried length and flags of any value, any
 // bytes in the entry's room), as a hostile writer sharing the card could.
 // Findings: a sanitizer report, or a guard byte around process 0's segment
@@ -141,8 +143,10 @@ struct world {
     return packet;
   }
 
-  // Any bytes into block `blk` of my region, notified as the card would.
-  void deposit(uint32_t blk, const uint8_t* bytes, size_t n) {
+  // Any bytes into block `blk` of my region, notified as the card would;
+  // `at` bytes into the block, with any fast-mode word.
+  void deposit(uint32_t blk, const uint8_t* bytes, size_t n, uint32_t at = 0,
+               uint64_t word = ~0ull) {
     nic::hamlyn::ticket t{};
     t.node = 0;
     t.slot = mine.slot;
@@ -155,7 +159,8 @@ struct world {
     nic::hamlyn::message m;
     m.gather = &piece;
     m.gather_count = 1;
-    m.fast_word = blk;
+    m.offset = at;
+    m.fast_word = word == ~0ull ? blk : word;
     nic::hamlyn::send_handle h;
     (void)peer->hamlyn().terminus().send(t, m, h);
   }
@@ -192,7 +197,17 @@ struct world {
       case 1: {  // a deposit into my region: a packet of any bytes (short ones in the entry)
         const uint32_t blk = in.take<uint8_t>() % 8;
         const std::vector<uint8_t> packet = packet_from(in, op);
-        deposit(blk, packet.data(), packet.size());
+        if ((op & 4) && packet.size() >= nic::wire_header_size) {
+          // Headless, as the card sends on a clean wire: the packet past its
+          // wire header, at the same place, the word saying so (or, with
+          // op & 8, any field beyond the block).
+          const uint64_t field =
+              (op & 8) ? uint64_t{in.take<uint8_t>()} << 32 : nic::hamlyn::headless_word;
+          deposit(blk, packet.data() + nic::wire_header_size, packet.size() - nic::wire_header_size,
+                  nic::wire_header_size, blk | field);
+        } else {
+          deposit(blk, packet.data(), packet.size());
+        }
         break;
       }
       case 2: {  // raw writes to the queue, as any process mapping it could

@@ -564,6 +564,198 @@ TEST(hamlyn_am_card, a_damaged_inbound_header_is_refused) {
   EXPECT_NO_THROW(a.attach_peer(1));
 }
 
+// --- headless packets (card_setup::headless_cells on a clean wire) ------
+
+// Cards 0 and 1 of one job, each asked for headless packets or not.
+struct headless_pair {
+  std::unique_ptr<hamlyn_am_card> c[2];
+  uint32_t block = 0;
+  headless_pair(bool sender_asks, bool receiver_asks, bool crc = false,
+                const nic::fault_config& f = {}) {
+    const std::string job = unique_job("hamheadless");
+    for (int p = 0; p < 2; ++p) {
+      nic::card_setup s = am_setup(job, 2, p, 8, 4);
+      s.headless_cells = p == 0 ? sender_asks : receiver_asks;
+      s.crc = crc;
+      s.faults = f;
+      c[p] = std::make_unique<hamlyn_am_card>(s);
+    }
+    for (auto& x : c)
+      for (int q = 0; q < 2; ++q) x->attach_peer(q);
+    EXPECT_TRUE(c[0]->claim_tx_block(block));
+  }
+  // Launches `len` bytes (byte i of the payload: i * 7) from a block whose
+  // wire header holds 0xAB everywhere; true when that header was left so.
+  bool launch(uint32_t len, bool again = false) {
+    std::byte* b = c[0]->tx_block(block);
+    std::memset(b, 0xAB, nic::wire_header_size);
+    for (uint32_t i = nic::wire_header_size; i < len; ++i) b[i] = static_cast<std::byte>(i * 7);
+    if (again)
+      c[0]->relaunch(1, block, len);
+    else
+      c[0]->launch(1, block, len);
+    for (uint32_t i = 0; i < nic::wire_header_size; ++i)
+      if (b[i] != std::byte{0xAB}) return false;
+    return true;
+  }
+  static bool payload_exact(const nic::rx_packet& r, uint32_t len) {
+    for (uint32_t i = nic::wire_header_size; i < len; ++i)
+      if (r.data[i] != static_cast<std::byte>(i * 7)) return false;
+    return true;
+  }
+  // Process 0's region at process 1, as a ticket for block `b` (what the
+  // card makes at attach), for deposits by hand.
+  nic::hamlyn::ticket region_ticket(uint32_t b) const {
+    const nic::hamlyn::card_view& v = c[0]->hamlyn().view(1);
+    nic::hamlyn::am_inbound_header in{};
+    uint64_t at = 0;
+    EXPECT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                       nic::hamlyn::am_inbound_version, in, at),
+              nic::hamlyn::client_lookup::found);
+    nic::hamlyn::am_sender_entry mine;
+    std::memcpy(&mine, v.area + in.senders_offset, sizeof mine);
+    nic::hamlyn::ticket t{};
+    t.node = 1;
+    t.slot = mine.slot;
+    t.metadata_index = nic::hamlyn::fast_index;
+    t.protection_key = mine.key;
+    t.offset = uint64_t{b} * c[0]->block_size();
+    t.range = c[0]->block_size();
+    t.flags = nic::hamlyn::ticket_flags::notify;
+    return t;
+  }
+};
+
+// A headless packet's wire header is neither written (the 0xAB bytes stay)
+// nor read: the receiver finds the packet's length and source in its
+// notification, its bytes from wire_header_size on where they were sent.
+// 72 and 96 bytes travel in the entry (notify_inline: a 96-byte packet's
+// message is 80 bytes), 112 and 300 in the block; a copy sent again
+// (relaunch) goes the same way.
+TEST(hamlyn_am_card, a_headless_packet_is_addressed_by_its_notification) {
+  headless_pair j(true, true);
+  for (const uint32_t len : {72u, 96u, 112u, 300u}) {
+    for (const bool again : {false, true}) {
+      EXPECT_TRUE(j.launch(len, again)) << len << " " << again;
+      nic::rx_packet r{};
+      ASSERT_TRUE(j.c[1]->receive(r)) << len;
+      EXPECT_TRUE(r.crc_ok);
+      EXPECT_FALSE(r.rejected);
+      EXPECT_EQ(r.length, len);
+      EXPECT_EQ(r.src, 0);
+      EXPECT_TRUE(headless_pair::payload_exact(r, len)) << len;
+      j.c[1]->release(r);
+    }
+  }
+  EXPECT_EQ(j.c[1]->hamlyn().arrivals().packets, 8u);
+  EXPECT_EQ(j.c[1]->malformed(), 0u);
+  EXPECT_EQ(j.c[0]->malformed(), 0u);
+}
+
+// Not asked, a CRC, or a wire that may hold a packet back: every packet has
+// its wire header written, delivered and checked.
+TEST(hamlyn_am_card, not_asked_a_crc_or_a_faulty_wire_keeps_the_wire_header) {
+  nic::fault_config reorder;
+  reorder.reorder = 1e-9;  // a wire that may hold a packet back, which it never does here
+  struct variant {
+    bool asked, crc;
+    nic::fault_config faults;
+  };
+  for (const variant& v :
+       {variant{false, false, {}}, variant{true, true, {}}, variant{true, false, reorder}}) {
+    headless_pair j(v.asked, v.asked, v.crc, v.faults);
+    EXPECT_FALSE(j.launch(72)) << v.asked << v.crc;  // written
+    nic::rx_packet r{};
+    ASSERT_TRUE(j.c[1]->receive(r));
+    EXPECT_TRUE(r.crc_ok);
+    nic::wire_header w;
+    std::memcpy(&w, r.data, sizeof w);
+    EXPECT_EQ(w.length, 72u);
+    EXPECT_EQ(w.src, 0);
+    EXPECT_EQ(w.dst, 1);
+    EXPECT_TRUE(headless_pair::payload_exact(r, 72));
+    j.c[1]->release(r);
+    EXPECT_EQ(j.c[1]->malformed(), 0u);
+  }
+}
+
+// A receiver that takes no headless packets (not asked; with a CRC or
+// faults it is never asked) refuses one and counts it: it would have no
+// wire header to check. A headless receiver still takes a full packet and
+// checks its header.
+TEST(hamlyn_am_card, a_headless_packet_is_refused_where_headless_packets_are_not_taken) {
+  {
+    headless_pair j(true, false);
+    EXPECT_TRUE(j.launch(72));
+    nic::rx_packet r{};
+    EXPECT_FALSE(j.c[1]->receive(r));
+    EXPECT_EQ(j.c[1]->malformed(), 1u);
+  }
+  {
+    headless_pair j(false, true);
+    EXPECT_FALSE(j.launch(72));
+    nic::rx_packet r{};
+    ASSERT_TRUE(j.c[1]->receive(r));
+    EXPECT_TRUE(r.crc_ok);
+    EXPECT_TRUE(headless_pair::payload_exact(r, 72));
+    j.c[1]->release(r);
+    // The same, its header lying about the length: refused and counted.
+    std::byte* b = j.c[0]->tx_block(j.block);
+    const uint32_t lie = 80;
+    std::memcpy(b + offsetof(nic::wire_header, length), &lie, sizeof lie);
+    nic::hamlyn::message m;
+    iovec piece{b, 72};
+    m.gather = &piece;
+    m.gather_count = 1;
+    m.fast_word = 1;
+    nic::hamlyn::send_handle h;
+    ASSERT_EQ(j.c[0]->hamlyn().terminus().send(j.region_ticket(1), m, h), status::ok);
+    ASSERT_TRUE(j.c[1]->receive(r));
+    EXPECT_FALSE(r.crc_ok);
+    EXPECT_TRUE(r.rejected);
+    EXPECT_EQ(j.c[1]->malformed(), 1u);
+  }
+}
+
+// Words a sender may write by hand into its own region: the headless form
+// is taken under the card's address whatever the message holds (its first
+// bytes are not a header: nothing claims another source or length), and a
+// word whose field beyond the block names anything but the header left out
+// is refused and counted.
+TEST(hamlyn_am_card, a_headless_word_is_checked_and_gives_no_say_over_the_address) {
+  headless_pair j(true, true);
+  std::vector<std::byte> msg(56);
+  nic::wire_header lie{0, 999, 1, 0, 0};  // a "header" claiming source 1 and 999 bytes
+  std::memcpy(msg.data(), &lie, sizeof lie);
+  const uint64_t bad[] = {nic::hamlyn::headless_word | (uint64_t{1} << 40),
+                          uint64_t{8} << nic::hamlyn::headless_shift,
+                          uint64_t{1} << nic::hamlyn::headless_shift};
+  uint64_t refused = 0;
+  for (const uint64_t word : {nic::hamlyn::headless_word | 2, bad[0], bad[1], bad[2]}) {
+    nic::hamlyn::message m;
+    iovec piece{msg.data(), msg.size()};
+    m.gather = &piece;
+    m.gather_count = 1;
+    m.offset = nic::wire_header_size;
+    m.fast_word = word;
+    nic::hamlyn::send_handle h;
+    ASSERT_EQ(j.c[0]->hamlyn().terminus().send(j.region_ticket(2), m, h), status::ok);
+    nic::rx_packet r{};
+    if (word == (nic::hamlyn::headless_word | 2)) {
+      ASSERT_TRUE(j.c[1]->receive(r));
+      EXPECT_TRUE(r.crc_ok);
+      EXPECT_EQ(r.src, 0);
+      EXPECT_EQ(r.length, 56u + nic::wire_header_size);
+      EXPECT_EQ(r.block, 2u);
+      EXPECT_EQ(std::memcmp(r.data + nic::wire_header_size, msg.data(), msg.size()), 0);
+      j.c[1]->release(r);
+    } else {
+      EXPECT_FALSE(j.c[1]->receive(r)) << std::hex << word;
+      EXPECT_EQ(j.c[1]->malformed(), ++refused) << std::hex << word;
+    }
+  }
+}
+
 // --- the protocol over the card ------------------------------------------
 
 using ep = am::endpoint<hamlyn_am_card>;
