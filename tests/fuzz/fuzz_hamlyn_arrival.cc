@@ -4,7 +4,8 @@
 // packets. Each step of an input is one of: a direct arrival (the sender's
 // process doing the receiving interface's work: check_packet, deposit,
 // counting, notification; or the lean fast-mode arrival, arrive_fast, from a
-// ticket, held by the sender's hold line, or by slot::users from card 2,
+// ticket, or arrive_fast_routed on the ticket's route when it has one (the
+// AM card's packets), held by the sender's hold line, or by slot::users from card 2,
 // which holds no lines; or a batch of up to four packets, arrive_batch, as
 // the send terminus carries out its batched deposits), a packet through the owner's inbound FIFO
 // (serve_packet), a read request (answered through the sender's FIFO), or
@@ -164,9 +165,15 @@ struct world {
           t.protection_key = h.protection_key;
           t.delta = h.delta;
           card& from = (op & 0x40) ? *lineless : *sender;  // by slot::users, or by a line
-          (void)from.receiver().arrive_fast(from.view(1), t, h.offset,
-                                            reinterpret_cast<const std::byte*>(bytes), h.length,
-                                            h.fast_word, local);
+          fast_route r;
+          if ((op & 0x20) && from.terminus().fast_route_for(t, r))  // as the AM card's packets
+            (void)from.receiver().arrive_fast_routed(*r.view, *r.at, r.line, t, h.offset,
+                                                     reinterpret_cast<const std::byte*>(bytes),
+                                                     h.length, h.fast_word, r.local);
+          else
+            (void)from.receiver().arrive_fast(from.view(1), t, h.offset,
+                                              reinterpret_cast<const std::byte*>(bytes), h.length,
+                                              h.fast_word, local);
         } else {
           (void)sender->receiver().arrive(sender->view(1), h, &d, 1, meta, local);
         }

@@ -151,6 +151,9 @@ void hamlyn_am_card::attach_peer(int proc) {
   hamlyn::am_sender_entry mine;
   std::memcpy(&mine, v.area + at + layout_.senders + sizeof mine * static_cast<uint64_t>(my_proc_),
               sizeof mine);
+  if (mine.slot >= v.geo.slot_count)  // (its route could not name it)
+    throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
+                             " has a damaged card (my region's slot is not one of its slots)");
   ps.given_back =
       reinterpret_cast<const std::atomic<uint64_t>*>(v.area + at + given_back_offset(my_proc_));
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);

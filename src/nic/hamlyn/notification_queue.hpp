@@ -144,10 +144,13 @@ namespace detail {
 }
 
 // notification_append when the entry the hint names is not free for it:
-// walks from there to the first entry free for its own cursor value.
+// walks from there to the first entry free for its own cursor value. (The
+// notification by value: a reference would make every caller build it in
+// memory before its usual case, which stores the fields straight from
+// registers.)
 [[gnu::noinline]] inline bool append_walk(notification_queue_control& q,
                                           notification_entry* entries, uint64_t cap,
-                                          const notification& n, const std::byte* message,
+                                          const notification n, const std::byte* message,
                                           uint64_t at) noexcept {
   for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
     notification_entry& e = entries[sys::ring_math::slot(at, cap)];

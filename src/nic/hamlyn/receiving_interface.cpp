@@ -261,7 +261,11 @@ status receiving_interface::arrive_batch(const card_view& v, const packet_header
 status receiving_interface::arrive_fast_by_users(const card_view& v, const ticket& t,
                                                  uint64_t offset, const std::byte* data,
                                                  uint32_t length, uint64_t word, bool local) {
-  return arrive_fast_held(v, t, offset, data, length, word, local, nullptr);
+  if (t.slot >= v.geo.slot_count) {
+    detail::count(v.header->counters.malformed);
+    return status::rejected;
+  }
+  return arrive_fast_held(v, v.slots[t.slot], t, offset, data, length, word, local, nullptr);
 }
 
 status receiving_interface::resolve(const card_view& v, uint32_t s_index, uint64_t key,

@@ -68,6 +68,23 @@ class receiving_interface {
   // cases.
   status arrive_fast(const card_view& v, const ticket& t, uint64_t offset, const std::byte* data,
                      uint32_t length, uint64_t word, bool local);
+  // arrive_fast for a ticket whose arrival at card v was found once
+  // (send_terminus::fast_route_for: fast mode, a node of the job, its card
+  // attached): `at` is its slot there (t.slot < v.geo.slot_count), `line`
+  // my hold line there (arrival_line(v), null: slot::users). Per packet the
+  // same hold, state, generation, key and bounds checks, deposit, counting
+  // and notification as arrive_fast; only what the route fixed is not
+  // looked up again (the line, the slot's place, the ticket's mode).
+  status arrive_fast_routed(const card_view& v, slot& at, hold_line* line, const ticket& t,
+                            uint64_t offset, const std::byte* data, uint32_t length, uint64_t word,
+                            bool local);
+  // My hold line on v's card for a fast-mode arrival, or null (slot::users):
+  // it holds by the line's other word, so that an arrival and a direct
+  // deposit never let go of each other, and counts there. Fixed once v is
+  // attached.
+  hold_line* arrival_line(const card_view& v) const {
+    return direct_holds_ && v.holds ? &v.holds[my_proc_] : nullptr;
+  }
   // arrive() for a batch of single-packet messages from this process to
   // card v, a peer reached by cross-memory attach (the send terminus's
   // batched deposits; at most max_batch, data[i] the one piece of packet
@@ -202,12 +219,6 @@ class receiving_interface {
   std::atomic<uint64_t>* direct_line(const card_view& v) const {
     return direct_holds_ && v.holds ? &v.holds[my_proc_].slot_plus_one : nullptr;
   }
-  // My hold line on v's card for a fast-mode arrival (arrive_fast), or null
-  // (slot::users): it holds by the line's other word, so that an arrival
-  // and a direct deposit never let go of each other, and counts there.
-  hold_line* arrival_line(const card_view& v) const {
-    return direct_holds_ && v.holds ? &v.holds[my_proc_] : nullptr;
-  }
   // The hold announced in my line's `word` (null: slot::users), and let go.
   static bool announce_direct(const card_view& v, slot& sl, uint32_t index,
                               std::atomic<uint64_t>* word);
@@ -269,9 +280,12 @@ class receiving_interface {
                         const iovec* data, int n);
   static status write_area(const card_view& v, const slot_copy& s, uint64_t offset, uint64_t length,
                            const iovec* data, int n, bool local);
-  status arrive_fast_held(const card_view& v, const ticket& t, uint64_t offset,
-                          const std::byte* data, uint32_t length, uint64_t word, bool local,
-                          hold_line* line);
+  // routed: the ticket is in fast mode (its route says so).
+  template <bool routed = false>
+  [[gnu::always_inline]] inline status arrive_fast_held(const card_view& v, slot& sl,
+                                                        const ticket& t, uint64_t offset,
+                                                        const std::byte* data, uint32_t length,
+                                                        uint64_t word, bool local, hold_line* line);
   [[gnu::noinline]] status arrive_fast_by_users(const card_view& v, const ticket& t,
                                                 uint64_t offset, const std::byte* data,
                                                 uint32_t length, uint64_t word, bool local);
@@ -599,27 +613,38 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
   hold_line* const line = arrival_line(v);
   if (__builtin_expect(line == nullptr, 0))
     return arrive_fast_by_users(v, t, offset, data, length, word, local);
-  return arrive_fast_held(v, t, offset, data, length, word, local, line);
+  if (t.slot >= v.geo.slot_count) {
+    detail::count(v.header->counters.malformed);
+    return status::rejected;
+  }
+  return arrive_fast_held(v, v.slots[t.slot], t, offset, data, length, word, local, line);
+}
+
+// The route's line and slot instead of finding them (the AM card's every
+// packet, through send_terminus::send_fast_routed).
+[[gnu::always_inline]] inline status receiving_interface::arrive_fast_routed(
+    const card_view& v, slot& at, hold_line* line, const ticket& t, uint64_t offset,
+    const std::byte* data, uint32_t length, uint64_t word, bool local) {
+  if (__builtin_expect(line == nullptr, 0))
+    return arrive_fast_by_users(v, t, offset, data, length, word, local);
+  return arrive_fast_held<true>(v, at, t, offset, data, length, word, local, line);
 }
 
 // arrive_fast held by `line` (null: slot::users). A deposited arrival is
 // one packet and one message: counted in my line where it holds (a plain
 // store, layout.hpp), else by the header's two shared counters.
+template <bool routed>
 [[gnu::always_inline]] inline status receiving_interface::arrive_fast_held(
-    const card_view& v, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
-    uint64_t word, bool local, hold_line* line) {
+    const card_view& v, slot& sl, const ticket& t, uint64_t offset, const std::byte* data,
+    uint32_t length, uint64_t word, bool local, hold_line* line) {
   arrival_counters& c = v.header->counters;
-  if (t.slot >= v.geo.slot_count) {
-    detail::count(c.malformed);
-    return status::rejected;
-  }
   status st = status::rejected;
-  slot& sl = v.slots[t.slot];
   std::atomic<uint64_t>* const hold = line ? &line->arrival_plus_one : nullptr;
   const fast_slot_cache* held = hold_fast_slot(v, t.node, t.slot, sl, hold);
   if (!held) {
     // counted by hold_fast_slot
-  } else if (t.metadata_index != fast_index) {  // (a paranoid slot: refused in the hold)
+  } else if (!routed && t.metadata_index != fast_index) {  // (a paranoid slot: refused in the
+                                                           // hold)
     detail::count(c.mode_rejections);
   } else if (held->copy.key == 0 || t.protection_key != held->copy.key) {
     detail::count(c.key_rejections);

@@ -87,6 +87,8 @@ enum batch_state : uint8_t {
 struct fast_route {
   const card_view* view = nullptr;  // the destination card's view, attached
   bool local = false;               // my own card
+  slot* at = nullptr;               // the ticket's slot there (a slot that card has)
+  hold_line* line = nullptr;        // my hold line there (receiving_interface::arrival_line)
 };
 
 class send_terminus {
@@ -118,8 +120,10 @@ class send_terminus {
   // The route of fast-mode ticket t, what send_fast finds at every packet
   // and a caller of send_fast_routed finds once: fast mode, a node of
   // the job, its card attached (a view once attached stays so, and views_
-  // is sized at setup). False: t has no route (not fast mode, or its card
-  // not attached yet).
+  // is sized at setup), a slot that card has; and where the arrival holds
+  // the slot (my hold line there, fixed once attached). False: t has no
+  // route (not fast mode, its card not attached yet, or no such slot:
+  // send refuses it and counts).
   inline bool fast_route_for(const ticket& t, fast_route& r) const;
   // send_fast on a ticket fast_route_for gave route r (the same results and
   // effects); per packet only what can change: the card idle, the range,
@@ -156,8 +160,8 @@ class send_terminus {
   status send_fast_posted(const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
                           uint64_t word, send_handle& h);
   // send_fast past its checks: the arrival done here on v's card.
-  status deliver_fast(const card_view& v, bool local, const ticket& t, uint64_t offset,
-                      const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
+  status deliver_fast(const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data,
+                      uint32_t length, uint64_t word, send_handle& h);
   // One packet of a message to its destination card: arrival done here (card
   // memory, cross-memory attach) or a packet in the destination's inbound FIFO.
   status send_packet(const packet_header& h, const iovec* data, int n, const std::byte* meta,
@@ -219,8 +223,12 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
 [[gnu::always_inline]] inline bool send_terminus::fast_route_for(const ticket& t,
                                                                  fast_route& r) const {
   if (t.metadata_index != fast_index || t.node >= nprocs_ || !views_[t.node].attached) return false;
-  r.view = &views_[t.node];
+  const card_view& v = views_[t.node];
+  if (t.slot >= v.geo.slot_count) return false;
+  r.view = &v;
   r.local = t.node == my_proc_;
+  r.at = &v.slots[t.slot];
+  r.line = receiver_.arrival_line(v);
   return true;
 }
 
@@ -236,15 +244,16 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
                            !detail::direct_to(*r.view, r.local, t.slot),
                        0))
     return send_fast_posted(t, offset, data, length, word, h);
-  return deliver_fast(*r.view, r.local, t, offset, data, length, word, h);
+  return deliver_fast(r, t, offset, data, length, word, h);
 }
 
-[[gnu::always_inline]] inline status send_terminus::deliver_fast(const card_view& v, bool local,
+[[gnu::always_inline]] inline status send_terminus::deliver_fast(const fast_route& r,
                                                                  const ticket& t, uint64_t offset,
                                                                  const std::byte* data,
                                                                  uint32_t length, uint64_t word,
                                                                  send_handle& h) {
-  const status st = receiver_.arrive_fast(v, t, t.offset + offset, data, length, word, local);
+  const status st = receiver_.arrive_fast_routed(*r.view, *r.at, r.line, t, t.offset + offset, data,
+                                                 length, word, r.local);
   if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
     return send_fast_posted(t, offset, data, length, word, h);
   h.sequence = posted_++;

@@ -561,6 +561,12 @@ TEST(hamlyn_am_card, a_damaged_inbound_header_is_refused) {
             nic::hamlyn::client_lookup::damaged);
   EXPECT_THROW(a.attach_peer(1), std::runtime_error);
   shared->prefix.version = nic::hamlyn::am_inbound_version;
+  // My region's slot there, one its card does not have: no route to it.
+  auto* mine = reinterpret_cast<nic::hamlyn::am_sender_entry*>(v.area + ib.senders_offset);
+  const uint32_t slot = mine->slot;
+  mine->slot = v.geo.slot_count;
+  EXPECT_THROW(a.attach_peer(1), std::runtime_error);
+  mine->slot = slot;
   EXPECT_NO_THROW(a.attach_peer(1));
 }
 

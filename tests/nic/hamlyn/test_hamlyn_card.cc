@@ -494,8 +494,15 @@ TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
   ticket nowhere = t;
   nowhere.node = 2;  // outside the job
   EXPECT_FALSE(tx.fast_route_for(nowhere, r));
+  ticket no_slot = t;
+  no_slot.slot = j[0].view(1).geo.slot_count;  // a slot the card does not have
+  EXPECT_FALSE(tx.fast_route_for(no_slot, r));
   ASSERT_TRUE(tx.fast_route_for(t, r));
   EXPECT_FALSE(r.local);
+  // Found once: the slot, and my hold line there (the card offers lines).
+  EXPECT_EQ(r.at, &j[0].view(1).slots[s]);
+  EXPECT_EQ(r.line, j[0].receiver().arrival_line(j[0].view(1)));
+  EXPECT_NE(r.line, nullptr);
   const auto data = pattern(150, 9);
   const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
   send_handle h;
