@@ -7,8 +7,8 @@
 // carrying a packet of any bytes in the entry (inline delivery) or not,
 // deposits into its own region (any bytes, wire header included; short ones
 // travel in the entry, as the region's slot asks; or headless, as the card
-// sends on a clean wire: the packet past its wire header, the fast-mode
-// word saying so, or naming any field beyond the block), raw wrap flags, the NQCB
+// sends on a clean wire: the fast-mode word saying so, or with any bits
+// beyond the block's), raw wrap flags, the NQCB
 // cursor and entry fields (a carried length and flags of any value, any
 // bytes in the entry's room), as a hostile writer sharing the card could.
 // Findings: a sanitizer report, or a guard byte around process 0's segment
@@ -143,10 +143,9 @@ struct world {
     return packet;
   }
 
-  // Any bytes into block `blk` of my region, notified as the card would;
-  // `at` bytes into the block, with any fast-mode word.
-  void deposit(uint32_t blk, const uint8_t* bytes, size_t n, uint32_t at = 0,
-               uint64_t word = ~0ull) {
+  // Any bytes into block `blk` of my region, notified as the card would
+  // (with any fast-mode word).
+  void deposit(uint32_t blk, const uint8_t* bytes, size_t n, uint64_t word = ~0ull) {
     nic::hamlyn::ticket t{};
     t.node = 0;
     t.slot = mine.slot;
@@ -159,7 +158,6 @@ struct world {
     nic::hamlyn::message m;
     m.gather = &piece;
     m.gather_count = 1;
-    m.offset = at;
     m.fast_word = word == ~0ull ? blk : word;
     nic::hamlyn::send_handle h;
     (void)peer->hamlyn().terminus().send(t, m, h);
@@ -197,14 +195,12 @@ struct world {
       case 1: {  // a deposit into my region: a packet of any bytes (short ones in the entry)
         const uint32_t blk = in.take<uint8_t>() % 8;
         const std::vector<uint8_t> packet = packet_from(in, op);
-        if ((op & 4) && packet.size() >= nic::wire_header_size) {
-          // Headless, as the card sends on a clean wire: the packet past its
-          // wire header, at the same place, the word saying so (or, with
-          // op & 8, any field beyond the block).
+        if (op & 4) {
+          // Headless, as the card sends on a clean wire: the word says so
+          // (or, with op & 8, has any bits beyond the block's).
           const uint64_t field =
               (op & 8) ? uint64_t{in.take<uint8_t>()} << 32 : nic::hamlyn::headless_word;
-          deposit(blk, packet.data() + nic::wire_header_size, packet.size() - nic::wire_header_size,
-                  nic::wire_header_size, blk | field);
+          deposit(blk, packet.data(), packet.size(), blk | field);
         } else {
           deposit(blk, packet.data(), packet.size());
         }

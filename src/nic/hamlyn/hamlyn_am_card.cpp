@@ -64,7 +64,6 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       block_size_(s.block_size),
       crc_(s.crc),
       headless_(s.headless_cells && !s.faults.any() && !s.crc),
-      left_out_(headless_ ? wire_header_size : 0),
       headless_bits_(headless_ ? hamlyn::headless_word : 0),
       word_mask_(headless_ ? ~hamlyn::headless_word : ~uint64_t{0}),
       clock_(s.clock ? s.clock : &own_clock_),
@@ -114,10 +113,7 @@ uint32_t hamlyn_am_card::create_sender_slot(uint64_t region) {
   spec.base = region;
   spec.bound = region_bytes();
   spec.mode = hamlyn::slot_mode::fast;
-  // Short packets travel in the notification entry: a packet of up to
-  // notify_inline bytes, whose message is that less the header a headless
-  // packet leaves out.
-  spec.inline_limit = notify_inline_ >= left_out_ ? notify_inline_ - left_out_ : 0;
+  spec.inline_limit = notify_inline_;  // short packets travel in the notification entry
   uint32_t slot = 0;
   if (!is_ok(card_.slots().create_slot(spec, slot)))
     throw std::runtime_error("hpam hamlyn: cannot create the inbound slots");

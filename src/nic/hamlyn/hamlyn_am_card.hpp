@@ -30,17 +30,18 @@
 // released.
 //
 // Headless packets (card_setup::headless_cells, on a wire without faults
-// or CRC, as Medusa's headless cells): a packet's Hamlyn message is the
-// packet past its wire header, which launch() does not write: nobody reads
-// it, because the notification says what it would (the length the card
-// deposited, the sender whose region's slot and key took it, the receiver
-// whose queue it is in). The fast-mode word says so per packet
-// (headless_word: the bytes left out); the receiver then checks no wire
-// header, and a receiver that takes no headless packets (CRC, faults, or
-// headless_cells off) refuses and counts such a word. A packet in the full
-// form (the word says nothing left out: every packet on a wire with faults
-// or CRC, and any a sender deposits by other means) has its wire header
-// checked against the notification as before.
+// or CRC, as Medusa's headless cells): launch() does not write a packet's
+// wire header, and nobody reads it, because the notification says what it
+// would (the length the card deposited, the sender whose region's slot and
+// key took it, the receiver whose queue it is in). The packet travels
+// whole, its first wire_header_size bytes whatever its block held (so a
+// carried packet lies in the entry where the full form would, its lines
+// and alignment unchanged). The fast-mode word says so per packet
+// (headless_word); the receiver then checks no wire header, and a receiver
+// that takes no headless packets (CRC, faults, or headless_cells off)
+// refuses and counts such a word. A packet in the full form (every packet
+// on a wire with faults or CRC, and any a sender deposits by other means)
+// has its wire header checked against the notification as before.
 //
 // Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) come
 // from the shared seeded wire (nic/wire/wire.hpp), the same as the Medusa
@@ -69,12 +70,10 @@ namespace hpam::nic {
 inline constexpr const char* hamlyn_am_segment_purpose = "hamlyn-am";
 
 namespace hamlyn {
-// The fast-mode word of an AM card's packet: the block (low 32 bits) and,
-// from bit headless_shift, the bytes of its wire header the packet leaves
-// out (0, or wire_header_size for a headless packet, whose message starts
-// at the packet's byte wire_header_size).
+// The fast-mode word of an AM card's packet: the block (low 32 bits), and
+// bit headless_shift for a headless packet (its wire header not written).
 constexpr uint32_t headless_shift = 32;
-constexpr uint64_t headless_word = uint64_t{wire_header_size} << headless_shift;
+constexpr uint64_t headless_word = uint64_t{1} << headless_shift;
 }  // namespace hamlyn
 
 class hamlyn_am_card {
@@ -200,14 +199,12 @@ class hamlyn_am_card {
   int nprocs_;
   uint32_t block_size_;
   bool crc_;
-  // Headless packets (card_setup::headless_cells, no faults, no CRC): the
-  // bytes of its wire header each packet leaves out (wire_header_size, else
-  // 0), and my packets' word for it (hamlyn::headless_word, else 0).
+  // Headless packets (card_setup::headless_cells, no faults, no CRC), and
+  // my packets' word for it (hamlyn::headless_word, else 0).
   bool headless_;
-  uint32_t left_out_;
   uint64_t headless_bits_;
-  // The words I take: a headless packet's field kept only where I take
-  // headless packets; elsewhere it leaves the block out of range.
+  // The words I take: the headless bit kept only where I take headless
+  // packets; elsewhere it leaves the block out of range.
   uint64_t word_mask_;
   sys::clock own_clock_;
   const sys::clock* clock_;
@@ -260,9 +257,9 @@ class hamlyn_am_card {
 [[gnu::always_inline]] inline void hamlyn_am_card::transmit_built(int dest, uint32_t b,
                                                                   std::byte* pkt, uint32_t len,
                                                                   bool may_wait) {
-  // A headless packet's wire header is not sent, so not written: the clean
-  // wire hands the packet straight to transmit (no faults: no copy, nothing
-  // held), and its notification says what the header would.
+  // A headless packet's wire header is not written: the clean wire hands
+  // the packet straight to transmit (no faults: no copy, nothing held), and
+  // its notification says what the header would.
   if (!headless_) stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
@@ -292,19 +289,16 @@ class hamlyn_am_card {
 }
 
 // One packet into a block of my region at dest: a single-packet fast-mode
-// Hamlyn message whose word names the block, on the block's ticket. A
-// headless packet's message is the packet past its wire header, at the
-// same place in the block (len >= wire_header_size: every caller's packet).
+// Hamlyn message whose word names the block (and, headless, says so), on
+// the block's ticket.
 [[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
                                                             uint32_t len) {
   peer_state& ps = peers_[dest];
   if (ps.lent - ps.returned >= per_sender_ && !refill(ps)) return false;
   const uint32_t blk = ps.next;
-  const uint32_t skip = left_out_;
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send_fast_routed(ps.route, ps.ticket,
-                                               uint64_t{blk} * block_size_ + skip, data + skip,
-                                               len - skip, blk | headless_bits_, h))) {
+  if (!is_ok(card_.terminus().send_fast_routed(ps.route, ps.ticket, uint64_t{blk} * block_size_,
+                                               data, len, blk | headless_bits_, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }
@@ -316,41 +310,35 @@ class hamlyn_am_card {
 // The packet's source is the sender whose region (slot) it was deposited
 // in: the slot's key is that sender's alone. The notification's own source
 // word must agree with it, and so must the packet's wire header unless the
-// word says the packet left it out (headless, where I take that form);
-// otherwise the packet is refused. The wire header's address (length,
-// source, destination) is read once, as one word. A headless packet's
-// address is the notification's: the length the card deposited (its
-// message, plus the header left out), the region's sender, and me. False
-// (counted): a forged or damaged notification, nothing to hand over.
+// word says the packet is headless (where I take that form); otherwise the
+// packet is refused. The wire header's address (length, source,
+// destination) is read once, as one word. A headless packet's address is
+// the notification's: the length the card deposited, the region's sender,
+// and me; its header's bytes are not read. False (counted): a forged or
+// damaged notification, nothing to hand over.
 [[gnu::always_inline]] inline bool hamlyn_am_card::hand_over(const hamlyn::notification& n,
                                                              const std::byte* carried,
                                                              rx_packet& p) {
-  // (Any bit beyond the block's, but the headless field where I take it,
-  // leaves blk out of range; so left_out is 0 or wire_header_size once blk
-  // is, and 0 where I take no headless packets.)
+  // (Any bit beyond the block's, but the headless bit where I take it,
+  // leaves blk out of range.)
   const uint64_t blk = n.metadata & word_mask_;
-  const uint32_t left_out = static_cast<uint32_t>(n.metadata >> hamlyn::headless_shift);
-  const uint64_t length = n.length + left_out;
   // (A slot of no sender maps to ~0u, which no 16-bit source equals; the
   // length in [wire_header_size, block_size] by one unsigned compare.)
   const uint32_t sender = n.slot < slot_senders_ ? slot_sender_[n.slot] : ~0u;
   if (__builtin_expect(n.source != sender || n.metadata_index != hamlyn::fast_index ||
                            blk >= per_sender_ ||
-                           length - wire_header_size > block_size_ - wire_header_size,
+                           n.length - wire_header_size > block_size_ - wire_header_size,
                        0)) {
     malformed_++;
     return false;
   }
   counts_[sender].taken++;
   p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
-  p.length = static_cast<uint32_t>(length);
-  // Inline delivery: the packet lies in its entry (its message: n.length <=
-  // notification_inline_bytes, from the packet's byte left_out on), which
-  // no honest writer reaches again before this packet's block comes back
-  // (release()); otherwise in its block. A headless packet's first
-  // wire_header_size bytes are then not its own (the entry's fields, or
-  // what the block held), and nobody reads them.
-  p.data = n.carried ? carried - left_out : inbound_ + size_t{p.block} * block_size_;
+  p.length = static_cast<uint32_t>(n.length);
+  // Inline delivery: the packet lies in its entry (n.length <=
+  // notification_inline_bytes), which no honest writer reaches again before
+  // this packet's block comes back (release()); otherwise in its block.
+  p.data = n.carried ? carried : inbound_ + size_t{p.block} * block_size_;
   p.src = static_cast<uint16_t>(sender);
   p.rejected = false;
   if (__builtin_expect(crc_, 0)) {  // (never headless: word_mask_)
@@ -360,7 +348,7 @@ class hamlyn_am_card {
   } else {
     p.crc_ok = true;
   }
-  if (__builtin_expect(left_out == 0 && p.crc_ok &&
+  if (__builtin_expect(n.metadata == blk && p.crc_ok &&  // (not headless)
                            read_wire_address(p.data) !=
                                wire_address(p.length, sender, static_cast<uint32_t>(my_proc_)),
                        0)) {

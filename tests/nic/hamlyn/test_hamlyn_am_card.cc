@@ -635,9 +635,8 @@ struct headless_pair {
 // A headless packet's wire header is neither written (the 0xAB bytes stay)
 // nor read: the receiver finds the packet's length and source in its
 // notification, its bytes from wire_header_size on where they were sent.
-// 72 and 96 bytes travel in the entry (notify_inline: a 96-byte packet's
-// message is 80 bytes), 112 and 300 in the block; a copy sent again
-// (relaunch) goes the same way.
+// 72 and 96 bytes travel in the entry (notify_inline), 112 and 300 in the
+// block; a copy sent again (relaunch) goes the same way.
 TEST(hamlyn_am_card, a_headless_packet_is_addressed_by_its_notification) {
   headless_pair j(true, true);
   for (const uint32_t len : {72u, 96u, 112u, 300u}) {
@@ -723,26 +722,24 @@ TEST(hamlyn_am_card, a_headless_packet_is_refused_where_headless_packets_are_not
   }
 }
 
-// Words a sender may write by hand into its own region: the headless form
-// is taken under the card's address whatever the message holds (its first
-// bytes are not a header: nothing claims another source or length), and a
-// word whose field beyond the block names anything but the header left out
-// is refused and counted.
+// Words a sender may write by hand into its own region: a headless packet
+// is taken under the card's address whatever its header's bytes say (here
+// another source and 999 bytes: not read), and a word with any other bit
+// beyond the block's is refused and counted.
 TEST(hamlyn_am_card, a_headless_word_is_checked_and_gives_no_say_over_the_address) {
   headless_pair j(true, true);
-  std::vector<std::byte> msg(56);
-  nic::wire_header lie{0, 999, 1, 0, 0};  // a "header" claiming source 1 and 999 bytes
+  std::vector<std::byte> msg(72);
+  nic::wire_header lie{0, 999, 1, 0, 0};  // a header claiming source 1 and 999 bytes
   std::memcpy(msg.data(), &lie, sizeof lie);
   const uint64_t bad[] = {nic::hamlyn::headless_word | (uint64_t{1} << 40),
                           uint64_t{8} << nic::hamlyn::headless_shift,
-                          uint64_t{1} << nic::hamlyn::headless_shift};
+                          uint64_t{3} << nic::hamlyn::headless_shift};
   uint64_t refused = 0;
   for (const uint64_t word : {nic::hamlyn::headless_word | 2, bad[0], bad[1], bad[2]}) {
     nic::hamlyn::message m;
     iovec piece{msg.data(), msg.size()};
     m.gather = &piece;
     m.gather_count = 1;
-    m.offset = nic::wire_header_size;
     m.fast_word = word;
     nic::hamlyn::send_handle h;
     ASSERT_EQ(j.c[0]->hamlyn().terminus().send(j.region_ticket(2), m, h), status::ok);
@@ -751,9 +748,9 @@ TEST(hamlyn_am_card, a_headless_word_is_checked_and_gives_no_say_over_the_addres
       ASSERT_TRUE(j.c[1]->receive(r));
       EXPECT_TRUE(r.crc_ok);
       EXPECT_EQ(r.src, 0);
-      EXPECT_EQ(r.length, 56u + nic::wire_header_size);
+      EXPECT_EQ(r.length, 72u);
       EXPECT_EQ(r.block, 2u);
-      EXPECT_EQ(std::memcmp(r.data + nic::wire_header_size, msg.data(), msg.size()), 0);
+      EXPECT_EQ(std::memcmp(r.data, msg.data(), msg.size()), 0);
       j.c[1]->release(r);
     } else {
       EXPECT_FALSE(j.c[1]->receive(r)) << std::hex << word;
