@@ -45,7 +45,7 @@ struct endpoint_config {
                                // block (nic::card_setup::deliver_by_reference)
   bool headless_cells = true;  // Medusa: a packet in its RX_READY cell on a clean wire leaves
                                // its wire header out (nic::card_setup::headless_cells);
-                               // Hamlyn: every packet on a clean wire does
+                               // Hamlyn: every packet on a clean wire leaves it unwritten
   uint64_t key = 0;            // job protection key; 0 = process 0 draws a random one and
                                // publishes it in its card for the others to read
   sys::manual_time* manual_time = nullptr;  // tests: time source set by hand

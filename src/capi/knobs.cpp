@@ -280,7 +280,7 @@ constexpr knob table[] = {
           "16-byte wire header out of the cell (the entry names its source and length): a "
           "64-byte packet then fills one cache line with the cell's head instead of two. "
           "Hamlyn: each packet, on a wire without faults, leaves its wire header unwritten and "
-          "unsent (the notification names its source and length)"),
+          "unread (the notification names its source and length)"),
      1, bind<field<&am_cfg::headless_cells>, field<&core::headless_cells>>(), nullptr},
     {power2("rx_ready_cell", "rx_ready_cell", 6, nic::medusa::min_rx_ready_cell,
             nic::medusa::max_rx_ready_cell,

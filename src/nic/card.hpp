@@ -172,9 +172,9 @@ struct card_setup {
   // cache line with the cell's head instead of two. Only for a receiver
   // that never reads a packet's wire header (the AM protocol: the entry
   // names source and length); set by the AM endpoint. Hamlyn: the AM
-  // card's packets leave their wire header out of their message (unwritten,
-  // unsent; the notification names source and length), under the same
-  // conditions (hamlyn_am_card.hpp).
+  // card's packets leave their wire header unwritten and unread (the
+  // notification names source and length), under the same conditions
+  // (hamlyn_am_card.hpp).
   bool headless_cells = false;
   // Hamlyn: a packet of up to this many bytes travels in its notification
   // entry instead of its block (inline delivery; at most the default, what
