@@ -65,7 +65,7 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       crc_(s.crc),
       headless_(s.headless_cells && !s.faults.any() && !s.crc),
       headless_bits_(headless_ ? hamlyn::headless_word : 0),
-      word_mask_(headless_ ? ~hamlyn::headless_word : ~uint64_t{0}),
+      word_mask_(s.crc ? ~uint64_t{0} : ~hamlyn::headless_word),
       clock_(s.clock ? s.clock : &own_clock_),
       attach_timeout_ms_(s.attach_timeout_ms),
       notify_inline_(s.notify_inline),

@@ -38,8 +38,9 @@
 // carried packet lies in the entry where the full form would, its lines
 // and alignment unchanged). The fast-mode word says so per packet
 // (headless_word); the receiver then checks no wire header, and a receiver
-// that takes no headless packets (CRC, faults, or headless_cells off)
-// refuses and counts such a word. A packet in the full form (every packet
+// that checks CRCs (a headless packet has none) refuses and counts such a
+// word. (A sender's faults are its own wire's: its packets are then never
+// headless, and it takes others' headless packets.) A packet in the full form (every packet
 // on a wire with faults or CRC, and any a sender deposits by other means)
 // has its wire header checked against the notification as before.
 //
@@ -204,7 +205,7 @@ class hamlyn_am_card {
   bool headless_;
   uint64_t headless_bits_;
   // The words I take: the headless bit kept only where I take headless
-  // packets; elsewhere it leaves the block out of range.
+  // packets (no CRC to check); elsewhere it leaves the block out of range.
   uint64_t word_mask_;
   sys::clock own_clock_;
   const sys::clock* clock_;

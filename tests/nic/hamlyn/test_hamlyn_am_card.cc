@@ -577,12 +577,12 @@ struct headless_pair {
   std::unique_ptr<hamlyn_am_card> c[2];
   uint32_t block = 0;
   headless_pair(bool sender_asks, bool receiver_asks, bool crc = false,
-                const nic::fault_config& f = {}) {
+                const nic::fault_config& f = {}, int crc_at = -1) {
     const std::string job = unique_job("hamheadless");
     for (int p = 0; p < 2; ++p) {
       nic::card_setup s = am_setup(job, 2, p, 8, 4);
       s.headless_cells = p == 0 ? sender_asks : receiver_asks;
-      s.crc = crc;
+      s.crc = crc || p == crc_at;
       s.faults = f;
       c[p] = std::make_unique<hamlyn_am_card>(s);
     }
@@ -684,17 +684,28 @@ TEST(hamlyn_am_card, not_asked_a_crc_or_a_faulty_wire_keeps_the_wire_header) {
   }
 }
 
-// A receiver that takes no headless packets (not asked; with a CRC or
-// faults it is never asked) refuses one and counts it: it would have no
-// wire header to check. A headless receiver still takes a full packet and
-// checks its header.
+// A receiver that checks CRCs refuses a headless packet and counts it: it
+// has no wire header, so no CRC. One that does not takes it, asked for
+// headless packets itself or not (as Medusa's headless cells). A headless
+// receiver still takes a full packet and checks its header.
 TEST(hamlyn_am_card, a_headless_packet_is_refused_where_headless_packets_are_not_taken) {
   {
-    headless_pair j(true, false);
+    headless_pair j(true, true, false, {}, 1);  // the receiver checks CRCs
     EXPECT_TRUE(j.launch(72));
     nic::rx_packet r{};
     EXPECT_FALSE(j.c[1]->receive(r));
     EXPECT_EQ(j.c[1]->malformed(), 1u);
+  }
+  {
+    headless_pair j(true, false);  // not asked itself
+    EXPECT_TRUE(j.launch(72));
+    nic::rx_packet r{};
+    ASSERT_TRUE(j.c[1]->receive(r));
+    EXPECT_TRUE(r.crc_ok);
+    EXPECT_EQ(r.length, 72u);
+    EXPECT_TRUE(headless_pair::payload_exact(r, 72));
+    j.c[1]->release(r);
+    EXPECT_EQ(j.c[1]->malformed(), 0u);
   }
   {
     headless_pair j(false, true);
