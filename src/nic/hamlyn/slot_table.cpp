@@ -20,6 +20,7 @@ void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area,
   free_area_.clear();
   used_area_.clear();
   free_metadata_.clear();
+  spare_metadata_node_ = {};
   free_area_[0] = l.area_bytes;
   if (l.metadata_entries) free_metadata_[0] = l.metadata_entries;
 }
@@ -102,8 +103,14 @@ status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
     if (it == free_metadata_.end()) return status::no_resource;
     meta_base = it->first;
     const uint32_t rest = it->second - count;
-    free_metadata_.erase(it);
-    if (rest) free_metadata_[meta_base + count] = rest;
+    auto node = free_metadata_.extract(it);  // the node is reused, not freed
+    if (rest) {
+      node.key() = meta_base + count;
+      node.mapped() = rest;
+      free_metadata_.insert(std::move(node));
+    } else {
+      spare_metadata_node_ = std::move(node);
+    }
     for (uint32_t i = 0; i < count; ++i) {
       metadata_entry& e = metadata_[meta_base + i];
       e.packet_accumulator.store(0, std::memory_order_relaxed);
@@ -186,7 +193,15 @@ status slot_table::release_slot(uint32_t index) {
   const status r = revoke(index);
   if (!is_ok(r)) return r;
   slot& sl = slots_[index];
-  if (sl.metadata_count) free_metadata_[sl.metadata_base] = sl.metadata_count;
+  if (sl.metadata_count) {
+    if (spare_metadata_node_.empty()) {
+      free_metadata_[sl.metadata_base] = sl.metadata_count;
+    } else {
+      spare_metadata_node_.key() = sl.metadata_base;
+      spare_metadata_node_.mapped() = sl.metadata_count;
+      free_metadata_.insert(std::move(spare_metadata_node_));
+    }
+  }
   sl.metadata_count = 0;
   sl.state.store(static_cast<uint32_t>(slot_state::free), std::memory_order_release);
   return status::ok;

@@ -80,6 +80,9 @@ class slot_table {
   std::map<uint64_t, uint64_t> free_area_;      // free ranges of area memory
   std::map<uint64_t, uint64_t> used_area_;      // allocated ranges
   std::map<uint32_t, uint32_t> free_metadata_;  // free ranges of the metadata pool
+  // A node of free_metadata_ kept from an exact fit for the next release:
+  // a registration per MPI rendezvous allocates and frees none.
+  std::map<uint32_t, uint32_t>::node_type spare_metadata_node_;
 };
 
 }  // namespace hpam::nic::hamlyn

@@ -4,6 +4,7 @@
 // nothing counted or notified after revoke returns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -217,6 +218,47 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
   stop = true;
   sender.join();
   EXPECT_EQ(late, 0);
+}
+
+// The metadata pool's free ranges as an MPI rendezvous uses them (a slot
+// with one entry made and dropped per message; create_slot keeps the node of
+// an exactly fitting range for the next release_slot): no entry is lost or
+// handed out twice, so after any number of rounds every entry is taken by
+// one slot each, one more is refused, and once they are given back they
+// are taken again.
+TEST(hamlyn_card, metadata_entries_given_back_are_neither_lost_nor_shared) {
+  hamlyn_job j(1, [](card_config& c) {
+    c.slot_count = 16;
+    c.metadata_entries = 8;
+  });
+  slot_table& t = j[0].slots();
+  slot_spec spec;
+  spec.base = 0;
+  spec.bound = 64;
+  spec.metadata_count = 1;
+  for (int round = 0; round < 1000; ++round) {  // one at a time, then two overlapping
+    uint32_t a, b;
+    ASSERT_EQ(t.create_slot(spec, a), status::ok);
+    ASSERT_EQ(t.create_slot(spec, b), status::ok);
+    ASSERT_NE(t.metadata(a, 0), t.metadata(b, 0));
+    ASSERT_EQ(t.release_slot(round % 2 ? a : b), status::ok);
+    ASSERT_EQ(t.release_slot(round % 2 ? b : a), status::ok);
+  }
+  std::vector<uint32_t> slots;
+  std::vector<metadata_entry*> entries;
+  for (uint32_t s; is_ok(t.create_slot(spec, s));) {
+    slots.push_back(s);
+    entries.push_back(t.metadata(s, 0));
+  }
+  EXPECT_EQ(slots.size(), 8u);  // every entry, and then no_resource
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(std::adjacent_find(entries.begin(), entries.end()), entries.end());
+  uint32_t s;
+  EXPECT_EQ(t.create_slot(spec, s), status::no_resource);
+  for (uint32_t x : slots) ASSERT_EQ(t.release_slot(x), status::ok);
+  for (uint32_t k = 0; k < 8; ++k) ASSERT_EQ(t.create_slot(spec, slots[k]), status::ok);
+  EXPECT_EQ(t.create_slot(spec, s), status::no_resource);
+  for (uint32_t x : slots) ASSERT_EQ(t.release_slot(x), status::ok);
 }
 
 }  // namespace
