@@ -21,6 +21,41 @@ const uint32_t mca_btl_hpam_atomic_flags =
 
 #define C (&mca_btl_hpam_component)
 
+/* register_mem's handles: one per registration slot of the deposit card
+ * (btl_hpam_max_registrations), taken from and given back to a stack, so
+ * that the registration ob1 makes and drops per rendezvous allocates
+ * nothing. */
+static mca_btl_base_registration_handle_t *handle_pool;
+static mca_btl_base_registration_handle_t **free_handles;
+static uint32_t free_handle_count, handle_pool_size;
+
+static int handles_init(uint32_t n)
+{
+    handle_pool = calloc(n, sizeof(*handle_pool));
+    free_handles = calloc(n, sizeof(*free_handles));
+    if (NULL == handle_pool || NULL == free_handles) {
+        free(handle_pool);
+        free(free_handles);
+        handle_pool = NULL;
+        free_handles = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t i = 0; i < n; ++i) free_handles[i] = &handle_pool[n - 1 - i];
+    free_handle_count = handle_pool_size = n;
+    return OPAL_SUCCESS;
+}
+
+/* The pool stays while a handle is still out (a window never freed): Open
+ * MPI may deregister it after the BTL's finalize. */
+static void handles_fini(void)
+{
+    free(free_handles);
+    free_handles = NULL;
+    free_handle_count = handle_pool_size = 0;
+    if (0 == C->registrations) free(handle_pool);
+    handle_pool = NULL;
+}
+
 int mca_btl_hpam_rdma_init(void)
 {
     char job[128];
@@ -33,8 +68,14 @@ int mca_btl_hpam_rdma_init(void)
         opal_output(0, "btl/hpam: cannot start the deposit layer: %s", hpam_dep_last_error());
         return OPAL_ERROR;
     }
+    if (OPAL_SUCCESS != handles_init(cfg.max_registrations)) {
+        hpam_dep_destroy(C->dep);
+        C->dep = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
     if (HPAM_OK != hpam_rdma_ops_init(&C->rdma_ops, C->dep, MCA_BTL_HPAM_MAX_RDMA_OPS,
                                       sizeof(mca_btl_hpam_rdma_op_t))) {
+        handles_fini();
         hpam_dep_destroy(C->dep);
         C->dep = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -62,6 +103,7 @@ void mca_btl_hpam_rdma_fini(void)
         opal_output(0, "btl/hpam: finalize: %u put/get/atomic operation(s) never completed", left);
     }
     hpam_rdma_ops_fini(&C->rdma_ops);
+    handles_fini();
     hpam_dep_destroy(C->dep);
     C->dep = NULL;
 }
@@ -89,20 +131,23 @@ mca_btl_hpam_register_mem(struct mca_btl_base_module_t *btl,
                           struct mca_btl_base_endpoint_t *endpoint, void *base, size_t size,
                           uint32_t flags)
 {
-    mca_btl_base_registration_handle_t *h = malloc(sizeof(*h));
-    if (NULL == h) return NULL;
     MCA_BTL_HPAM_LOCK();
-    const int rc = hpam_dep_register(C->dep, base, size, &h->ticket);
-    MCA_BTL_HPAM_UNLOCK();
-    if (HPAM_OK != rc) {
-        registration_refused(base, size, rc);
-        free(h);
-        return NULL;
+    /* As many handles as slots: none left means no slot either. */
+    int rc = HPAM_ERR_NO_RESOURCE;
+    mca_btl_base_registration_handle_t *h = NULL;
+    if (0 != free_handle_count) {
+        h = free_handles[--free_handle_count];
+        rc = hpam_dep_register(C->dep, base, size, &h->ticket);
+        if (HPAM_OK == rc) {
+            h->base = (uint64_t)(uintptr_t)base;
+            C->registrations++;
+        } else {
+            free_handles[free_handle_count++] = h;
+            h = NULL;
+        }
     }
-    h->base = (uint64_t)(uintptr_t)base;
-    MCA_BTL_HPAM_LOCK();
-    C->registrations++;
     MCA_BTL_HPAM_UNLOCK();
+    if (HPAM_OK != rc) registration_refused(base, size, rc);
     return h;
 }
 
@@ -112,8 +157,10 @@ int mca_btl_hpam_deregister_mem(struct mca_btl_base_module_t *btl,
     MCA_BTL_HPAM_LOCK();
     const int rc = hpam_dep_deregister(C->dep, &handle->ticket);
     C->registrations--;
+    /* back on the stack if it is this pool's (not one kept past a finalize) */
+    if (handle >= handle_pool && handle < handle_pool + handle_pool_size)
+        free_handles[free_handle_count++] = handle;
     MCA_BTL_HPAM_UNLOCK();
-    free(handle);
     return mca_btl_hpam_to_opal_error(rc);
 }
 
