@@ -189,19 +189,39 @@ status slot_table::rekey(uint32_t index, uint64_t key) {
   return status::ok;
 }
 
+// The range goes back into the metadata pool, joined with the free ranges
+// it touches (else a pool of single entries, all free, could not give two
+// in a row). Nodes come from and go to the spare: a register-release cycle
+// allocates and frees nothing.
+void slot_table::free_metadata_range(uint32_t base, uint32_t count) {
+  auto it = free_metadata_.end();
+  if (spare_metadata_node_.empty()) {
+    it = free_metadata_.emplace(base, count).first;
+  } else {
+    spare_metadata_node_.key() = base;
+    spare_metadata_node_.mapped() = count;
+    it = free_metadata_.insert(std::move(spare_metadata_node_)).position;
+  }
+  const auto keep_spare = [this](std::map<uint32_t, uint32_t>::node_type node) {
+    if (spare_metadata_node_.empty()) spare_metadata_node_ = std::move(node);
+  };
+  if (auto next = std::next(it); next != free_metadata_.end() && base + count == next->first) {
+    it->second += next->second;
+    keep_spare(free_metadata_.extract(next));
+  }
+  if (it != free_metadata_.begin()) {
+    if (auto prev = std::prev(it); prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      keep_spare(free_metadata_.extract(it));
+    }
+  }
+}
+
 status slot_table::release_slot(uint32_t index) {
   const status r = revoke(index);
   if (!is_ok(r)) return r;
   slot& sl = slots_[index];
-  if (sl.metadata_count) {
-    if (spare_metadata_node_.empty()) {
-      free_metadata_[sl.metadata_base] = sl.metadata_count;
-    } else {
-      spare_metadata_node_.key() = sl.metadata_base;
-      spare_metadata_node_.mapped() = sl.metadata_count;
-      free_metadata_.insert(std::move(spare_metadata_node_));
-    }
-  }
+  if (sl.metadata_count) free_metadata_range(sl.metadata_base, sl.metadata_count);
   sl.metadata_count = 0;
   sl.state.store(static_cast<uint32_t>(slot_state::free), std::memory_order_release);
   return status::ok;

@@ -70,6 +70,7 @@ class slot_table {
                      bool notify) const;
 
  private:
+  void free_metadata_range(uint32_t base, uint32_t count);  // back into the pool, joined
   slot* slots_ = nullptr;
   metadata_entry* metadata_ = nullptr;
   std::byte* area_ = nullptr;

@@ -261,5 +261,42 @@ TEST(hamlyn_card, metadata_entries_given_back_are_neither_lost_nor_shared) {
   for (uint32_t x : slots) ASSERT_EQ(t.release_slot(x), status::ok);
 }
 
+// Ranges given back join the free ranges they touch, in whatever order
+// they come back: after single entries all come back, the whole pool is one
+// range again (a slot of all 8 entries is made), and a range between two
+// taken ones, once both neighbours return, joins them.
+TEST(hamlyn_card, metadata_ranges_given_back_join_their_neighbours) {
+  hamlyn_job j(1, [](card_config& c) {
+    c.slot_count = 16;
+    c.metadata_entries = 8;
+  });
+  slot_table& t = j[0].slots();
+  slot_spec one;
+  one.base = 0;
+  one.bound = 64;
+  one.metadata_count = 1;
+  slot_spec all = one;
+  all.metadata_count = 8;
+  uint32_t s[8];
+  for (uint32_t& x : s) ASSERT_EQ(t.create_slot(one, x), status::ok);
+  for (uint32_t k : {3u, 1u, 7u, 0u, 5u, 2u, 6u, 4u}) ASSERT_EQ(t.release_slot(s[k]), status::ok);
+  uint32_t whole;
+  ASSERT_EQ(t.create_slot(all, whole), status::ok) << "the pool stayed in pieces";
+  uint32_t none;
+  EXPECT_EQ(t.create_slot(one, none), status::no_resource);
+  ASSERT_EQ(t.release_slot(whole), status::ok);
+  slot_spec two = one;
+  two.metadata_count = 2;
+  uint32_t a, b, c;
+  ASSERT_EQ(t.create_slot(two, a), status::ok);
+  ASSERT_EQ(t.create_slot(two, b), status::ok);
+  ASSERT_EQ(t.create_slot(two, c), status::ok);
+  ASSERT_EQ(t.release_slot(a), status::ok);
+  ASSERT_EQ(t.release_slot(c), status::ok);
+  ASSERT_EQ(t.release_slot(b), status::ok);  // joins both sides
+  ASSERT_EQ(t.create_slot(all, whole), status::ok);
+  ASSERT_EQ(t.release_slot(whole), status::ok);
+}
+
 }  // namespace
 }  // namespace hpam::test
