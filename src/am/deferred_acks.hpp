@@ -115,8 +115,8 @@ class deferred_acks {
   }
   // A poll took `taken` packets, `budget_used` when as many as it may: a
   // stream (multi_ack) launches the rows that are due, a poll that took
-  // nothing every row (wait_when_idle: the rows that are due, and every
-  // row once the hold is over).
+  // nothing every row (wait_when_idle: the rows that are due, and the
+  // aged rows at each half hold).
   template <class Launch>
   [[gnu::always_inline]] void after_receive(uint32_t taken, bool budget_used, Launch&& launch) {
     streaming_ = multi_ack_ && budget_used;

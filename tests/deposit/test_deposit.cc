@@ -11,39 +11,18 @@
 
 #include "../common/test_util.hpp"
 #include "deposit/deposit.hpp"
+#include "endpoint_pair.hpp"
 
 namespace hpam::deposit {
 namespace {
 
-struct pair_of_endpoints {
-  std::unique_ptr<endpoint> e[2];
-  explicit pair_of_endpoints(bool cross_memory, uint32_t packet_size = 4096) {
-    const std::string job = test::unique_job("dep");
-    for (int p = 0; p < 2; ++p) {
-      setup s;
-      s.job = job;
-      s.nprocs = 2;
-      s.my_proc = p;
-      s.cross_memory = cross_memory;
-      s.packet_size = packet_size;
-      s.card_memory = 4u << 20;
-      s.attach_timeout_ms = 5000;
-      e[p] = std::make_unique<endpoint>(s);
-    }
-    e[0]->attach_all();
-    e[1]->attach_all();
-  }
-  // Waits for h while both endpoints make progress (one process plays both).
-  status finish(op_handle h) {
-    status err = status::ok;
-    for (int i = 0; i < 1'000'000; ++i) {
-      const op_state s = e[0]->test(h, &err);
-      if (s != op_state::pending) return s == op_state::sent ? status::ok : err;
-      e[0]->progress();
-      e[1]->progress();
-    }
-    return status::would_block;
-  }
+struct pair_of_endpoints : endpoint_pair {
+  explicit pair_of_endpoints(bool cross_memory, uint32_t packet_size = 4096)
+      : endpoint_pair("dep", [=](setup& s) {
+          s.cross_memory = cross_memory;
+          s.packet_size = packet_size;
+          s.card_memory = 4u << 20;
+        }) {}
 };
 
 std::vector<uint8_t> pattern(size_t n, uint8_t seed) {

@@ -13,38 +13,15 @@
 
 #include "../common/test_util.hpp"
 #include "deposit/deposit.hpp"
+#include "endpoint_pair.hpp"
 
 namespace hpam::deposit {
 namespace {
 
-struct batch_pair {
-  std::unique_ptr<endpoint> e[2];
-  explicit batch_pair(uint32_t batch_limit = 256) {
-    const std::string job = test::unique_job("depbatch");
-    for (int p = 0; p < 2; ++p) {
-      setup s;
-      s.job = job;
-      s.nprocs = 2;
-      s.my_proc = p;
-      s.packet_size = 4096;
-      s.card_memory = 1u << 20;
-      s.batch_limit = batch_limit;
-      s.attach_timeout_ms = 5000;
-      e[p] = std::make_unique<endpoint>(s);
-    }
-    e[0]->attach_all();
-    e[1]->attach_all();
-  }
-  status outcome(op_handle h) {
-    status err = status::ok;
-    for (int i = 0; i < 100'000; ++i) {
-      const op_state s = e[0]->test(h, &err);
-      if (s != op_state::pending) return s == op_state::sent ? status::ok : err;
-      e[0]->progress();
-      e[1]->progress();
-    }
-    return status::would_block;
-  }
+struct batch_pair : endpoint_pair {
+  explicit batch_pair(uint32_t batch_limit = 256)
+      : endpoint_pair("depbatch", [=](setup& s) { s.batch_limit = batch_limit; }) {}
+  status outcome(op_handle h) { return finish(h, 100'000); }
 };
 
 // Private memory of endpoint 1 with guard bytes around it.

@@ -14,27 +14,13 @@
 
 #include "../common/test_util.hpp"
 #include "deposit/deposit.hpp"
+#include "endpoint_pair.hpp"
 
 namespace hpam::deposit {
 namespace {
 
-struct now_pair {
-  std::unique_ptr<endpoint> e[2];
-  now_pair() {
-    const std::string job = test::unique_job("depnow");
-    for (int p = 0; p < 2; ++p) {
-      setup s;
-      s.job = job;
-      s.nprocs = 2;
-      s.my_proc = p;
-      s.packet_size = 4096;
-      s.card_memory = 1u << 20;
-      s.attach_timeout_ms = 5000;
-      e[p] = std::make_unique<endpoint>(s);
-    }
-    e[0]->attach_all();
-    e[1]->attach_all();
-  }
+struct now_pair : endpoint_pair {
+  now_pair() : endpoint_pair("depnow", [](setup&) {}) {}
   nic::hamlyn::arrival_totals refusals() const { return e[1]->card().arrivals(); }
 };
 

@@ -85,6 +85,16 @@ class uct_card_atomics : public ::testing::Test {
     return n;
   }
 
+  // The first atomic of a test: an add of v, retried while the endpoint
+  // waits for the peer's hello (UCS_ERR_NO_RESOURCE); what it returned then.
+  ucs_status_t first_add(uint64_t v, uint64_t at, uct_rkey_t rkey) {
+    ucs_status_t st = UCS_ERR_NO_RESOURCE;
+    EXPECT_TRUE(progress_until({&a, &b}, [&] {
+      return (st = uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_ADD, v, at, rkey)) != UCS_ERR_NO_RESOURCE;
+    }));
+    return st;
+  }
+
   uct_md_h md = nullptr;
   side a, b;
   uct_ep_h ab = nullptr;
@@ -110,12 +120,7 @@ struct card_words {
 TEST_F(uct_card_atomics, every_form_completes_within_the_call_with_its_old_value) {
   card_words x(md, 3);
   uct_rkey_bundle_t rkey = rkey_of(x.mem.memh);
-  ucs_status_t st = UCS_ERR_NO_RESOURCE;
-  ASSERT_TRUE(progress_until({&a, &b}, [&] {  // (the hello first)
-    return (st = uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_ADD, 5, x.at(0), rkey.rkey)) !=
-           UCS_ERR_NO_RESOURCE;
-  }));
-  ASSERT_EQ(UCS_OK, st);
+  ASSERT_EQ(UCS_OK, first_add(5, x.at(0), rkey.rkey));
   EXPECT_EQ(x.copy[0] + 5, x.words[0]);
   completion c;
   uint64_t old = 0;
@@ -153,12 +158,7 @@ TEST_F(uct_card_atomics, every_form_completes_within_the_call_with_its_old_value
 TEST_F(uct_card_atomics, a_forged_or_stale_rkey_is_refused_counted_and_changes_no_byte) {
   card_words x(md, 3), y(md, 101);
   uct_rkey_bundle_t good = rkey_of(x.mem.memh);
-  ucs_status_t st = UCS_ERR_NO_RESOURCE;
-  ASSERT_TRUE(progress_until({&a, &b}, [&] {  // (the hello first)
-    return (st = uct_ep_atomic64_post(ab, UCT_ATOMIC_OP_ADD, 0, x.at(0), good.rkey)) !=
-           UCS_ERR_NO_RESOURCE;
-  }));
-  ASSERT_EQ(UCS_OK, st);
+  ASSERT_EQ(UCS_OK, first_add(0, x.at(0), good.rkey));
   hpam_dep_counters_t before = counters();
 
   // Ticket bytes (nic/hamlyn/ticket.hpp): slot 4-7, key 16-23, range 32-39.
