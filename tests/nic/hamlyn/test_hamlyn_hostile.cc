@@ -220,6 +220,20 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
   EXPECT_EQ(late, 0);
 }
 
+// A card whose metadata pool holds 8 entries (and 16 slots), and a slot
+// spec asking for n of them.
+void eight_metadata_entries(card_config& c) {
+  c.slot_count = 16;
+  c.metadata_entries = 8;
+}
+slot_spec slot_of_entries(uint32_t n) {
+  slot_spec s;
+  s.base = 0;
+  s.bound = 64;
+  s.metadata_count = n;
+  return s;
+}
+
 // The metadata pool's free ranges as an MPI rendezvous uses them (a slot
 // with one entry made and dropped per message; create_slot keeps the node of
 // an exactly fitting range for the next release_slot): no entry is lost or
@@ -227,15 +241,9 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
 // one slot each, one more is refused, and once they are given back they
 // are taken again.
 TEST(hamlyn_card, metadata_entries_given_back_are_neither_lost_nor_shared) {
-  hamlyn_job j(1, [](card_config& c) {
-    c.slot_count = 16;
-    c.metadata_entries = 8;
-  });
+  hamlyn_job j(1, eight_metadata_entries);
   slot_table& t = j[0].slots();
-  slot_spec spec;
-  spec.base = 0;
-  spec.bound = 64;
-  spec.metadata_count = 1;
+  const slot_spec spec = slot_of_entries(1);
   for (int round = 0; round < 1000; ++round) {  // one at a time, then two overlapping
     uint32_t a, b;
     ASSERT_EQ(t.create_slot(spec, a), status::ok);
@@ -266,17 +274,9 @@ TEST(hamlyn_card, metadata_entries_given_back_are_neither_lost_nor_shared) {
 // range again (a slot of all 8 entries is made), and a range between two
 // taken ones, once both neighbours return, joins them.
 TEST(hamlyn_card, metadata_ranges_given_back_join_their_neighbours) {
-  hamlyn_job j(1, [](card_config& c) {
-    c.slot_count = 16;
-    c.metadata_entries = 8;
-  });
+  hamlyn_job j(1, eight_metadata_entries);
   slot_table& t = j[0].slots();
-  slot_spec one;
-  one.base = 0;
-  one.bound = 64;
-  one.metadata_count = 1;
-  slot_spec all = one;
-  all.metadata_count = 8;
+  const slot_spec one = slot_of_entries(1), all = slot_of_entries(8);
   uint32_t s[8];
   for (uint32_t& x : s) ASSERT_EQ(t.create_slot(one, x), status::ok);
   for (uint32_t k : {3u, 1u, 7u, 0u, 5u, 2u, 6u, 4u}) ASSERT_EQ(t.release_slot(s[k]), status::ok);
@@ -285,8 +285,7 @@ TEST(hamlyn_card, metadata_ranges_given_back_join_their_neighbours) {
   uint32_t none;
   EXPECT_EQ(t.create_slot(one, none), status::no_resource);
   ASSERT_EQ(t.release_slot(whole), status::ok);
-  slot_spec two = one;
-  two.metadata_count = 2;
+  const slot_spec two = slot_of_entries(2);
   uint32_t a, b, c;
   ASSERT_EQ(t.create_slot(two, a), status::ok);
   ASSERT_EQ(t.create_slot(two, b), status::ok);
