@@ -113,20 +113,7 @@ class ack_rows {
   // listed). A row the riders emptied is dropped from the list.
   template <class Due, class Launch>
   void flush(Due&& due, Launch&& launch) {
-    size_t kept = 0;
-    for (uint32_t peer : listed_) {
-      row& r = rows_[peer];
-      const uint32_t n = static_cast<uint32_t>(__builtin_popcountll(r.waiting));
-      if (n != 0 && !due(n)) {
-        listed_[kept++] = peer;
-        continue;
-      }
-      const row taken = r;
-      r = row{};
-      waiting_ -= n;
-      if (n != 0) launch(static_cast<int>(peer), taken.waiting);
-    }
-    listed_.resize(kept);  // never grows: no allocation
+    walk([&due](row&, uint32_t n) { return !due(n); }, launch);
   }
 
   // Ages the rows: every listed row that had acks waiting at the last call
@@ -137,20 +124,13 @@ class ack_rows {
   // are dropped from the list.
   template <class Launch>
   void launch_aged(Launch&& launch) {
-    size_t kept = 0;
-    for (uint32_t peer : listed_) {
-      row& r = rows_[peer];
-      if (r.waiting != 0 && !r.aged) {
-        r.aged = true;
-        listed_[kept++] = peer;
-        continue;
-      }
-      const row taken = r;
-      r = row{};
-      waiting_ -= static_cast<uint32_t>(__builtin_popcountll(taken.waiting));
-      if (taken.waiting != 0) launch(static_cast<int>(peer), taken.waiting);
-    }
-    listed_.resize(kept);  // never grows: no allocation
+    walk(
+        [](row& r, uint32_t) {
+          if (r.aged) return false;
+          r.aged = true;
+          return true;
+        },
+        launch);
   }
 
   // Calls launch(peer, waiting) for every row with acks waiting,
@@ -169,6 +149,27 @@ class ack_rows {
     bool aged = false;             // acks waited at the last launch_aged, none left since
   };
   static_assert(sizeof(row) == 16, "a row is 16 bytes: rows_[peer] is a shift");
+
+  // Every listed row: one with acks waiting that keep(row, how many)
+  // keeps stays listed as it is; the others are emptied, their acks
+  // launched (launch(peer, waiting)), and dropped from the list.
+  template <class Keep, class Launch>
+  void walk(Keep&& keep, Launch&& launch) {
+    size_t kept = 0;
+    for (uint32_t peer : listed_) {
+      row& r = rows_[peer];
+      const uint32_t n = static_cast<uint32_t>(__builtin_popcountll(r.waiting));
+      if (n != 0 && keep(r, n)) {
+        listed_[kept++] = peer;
+        continue;
+      }
+      const row taken = r;
+      r = row{};
+      waiting_ -= n;
+      if (n != 0) launch(static_cast<int>(peer), taken.waiting);
+    }
+    listed_.resize(kept);  // never grows: no allocation
+  }
 
   // The waiting ack after r.oldest (which has left), cyclically, becomes
   // the next rider; its word is the stored ack's. r has one waiting.

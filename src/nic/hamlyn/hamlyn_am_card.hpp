@@ -200,9 +200,8 @@ class hamlyn_am_card {
   int nprocs_;
   uint32_t block_size_;
   bool crc_;
-  // Headless packets (card_setup::headless_cells, no faults, no CRC), and
-  // my packets' word for it (hamlyn::headless_word, else 0).
-  bool headless_;
+  // My packets' word for headless packets: hamlyn::headless_word where
+  // they are headless (card_setup::headless_cells, no faults, no CRC), else 0.
   uint64_t headless_bits_;
   // The words I take: the headless bit kept only where I take headless
   // packets (no CRC to check); elsewhere it leaves the block out of range.
@@ -261,7 +260,7 @@ class hamlyn_am_card {
   // A headless packet's wire header is not written: the clean wire hands
   // the packet straight to transmit (no faults: no copy, nothing held), and
   // its notification says what the header would.
-  if (!headless_) stamp_wire_header(pkt, len, my_proc_, dest, crc_);
+  if (headless_bits_ == 0) stamp_wire_header(pkt, len, my_proc_, dest, crc_);
   wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
 }
