@@ -115,6 +115,7 @@ typedef struct mca_btl_hpam_component_t {
     mca_btl_hpam_params_t params;
     hpam_ep_t *ep;            /* this process's endpoint, made at init */
     hpam_send_now_t send_now; /* its small-message send, bound at init (btl_hpam_send.c) */
+    hpam_poll_now_t poll_now; /* its poll, bound at init (mca_btl_hpam_poll) */
     int nlocal;               /* processes of the job on this node */
     int my_local_rank;
     struct mca_btl_base_endpoint_t **peers; /* by local rank, NULL until add_procs */
@@ -143,12 +144,13 @@ OPAL_MODULE_DECLSPEC extern mca_btl_hpam_component_t mca_btl_hpam_component;
 extern mca_btl_hpam_module_t mca_btl_hpam_module;
 
 /* btl_hpam_params.c */
-/* One poll of the AM endpoint; counts it (component.polls), so that a send
+/* One poll of the AM endpoint, through the binding made at init (no call
+ * into the C API's frame); counts it (component.polls), so that a send
  * refused before it is tried again after it (btl_hpam_send.c). Returns
  * hpam_poll's result. */
 static inline int mca_btl_hpam_poll(void)
 {
-    const int n = hpam_poll(mca_btl_hpam_component.ep);
+    const int n = hpam_poll_now(mca_btl_hpam_component.ep, &mca_btl_hpam_component.poll_now);
     mca_btl_hpam_component.polls++;
     return n;
 }

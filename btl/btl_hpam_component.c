@@ -227,6 +227,7 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
         return NULL;
     }
     (void)hpam_send_now_bind(c->ep, &c->send_now);
+    (void)hpam_poll_now_bind(c->ep, &c->poll_now);
     if (OPAL_SUCCESS !=
         mca_btl_hpam_order_init(c->nlocal, (int)c->params.am.depth, hpam_max_bulk(c->ep))) {
         return abandon_init();

@@ -17,9 +17,10 @@
 namespace hpam::am {
 
 // An idle poll (nothing arrived, no ack waiting, no descriptor due) is a
-// few loads and stores inline; the work is out of line.
+// few loads and stores inline; the work is out of line. Inline wherever
+// this definition is seen (the C API's poll): an idle poll makes no call.
 template <class Card>
-status endpoint<Card>::poll(int* handled, bool report) {
+[[gnu::always_inline]] inline status endpoint<Card>::poll(int* handled, bool report) {
   if (__builtin_expect(state_ != handler_state::none, 0))
     return rule_broken("poll called from a handler");
   card_.service();

@@ -226,6 +226,12 @@ int hpam_send_now_bind(hpam_ep_t* ep, hpam_send_now_t* out) {
   out->impl = ep->impl;
   return HPAM_OK;
 }
+int hpam_poll_now_bind(hpam_ep_t* ep, hpam_poll_now_t* out) {
+  if (!ep || !out) return HPAM_ERR_INVALID;
+  out->poll = ep->ops->poll;
+  out->impl = ep->impl;
+  return HPAM_OK;
+}
 int hpam_send_now_failed(hpam_ep_t* ep, int rc) {
   return noted(ep, rc);
 }

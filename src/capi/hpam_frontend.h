@@ -25,6 +25,7 @@
 #ifndef HPAM_FRONTEND_H
 #define HPAM_FRONTEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -285,8 +286,9 @@ typedef struct hpam_send_now {
 /* Binds `out` to ep's small-message send. HPAM_ERR_INVALID for a NULL. */
 int hpam_send_now_bind(hpam_ep_t *ep, hpam_send_now_t *out);
 
-/* What hpam_send_medium_now does with a result that is not HPAM_OK (the
- * error's text kept for hpam_last_error); returns rc. */
+/* What hpam_send_medium_now does with a result that is not HPAM_OK, and
+ * hpam_poll with a negative one (the error's text kept for hpam_last_error);
+ * returns rc. */
 int hpam_send_now_failed(hpam_ep_t *ep, int rc);
 
 /* hpam_send_medium_now(ep, ...) through the binding `s` of ep: the same
@@ -297,6 +299,30 @@ static inline int hpam_send_now(hpam_ep_t *ep, const hpam_send_now_t *s, int des
 {
     const int rc = s->send(s->impl, dest, handler, head, head_len, body, body_len, arg);
     return __builtin_expect(HPAM_OK == rc, 1) ? rc : hpam_send_now_failed(ep, rc);
+}
+
+/* ---- hpam_poll_now: the poll without the library's frame -------------- */
+
+/* hpam_poll, called by the front end itself: the ops table's poll and the
+ * endpoint object, bound once as hpam_send_now's send is, so a progress call
+ * makes one indirect call into the protocol (an idle one: the heartbeat, the
+ * look at the card, the timeout walk's step) instead of a call into the C
+ * API that makes it. */
+typedef int (*hpam_poll_now_fn)(void *impl, bool report);
+typedef struct hpam_poll_now {
+    hpam_poll_now_fn poll; /* the ops table's poll (guarded when the endpoint is) */
+    void *impl;            /* the endpoint object it is called on */
+} hpam_poll_now_t;
+
+/* Binds `out` to ep's poll. HPAM_ERR_INVALID for a NULL. */
+int hpam_poll_now_bind(hpam_ep_t *ep, hpam_poll_now_t *out);
+
+/* hpam_poll(ep) through the binding `s` of ep: the same result and effects
+ * (an error's text kept for hpam_last_error, by hpam_send_now_failed). */
+static inline int hpam_poll_now(hpam_ep_t *ep, const hpam_poll_now_t *s)
+{
+    const int rc = s->poll(s->impl, true);
+    return __builtin_expect(rc >= 0, 1) ? rc : hpam_send_now_failed(ep, rc);
 }
 
 #ifdef __cplusplus

@@ -336,6 +336,60 @@ TEST(c_api, send_now_binding_sends_as_send_medium_now) {
   for (auto* e : ep) hpam_ep_destroy(e);
 }
 
+// hpam_poll_now: hpam_poll through a binding the front end made once (the
+// BTL's progress): the packets it handled, and a broken rule reported with
+// its text kept, as hpam_poll reports them.
+struct poll_in_handler_ctx {
+  hpam_ep_t* ep = nullptr;
+  hpam_poll_now_t* bound = nullptr;
+  int from_handler = 1;  // hpam_poll_now's result inside the handler
+};
+void poll_in_handler(hpam_token_t*, void* c, void*, size_t, uint64_t) {
+  auto* x = static_cast<poll_in_handler_ctx*>(c);
+  x->from_handler = hpam_poll_now(x->ep, x->bound);
+}
+TEST(c_api, poll_now_binding_polls_as_poll) {
+  const std::string job = unique_job("capi-bound-poll");
+  hpam_ep_t* ep[2] = {};
+  medium_now_ctx c[2];
+  ASSERT_NO_FATAL_FAILURE(open_medium_pair(job, 2, ep, c));
+  hpam_poll_now_t p[2]{};
+  EXPECT_EQ(hpam_poll_now_bind(nullptr, &p[0]), HPAM_ERR_INVALID);
+  EXPECT_EQ(hpam_poll_now_bind(ep[0], nullptr), HPAM_ERR_INVALID);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(hpam_poll_now_bind(ep[i], &p[i]), HPAM_OK);
+  EXPECT_EQ(hpam_poll_now(ep[1], &p[1]), 0);  // nothing sent yet
+  ASSERT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "po", 2, "ll", 2, 3), HPAM_OK);
+  int handled = 0;
+  ASSERT_TRUE(spin_until([&] {
+    handled += hpam_poll_now(ep[1], &p[1]);
+    return c[1].got.size() == 1;
+  }));
+  EXPECT_EQ(handled, 1);  // the one request, in the poll that ran its handler
+  EXPECT_EQ(c[1].got[0], "poll#3");
+  hpam_counters_t k;
+  ASSERT_TRUE(spin_until([&] {  // the handler's reply answers the request
+    (void)hpam_poll_now(ep[1], &p[1]);
+    (void)hpam_poll_now(ep[0], &p[0]);
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == 1;
+  }));
+  poll_in_handler_ctx in{ep[1], &p[1]};
+  ASSERT_EQ(hpam_register_handler_bulk(ep[1], h_bulk, poll_in_handler, &in), HPAM_OK);
+  ASSERT_EQ(hpam_send_medium_now(ep[0], 1, h_bulk, "x", 1, nullptr, 0, 4), HPAM_OK);
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll_now(ep[1], &p[1]);
+    return in.from_handler != 1;
+  }));
+  EXPECT_EQ(in.from_handler, HPAM_ERR_RULE);  // polling from a handler breaks the rules
+  EXPECT_NE(std::string(hpam_last_error()).find("poll called from a handler"), std::string::npos)
+      << hpam_last_error();
+  ASSERT_TRUE(spin_until([&] {
+    (void)hpam_poll_now(ep[1], &p[1]);
+    (void)hpam_poll_now(ep[0], &p[0]);
+    return hpam_get_counters(ep[0], &k) == HPAM_OK && k.replies_received == 2;
+  }));
+  for (auto* e : ep) hpam_ep_destroy(e);
+}
+
 // A sender that makes no call after its sends (it computes, or spins on
 // memory another process writes): requests the wire dropped reach the
 // receiver only if something resends them without the sender's poll. With
