@@ -257,11 +257,8 @@ static mca_btl_base_module_t **hpam_init(int *num_btls, bool progress_threads, b
 }
 
 /* Serves the network, then sends what handlers queued. */
-static int hpam_progress(void)
+static inline int progress_unlocked(mca_btl_hpam_component_t *c)
 {
-    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
-    if (OPAL_UNLIKELY(NULL == c->ep)) return 0;
-    MCA_BTL_HPAM_LOCK();
     int n = mca_btl_hpam_poll();
     if (OPAL_UNLIKELY(n < 0)) {
         if (HPAM_ERR_UNREACHABLE == n) mca_btl_hpam_report_lost_peer();
@@ -271,6 +268,23 @@ static int hpam_progress(void)
     if (0 != c->registrations || 0 != hpam_rdma_ops_inflight(&c->rdma_ops)) {
         n += mca_btl_hpam_rdma_progress();
     }
-    MCA_BTL_HPAM_UNLOCK();
     return n;
+}
+
+static int __attribute__((noinline)) progress_locked(mca_btl_hpam_component_t *c)
+{
+    opal_mutex_lock(&c->lock);
+    const int n = progress_unlocked(c);
+    opal_mutex_unlock(&c->lock);
+    return n;
+}
+
+/* Without threads (the usual case) no lock is taken: the test for them is
+ * made once, and the unlocked body is this function's own. */
+static int hpam_progress(void)
+{
+    mca_btl_hpam_component_t *c = &mca_btl_hpam_component;
+    if (OPAL_UNLIKELY(NULL == c->ep)) return 0;
+    if (OPAL_UNLIKELY(opal_using_threads())) return progress_locked(c);
+    return progress_unlocked(c);
 }
