@@ -84,13 +84,13 @@ on_message_rest(int src, uint32_t seq, uint8_t tag, void *data, size_t len)
 /* The receive side: the AM bulk handler, called with the payload in place.
  * A message in turn with none held (every message of a clean wire) is
  * handed over by the function's last act, a tail call into Open MPI's
- * callback, and everything else by a tail call to on_message_rest: nothing
- * is kept across either, so the only frame is the three registers that
- * carry the arguments over hpam_token_source. */
+ * callback, and everything else by a tail call to on_message_rest. The
+ * token's source is read in place (no call), so nothing is kept across any
+ * call and the function has no frame. */
 void mca_btl_hpam_on_message(hpam_token_t *token, void *ctx, void *data, size_t len, uint64_t arg)
 {
     (void)ctx;
-    const int src = hpam_token_source(token);
+    const int src = hpam_token_source_in_place(token);
     const uint8_t tag = (uint8_t)arg;
     const uint32_t seq = (uint32_t)(arg >> MCA_BTL_HPAM_TAG_BITS);
     if (OPAL_LIKELY(hpam_order_in_turn(ORDER, src, seq, len))) {

@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -246,6 +247,8 @@ int hpam_set_segment(hpam_ep_t* ep, void* base, size_t len) {
   if (!ep) return HPAM_ERR_INVALID;
   return ep->ops->set_segment(ep->impl, base, len);
 }
+static_assert(offsetof(hpam_token, src) == HPAM_TOKEN_SOURCE_OFFSET,
+              "hpam_token_source_in_place (hpam_am.h) reads the source there");
 int hpam_token_source(const hpam_token_t* t) {
   return t ? t->src : -1;
 }

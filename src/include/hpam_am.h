@@ -240,6 +240,15 @@ int hpam_poll(hpam_ep_t* ep);
 int hpam_resend_due(hpam_ep_t* ep);
 
 int hpam_token_source(const hpam_token_t* token);
+/* The same source read in place, without a call, for a handler's own
+ * token (never NULL there): a token's source is the int at
+ * HPAM_TOKEN_SOURCE_OFFSET bytes (after two pointers), a layout the C API
+ * keeps (c_api.cpp asserts it against the core's struct hpam_token). The
+ * BTL's handler reads it once per message. */
+#define HPAM_TOKEN_SOURCE_OFFSET (2 * sizeof(void*))
+static inline int hpam_token_source_in_place(const hpam_token_t* token) {
+  return *(const int*)((const char*)token + HPAM_TOKEN_SOURCE_OFFSET);
+}
 int hpam_in_handler(const hpam_ep_t* ep); /* nonzero while a handler runs */
 
 /* The peer given up on, or -1. */
