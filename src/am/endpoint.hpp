@@ -277,7 +277,8 @@ class endpoint {
     return [this, peer](uint32_t i) { return stored_ack_word(replies_.at(peer, i)); };
   }
   void stamp_stored_ack(int src, uint32_t instance, reply_desc& r);
-  inline void ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length);
+  [[gnu::always_inline]] inline void ride_ack(int dest, msg_kind kind, am_header& h, std::byte* pkt,
+                                              uint32_t& length);
   // What launches one peer's deferred acks, handed to acks_ (deferred_acks.hpp).
   auto ack_launcher() {
     return [this](int peer, uint64_t waiting) { launch_acks(peer, waiting); };

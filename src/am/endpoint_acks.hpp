@@ -18,11 +18,15 @@ namespace hpam::am {
 // the end of the packet instead of a packet of its own. The stored ack in
 // the reply block stays, for a duplicate of the request it answers.
 // The entry was made when the ack was deferred (send_ack): riding reads
-// only the row.
+// only the row. A kind whose header is shorter than packet_header_size by
+// an entry or more (medium: the BTL's and UCX's sends) always has the room:
+// its payload is at most max_bulk(), the block less packet_header_size.
 template <class Card>
-void endpoint<Card>::ride_ack(int dest, am_header& h, std::byte* pkt, uint32_t& length) {
+void endpoint<Card>::ride_ack(int dest, msg_kind kind, am_header& h, std::byte* pkt,
+                              uint32_t& length) {
+  const bool room_by_kind = header_bytes(kind) + sizeof(ack_entry) <= packet_header_size;
   ack_entry t;
-  if (length + sizeof(ack_entry) > card_.block_size() ||
+  if ((!room_by_kind && length + sizeof(ack_entry) > card_.block_size()) ||
       !acks_.take_rider(dest, t, stored_ack_words(dest)))
     return;
   std::memcpy(pkt + length, &t, sizeof t);

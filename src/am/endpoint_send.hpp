@@ -90,12 +90,16 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   d.sequence = next_sequence(d.sequence);
   am_header* h = stamp_header(pkt, key_, {msg_class::request, kind, inst, d.sequence}, handler);
   const uint32_t hdr = header_bytes(kind);
-  d.length = hdr + build(*h, pkt + hdr);
-  if (acks_.may_ride()) ride_ack(dest, *h, pkt, d.length);
+  // The length kept in a local until the launch: the packet's bytes are
+  // written through pkt, which may alias d, so d.length would be read again
+  // after every store.
+  uint32_t length = hdr + build(*h, pkt + hdr);
+  if (acks_.may_ride()) ride_ack(dest, kind, *h, pkt, length);
+  d.length = length;
   // The card need not check what it is given: d.block is the descriptor's
-  // since setup, d.length at most max_bulk() plus the header (and a trailer
+  // since setup, the length at most max_bulk() plus the header (and a trailer
   // only where the block has room), dest passed check_send.
-  card_.launch_built(dest, d.block, pkt, d.length);
+  card_.launch_built(dest, d.block, pkt, length);
   d.busy = true;
   d.retries = 0;
   d.resent = false;

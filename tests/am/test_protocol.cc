@@ -208,6 +208,42 @@ TYPED_TEST(protocol, deferred_ack_rides_on_the_next_request_to_its_peer) {
   }
 }
 
+// A waiting ack rides wherever the packet has room for its entry: always
+// behind a medium message (its header leaves an entry's room below
+// packet_header_size, so even max_bulk bytes fit), never behind a store of
+// max_bulk bytes (the block is full); that ack leaves with the next poll.
+TYPED_TEST(protocol, a_full_medium_carries_a_rider_a_full_store_does_not) {
+  job_options o;
+  o.defer_acks = true;
+  o.piggyback_acks = true;
+  this->start(o);
+  auto& j = *this->job_;
+  const uint64_t w[4] = {};
+  std::vector<uint8_t> src(j[1].max_bulk(), 0x5A), dst(src.size(), 0);
+  ASSERT_EQ(j[0].set_segment(dst.data(), dst.size()), hpam::status::ok);
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  (void)j[1].poll();  // runs the handler; its ack waits
+  ASSERT_EQ(j[1].try_medium_now(0, h_bulk, src.data(), src.size(), nullptr, 0, 7),
+            hpam::status::ok);
+  EXPECT_EQ(j[1].peer_counters(0).acks_piggybacked, 1u);
+  int handled = 0;
+  (void)j[0].poll(&handled);
+  EXPECT_EQ(handled, 1);
+  EXPECT_FALSE(j[0].request_outstanding(1));  // answered by the rider
+  ASSERT_TRUE(this->settle());
+  ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+  (void)j[1].poll();
+  ASSERT_EQ(j[1].request_store(0, h_bulk, src.data(), src.size(),
+                               reinterpret_cast<uint64_t>(dst.data()), 8, false),
+            hpam::status::ok);
+  EXPECT_EQ(j[1].peer_counters(0).acks_piggybacked, 1u);  // no room: it did not ride
+  ASSERT_TRUE(this->settle());
+  EXPECT_FALSE(j[0].request_outstanding(1));  // answered by the ack's own packet
+  EXPECT_EQ(dst, src);
+  EXPECT_EQ(this->seen_[0].bulk_runs, 2);
+  EXPECT_EQ(j[0].peer_counters(1).malformed, 0u);
+}
+
 TYPED_TEST(protocol, deferred_acks_survive_faults) {
   job_options o;
   o.defer_acks = true;
