@@ -22,6 +22,11 @@ extern "C" {
  * HPAM_PACKET_HEADER_BYTES (btl_hpam_params.c). */
 #define MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE 32768
 
+/* The BTL's receive budget (btl_hpam_receive_budget) unless the user sets
+ * one: a stream's whole window (the most instances, 64) in one poll. A
+ * lone message is still taken alone (endpoint_receive.hpp). */
+#define MCA_BTL_HPAM_DEFAULT_RECEIVE_BUDGET 64
+
 /* The BTL's own parameters, by name. */
 enum {
     MCA_BTL_HPAM_VERBOSE,

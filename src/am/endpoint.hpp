@@ -247,7 +247,7 @@ class endpoint {
   // the packet's own frames another 20 (medusa) to 75 (hamlyn) a message:
   // docs/decisions.md, issue 26), the rare cases out of line.
   [[gnu::noinline]] uint32_t serve_arrivals();
-  [[gnu::always_inline]] inline uint32_t receive_packets();
+  [[gnu::always_inline]] inline uint32_t receive_packets(uint32_t budget);
   [[gnu::cold]] status news();
   [[gnu::always_inline]] inline void handle_packet(const nic::rx_packet& p);
   [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a);
@@ -363,8 +363,10 @@ class endpoint {
   uint32_t young_polls_;     // resend_premature: the peer's polls before a young request's resend
   uint32_t polls_ = 0;       // my polls (modulo 2^32): my own queue drained?
   uint32_t checks_per_poll_;
-  uint32_t receive_budget_;  // packets one poll takes (endpoint_receive.hpp)
-  bool ordered_;             // instances strictly in turn per peer (endpoint_send.hpp)
+  uint32_t receive_budget_;    // packets one poll of a stream takes (endpoint_receive.hpp)
+  uint32_t lone_budget_;       // after a poll that took none: 1 (receive_budget_ if lossy)
+  bool took_packets_ = false;  // the last poll took packets (a stream)
+  bool ordered_;               // instances strictly in turn per peer (endpoint_send.hpp)
   // Loss recovery (endpoint_loss_recovery.hpp):
   bool lossy_;               // can_lose(cfg): loss recovery on (am/config.hpp)
   bool stamp_at_send_;       // lossy_ or a manual clock: stamped as sent, not by the walk

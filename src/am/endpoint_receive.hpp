@@ -26,10 +26,12 @@ template <class Card>
   card_.service();
   ++polls_;
   uint32_t n = 0;
-  if (__builtin_expect(!acks_.empty() || card_.arrival_pending(), 0))
+  if (__builtin_expect(!acks_.empty() || card_.arrival_pending(), 0)) {
     n = serve_arrivals();
-  else
+  } else {
     acks_.quiet_poll();
+    took_packets_ = false;
+  }
   check_timeouts(true);
   if (handled) *handled = static_cast<int>(n);
   if (__builtin_expect(!report || !(newly_unreachable_ || newly_refused_), 1)) return status::ok;
@@ -38,13 +40,25 @@ template <class Card>
 
 // Deferred acks and arrivals, as deferred_acks decides: outside a stream
 // the acks left waiting go before the packets are taken; then packets up
-// to the receive budget; then a stream's acks as they come due, or all of
-// them if nothing arrived (they had a poll to ride on a request).
+// to the budget; then a stream's acks as they come due, or all of them if
+// nothing arrived (they had a poll to ride on a request).
+// The budget: on a wire that cannot lose, a poll that follows one that
+// took nothing takes one packet and returns, so a lone message (a
+// ping-pong's) is answered at once; only while packets keep coming (the
+// last poll took some: a stream) does a poll take up to receive_budget_.
+// Looking for a second packet costs a cache line the sender owns (Medusa's
+// sender asks for the next cell ahead), on the critical path of the
+// answer (docs/decisions.md). A wire that can lose takes up to
+// receive_budget_ at every poll: a packet left in the card defers the
+// timeouts' resends (answer_may_wait), and bunches of held-back packets
+// are that wire's common case.
 template <class Card>
 uint32_t endpoint<Card>::serve_arrivals() {
   acks_.before_receive(ack_launcher());
-  const uint32_t n = receive_packets();
-  acks_.after_receive(n, n == receive_budget_, ack_launcher());
+  const uint32_t budget = took_packets_ ? receive_budget_ : lone_budget_;
+  const uint32_t n = receive_packets(budget);
+  took_packets_ = n != 0;
+  acks_.after_receive(n, n == budget, ack_launcher());
   return n;
 }
 
@@ -60,10 +74,10 @@ status endpoint<Card>::news() {
 }
 
 template <class Card>
-uint32_t endpoint<Card>::receive_packets() {
+uint32_t endpoint<Card>::receive_packets(uint32_t budget) {
   nic::rx_packet p;
   uint32_t n = 0;
-  while (n < receive_budget_ && card_.receive(p)) {
+  while (n < budget && card_.receive(p)) {
     handle_packet(p);
     card_.release(p);
     ++n;

@@ -65,6 +65,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       young_polls_(std::max(polls_to_drain_, ack_hold_polls + 2)),  // resend_premature
       checks_per_poll_(cfg.checks_per_poll),
       receive_budget_(cfg.receive_budget),
+      lone_budget_(can_lose(cfg) ? cfg.receive_budget : 1),
       ordered_(cfg.ordered),
       lossy_(can_lose(cfg)),
       stamp_at_send_(lossy_ || cfg.manual_time != nullptr),
