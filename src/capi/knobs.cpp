@@ -239,8 +239,8 @@ constexpr knob table[] = {
            "K, request descriptors checked for timeout per poll"),
      1, bind<field<&am_cfg::checks_per_poll>, field<&core::checks_per_poll>>(), nullptr},
     {whole("receive_budget", "receive_budget", "", 6, 1, 65536,
-           "Most packets one poll handles while a stream arrives (on a wire that cannot lose, a poll "
-           "after one that took nothing takes one); 1 returns to the caller after each packet"),
+           "Most packets one poll handles while packets keep coming (on a wire that cannot "
+           "lose, a poll after one that took nothing takes one); 1 returns after each packet"),
      1, bind<field<&am_cfg::receive_budget>, field<&core::receive_budget>>(), nullptr},
     {flag("defer_acks", "defer_acks", 5,
           "Launch empty acknowledgements after the next send or poll instead of at once"),
