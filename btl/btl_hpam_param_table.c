@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "../uct/uct_hpam_knob_defaults.h"
 #include "btl_hpam_param_info.h"
 
 /* A value of a knob of type t, as a README reader would write it. */
@@ -38,12 +39,25 @@ static void print_row(const hpam_knob_info_t *k, int knob, hpam_knob_value_t dfl
     mca_btl_hpam_param_help(k, knob, help, sizeof help);
     printf("| `btl_hpam_%s` | ", k->name);
     print_value(k->type, dflt);
-    if (knob >= 0) {
+    const bool whole = k->type == HPAM_KNOB_UNSIGNED || k->type == HPAM_KNOB_POWER2;
+    if (knob >= 0 && whole) {
         const hpam_knob_value_t core = hpam_knob_default((size_t)knob);
-        const bool whole = k->type == HPAM_KNOB_UNSIGNED || k->type == HPAM_KNOB_POWER2;
-        if (whole && core.i != dflt.i) {
+        const hpam_knob_value_t ucx = uct_hpam_knob_default((size_t)knob);
+        if (core.i == ucx.i && core.i != dflt.i) {
             fputs(" (native API, UCX: ", stdout);
             print_value(k->type, core);
+            putchar(')');
+        } else if (core.i != ucx.i) {
+            const char *sep = " (";
+            if (core.i != dflt.i) {
+                fputs(" (native API: ", stdout);
+                print_value(k->type, core);
+                sep = "; ";
+            }
+            if (ucx.i != dflt.i) {
+                printf("%sUCX: ", sep);
+                print_value(k->type, ucx);
+            }
             putchar(')');
         }
     }

@@ -36,7 +36,7 @@ CLEANFILES += btl/component/mca_btl_hpam.so
 # update-readme-params rewrites README.md's table).
 noinst_PROGRAMS += btl/btl_hpam_param_table
 btl_btl_hpam_param_table_SOURCES = btl/btl_hpam_param_table.c btl/btl_hpam_param_info.c \
-  btl/btl_hpam_param_info.h
+  btl/btl_hpam_param_info.h uct/uct_hpam_knob_defaults.h
 nodist_EXTRA_btl_btl_hpam_param_table_SOURCES = btl/link_as_cxx.cpp
 btl_btl_hpam_param_table_LDADD = src/libhpam_core.la
 update-readme-params: btl/btl_hpam_param_table

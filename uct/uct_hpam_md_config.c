@@ -13,6 +13,7 @@
  * e.g. "invalid UCX_HPAM_DEPTH = 0: valid range is [1, 64]".
  */
 #include "uct_hpam.h"
+#include "uct_hpam_knob_defaults.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -101,33 +102,11 @@ static const ucs_config_parser_t real_parser = {read_real,
                                                 help_text,
                                                 NULL};
 
-/* The knobs whose default the transport sets apart from the table's (the
- * BTL sets its own, btl_hpam_param_info.c). UCX streams active messages
- * (its rendezvous, tag matching and ucx_perftest's am_bw keep many in
- * flight to one peer) and calls progress in a loop: D is the window of
- * unanswered messages per peer (the table's D = 4, Medusa's, held a stream
- * to four messages per acknowledgement round trip), and a poll that hands
- * back after one packet pays the whole progress call (the memory domain's
- * card, the deposits in flight) per message. docs/decisions.md, issue 26:
- * am_bw short 8 B over Hamlyn 0.44-0.59 -> 0.30-0.37 us (posix 0.16). */
-#define UCT_HPAM_DEFAULT_DEPTH 16
-#define UCT_HPAM_DEFAULT_RECEIVE_BUDGET 16
-
-static hpam_knob_value_t knob_default(size_t i)
-{
-    hpam_knob_value_t d = hpam_knob_default(i);
-    if (0 == strcmp(hpam_knob_info(i)->name, "depth")) d.i = UCT_HPAM_DEFAULT_DEPTH;
-    if (0 == strcmp(hpam_knob_info(i)->name, "receive_budget")) {
-        d.i = UCT_HPAM_DEFAULT_RECEIVE_BUDGET;
-    }
-    return d;
-}
-
 /* Knob i as a UCX field: name in capitals, default, doc with its range. */
 static void knob_field(size_t i, ucs_config_field_t *f)
 {
     const hpam_knob_info_t *k = hpam_knob_info(i);
-    const hpam_knob_value_t d = knob_default(i);
+    const hpam_knob_value_t d = uct_hpam_knob_default(i);
     const char *sep = *k->unit ? " " : "";
     size_t n = 0;
     for (; k->name[n] && n + 1 < sizeof names[i]; ++n) names[i][n] = (char)toupper(k->name[n]);
