@@ -47,6 +47,40 @@ def load(path):
             for k, v in acc.items()}
 
 
+def runs_of(path, tests):
+    """{(test, layout, bytes): {transport: [µs per run]}} for the given tests"""
+    acc = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if r["test"] in tests:
+                key = (r["test"], r["layout"], int(r["bytes"]))
+                acc.setdefault(key, {}).setdefault(r["transport"], []).append(
+                    float(r["p50_latency_us"]))
+    return acc
+
+
+# Streams of atomics that wait for their answers: ucx_perftest's responder
+# spins reading the very word the requester updates (it waits for a
+# sentinel there), so each run falls in one of two regimes on every
+# transport: the line bouncing between the two cores at each operation
+# (slow) or not (fast), about 5x apart (docs/decisions.md).
+BIMODAL = ("fadd", "swap", "cswap")
+
+
+def same_regime_ratio(runs, t, base):
+    """hpam's runs over the base's in the regime both have (slow first):
+    a run is slow when it takes at least half the cell's slowest run."""
+    if t not in runs or base not in runs:
+        return "n/a"
+    top = max(max(v) for v in runs.values())
+    for name, keep in (("slow", lambda x: x >= top / 2), ("fast", lambda x: x < top / 2)):
+        a = [x for x in runs[t] if keep(x)]
+        b = [x for x in runs[base] if keep(x)]
+        if a and b:
+            return f"{statistics.median(a) / statistics.median(b):.1f}× ({name})"
+    return "no common regime"
+
+
 def base_layout(layout):
     """short, bcopy or zcopy: the layout of a variant such as bcopy+user+O32"""
     return layout.split("+")[0]
@@ -121,6 +155,28 @@ def section(out):
         L.append(f"| {key[0]} ({WHAT.get(key[0], '')}) | {shown(key[1], key[2])} | "
                  + " | ".join(cell(d, t, 0, 3) for t in TRANSPORTS)
                  + f" | {ratio(d, 'hpam-medusa', base)} | {ratio(d, 'hpam-hamlyn', base)} |")
+    bimodal = runs_of(path, BIMODAL)
+    if bimodal:
+        L.append("\nThe streams of atomics that wait for their answers (fadd, swap, cswap) run in "
+                 "two regimes on every transport, posix and sysv included: ucx_perftest's "
+                 "responder waits for a sentinel value by reading the very word the requester "
+                 "updates, and in a run where it keeps reading it the line moves between the "
+                 "two cores at each operation (about 0.1 µs), in one where it does not, not "
+                 "(about 0.02 µs); which one a run gets does not depend on the transport "
+                 "(docs/decisions.md, issue 23). The medians above can therefore compare "
+                 "different regimes; here every run, and hpam's median over posix's within "
+                 "the regime both had (a run is slow when it takes at least half the cell's "
+                 "slowest run):\n")
+        L.append("| test | layout, bytes | " + " | ".join(t for t in TRANSPORTS if t != "cma")
+                 + " | medusa ÷ posix | hamlyn ÷ posix |")
+        L.append("|---|---|" + "---|" * (len(TRANSPORTS) - 1) + "---:|---:|")
+        for key in sorted(bimodal, key=sort_key):
+            r = bimodal[key]
+            L.append(f"| {key[0]} | {shown(key[1], key[2])} | "
+                     + " | ".join(", ".join(f"{x:.3f}" for x in r.get(t, [])) or "n/a"
+                                  for t in TRANSPORTS if t != "cma")
+                     + f" | {same_regime_ratio(r, 'hpam-medusa', 'posix')} | "
+                     f"{same_regime_ratio(r, 'hpam-hamlyn', 'posix')} |")
     big = [k for k in data if k[2] >= 4096]
     if big:
         L.append("\nBandwidth of the large-message streams, MB/s (whole run):\n")
