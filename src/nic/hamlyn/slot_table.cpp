@@ -162,10 +162,17 @@ status slot_table::revoke(uint32_t index) {
                       sl.mode == static_cast<uint32_t>(slot_mode::fast)))
     (void)sys::barrier_all();
   // Wait (bounded) for arrivals and direct deposits that passed the checks
-  // before the revoke, so no byte lands in the area after this returns.
-  const uint64_t deadline = sys::clock::monotonic_ns() + 2'000'000'000ull;
+  // before the revoke, so no byte lands in the area after this returns. The
+  // clock is read only once there is something to wait for: a revoke with
+  // no sender inside (every deregistration of an MPI rendezvous) reads it
+  // never.
+  uint64_t deadline = 0;
   while (sl.users.load(std::memory_order_seq_cst) != 0 || held(index)) {
-    if (sys::clock::monotonic_ns() > deadline) return status::would_block;  // a sender died inside
+    const uint64_t now = sys::clock::monotonic_ns();
+    if (deadline == 0)
+      deadline = now + 2'000'000'000ull;
+    else if (now > deadline)
+      return status::would_block;  // a sender died inside
     std::this_thread::yield();
   }
   return status::ok;

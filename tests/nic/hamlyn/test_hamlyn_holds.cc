@@ -122,6 +122,22 @@ TEST(direct_holds, revoke_waits_for_a_line_that_names_the_slot) {
   mine.slot_plus_one.store(0);
 }
 
+// A sender that died inside a deposit (its hold never let go) keeps revoke
+// waiting for its time-out (2 s from the first look that found the hold),
+// then revoke says so; a hold let go meanwhile ends the wait early.
+TEST(direct_holds, revoke_gives_up_on_a_hold_never_let_go) {
+  hamlyn_job j(2);
+  guarded_area a(j[1], 256);
+  const uint32_t s = slot_over(j[1], a);
+  slot& sl = j[0].view(1).slots[s];  // as a sender sees it
+  sl.users.fetch_add(1);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(j[1].slots().revoke(s), status::would_block);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  sl.users.fetch_sub(1);
+  EXPECT_EQ(j[1].slots().revoke(s), status::ok) << "nothing inside now";
+}
+
 // A fast-mode slot over all of `a` on card c: its index.
 uint32_t fast_slot_over(card& c, const guarded_area& a) {
   slot_spec spec;
