@@ -165,10 +165,17 @@ void hamlyn_am_card::attach_peer(int proc) {
   t.range = region_bytes();
   t.flags = hamlyn::ticket_flags::notify;
   // Its route, found once: the terminus then checks per packet only what
-  // can change (the card idle, the range, the slot written directly).
+  // can change (the card idle, the slot written directly). The range is
+  // this card's to keep (send_fast_within): block b < per_sender_ at
+  // b * block_size_, at most block_size_ bytes (launch, launch_built), is
+  // inside the region, so inside the ticket; and no block is longer than
+  // the terminus's packets carry.
   if (!card_.terminus().fast_route_for(t, ps.route))
     throw std::logic_error("hpam hamlyn: no fast-mode route to attached process " +
                            std::to_string(proc));
+  if (uint64_t{per_sender_} * block_size_ > t.range ||
+      block_size_ > card_.terminus().packet_data_bytes())
+    throw std::logic_error("hpam hamlyn: my blocks do not fit my region's ticket");
 }
 
 // Waits for proc's inbound header and checks it against the layout this

@@ -288,16 +288,19 @@ class hamlyn_am_card {
   wait_or_drop(dest, block, len);
 }
 
-// One packet into a block of my region at dest: a single-packet fast-mode
-// Hamlyn message whose word names the block (and, headless, says so), on
-// the block's ticket.
+// One packet (len <= block_size_: launch checks it, launch_built's callers
+// vouch for it, and the wire's copies are no longer) into a block of my
+// region at dest: a single-packet fast-mode Hamlyn message whose word
+// names the block (and, headless, says so), on the block's ticket.
 [[gnu::always_inline]] inline bool hamlyn_am_card::transmit(int dest, const std::byte* data,
                                                             uint32_t len) {
   peer_state& ps = peers_[dest];
   if (ps.lent - ps.returned >= per_sender_ && !refill(ps)) return false;
   const uint32_t blk = ps.next;
   hamlyn::send_handle h;
-  if (!is_ok(card_.terminus().send_fast_routed(ps.route, ps.ticket, uint64_t{blk} * block_size_,
+  // (Block blk lies within the ticket's range, and block_size_ <= the
+  // card's packet data: checked at attach.)
+  if (!is_ok(card_.terminus().send_fast_within(ps.route, ps.ticket, uint64_t{blk} * block_size_,
                                                data, len, blk | headless_bits_, h))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;

@@ -130,6 +130,16 @@ class send_terminus {
   // the destination slot written directly (direct_to).
   status send_fast_routed(const fast_route& r, const ticket& t, uint64_t offset,
                           const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
+  // send_fast_routed for a caller that vouches for the range, which then
+  // goes unchecked here: offset + length <= t.range and length <=
+  // packet_data_bytes() (the AM card: a block of its region at the peer,
+  // on the ticket it made for that region, no block longer than a packet
+  // carries; checked once at its attach). Per packet the card idle and
+  // direct_to; the receiving interface's checks (the slot's state, key and
+  // bounds) are the same.
+  status send_fast_within(const fast_route& r, const ticket& t, uint64_t offset,
+                          const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
+  uint32_t packet_data_bytes() const { return packet_data_bytes_; }  // data bytes per packet
   send_state state(const send_handle& h, status* error = nullptr) const;
   // The completion word: entries before it (and their buffers) may be reused.
   uint64_t completion_word() const { return completion_.load(std::memory_order_acquire); }
@@ -243,6 +253,14 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
                            length > packet_data_bytes_ ||
                            !detail::direct_to(*r.view, r.local, t.slot),
                        0))
+    return send_fast_posted(t, offset, data, length, word, h);
+  return deliver_fast(r, t, offset, data, length, word, h);
+}
+
+[[gnu::always_inline]] inline status send_terminus::send_fast_within(
+    const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
+    uint64_t word, send_handle& h) {
+  if (__builtin_expect(running_ != posted_ || !detail::direct_to(*r.view, r.local, t.slot), 0))
     return send_fast_posted(t, offset, data, length, word, h);
   return deliver_fast(r, t, offset, data, length, word, h);
 }
