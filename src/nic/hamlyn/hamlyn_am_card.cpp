@@ -280,8 +280,9 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   return ps.lent - back < per_sender_;
 }
 
-// receive() past a refused notification: the next ones, until one is
-// handed over or none is left.
+// receive() past a refused notification, or past an entry its usual take
+// does not take (the walk's cases): the next ones, until one is handed
+// over or none is left.
 [[gnu::noinline]] bool hamlyn_am_card::receive_after_refusal(rx_packet& p) {
   hamlyn::notification n;
   const std::byte* carried = nullptr;

@@ -362,13 +362,22 @@ class hamlyn_am_card {
   return true;
 }
 
+// The usual take inline, its notification never in memory; the walk's
+// cases (holes, entries claimed, damaged or malformed) and a refused
+// notification's successors out of line.
 [[gnu::always_inline]] inline bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
   const std::byte* carried = nullptr;
-  if (!hamlyn::notification_take_in_place(*port_.control, port_.entries, port_.capacity,
-                                          *port_.reader, n, carried))
-    return false;
-  return hand_over(n, carried, p) || receive_after_refusal(p);
+  switch (hamlyn::notification_take_in_place_usual(*port_.control, port_.entries, port_.capacity,
+                                                   *port_.reader, n, carried)) {
+    case hamlyn::take_outcome::taken:
+      return hand_over(n, carried, p) || receive_after_refusal(p);
+    case hamlyn::take_outcome::nothing:
+      return false;
+    case hamlyn::take_outcome::other:
+      break;
+  }
+  return receive_after_refusal(p);
 }
 
 // One more of the sender's (p.src, as receive() found it) packets

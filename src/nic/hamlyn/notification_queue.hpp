@@ -383,11 +383,21 @@ template <bool in_place = false>
 // for every block. A hostile mapper may rewrite the entry meanwhile, as
 // it may any packet buffer in card memory: the reader copies what it
 // checks.
-[[gnu::always_inline]] inline bool notification_take_in_place(notification_queue_control& q,
-                                                              notification_entry* entries,
-                                                              uint64_t cap, notification_reader& r,
-                                                              notification& out,
-                                                              const std::byte*& message) noexcept {
+// What notification_take_in_place_usual found.
+enum class take_outcome {
+  taken,    // an entry written for the cursor, taken
+  nothing,  // the entry at the cursor is free and no hole: nothing yet
+  other,    // anything else (a hole, a claimed, damaged or malformed entry): the walk's
+};
+
+// notification_take_in_place's usual cases alone, for a caller that keeps
+// `out` out of memory (no call sees it: the AM card's receive) and leaves
+// the rest (other) to notification_take_in_place, which takes them as
+// before. A malformed entry written for the cursor is passed over and
+// counted here, as there.
+[[gnu::always_inline]] inline take_outcome notification_take_in_place_usual(
+    notification_queue_control& q, notification_entry* entries, uint64_t cap,
+    notification_reader& r, notification& out, const std::byte*& message) noexcept {
   const uint64_t c = r.cursor;
   notification_entry& e = entries[sys::ring_math::slot(c, cap)];
   const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
@@ -398,12 +408,22 @@ template <bool in_place = false>
       // stream it is written already, and its two lines are the next take's
       // misses.
       sys::prefetch_lines<false>(&entries[sys::ring_math::slot(c + 1, cap)], true);
-      return true;
+      return take_outcome::taken;
     }
   } else if (flag == encode_wrap_flag(c, entry_state::free) &&
              !detail::is_hole(q, entries, cap, r, c)) {
-    return false;  // nothing yet
+    return take_outcome::nothing;
   }
+  return take_outcome::other;
+}
+
+[[gnu::always_inline]] inline bool notification_take_in_place(notification_queue_control& q,
+                                                              notification_entry* entries,
+                                                              uint64_t cap, notification_reader& r,
+                                                              notification& out,
+                                                              const std::byte*& message) noexcept {
+  const take_outcome got = notification_take_in_place_usual(q, entries, cap, r, out, message);
+  if (got != take_outcome::other) return got == take_outcome::taken;
   if (!detail::take_walk<true>(q, entries, cap, r, out, nullptr)) return false;
   message = entries[sys::ring_math::slot(r.cursor - 1, cap)].message;
   return true;
