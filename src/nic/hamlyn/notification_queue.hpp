@@ -48,6 +48,7 @@
 // looks like any other, so its fields must be checked (hamlyn_am_card does).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -121,6 +122,33 @@ inline uint64_t first_free(const notification_entry* entries, uint64_t cap,
 }  // namespace detail
 
 namespace detail {
+// A carried message of n <= notification_inline_bytes bytes into entry
+// e's room, after the fields, every store to the entry's first line
+// before any to its second. The store buffer writes stores back in
+// program order: a store to the second line (which the writer may have to
+// take back from the reader, whose idle poll asks for it) between two
+// stores to the first holds the later ones back until that line comes,
+// while the reader's polls take the first line away again, and they wait
+// for it a second time. Left to itself the compiler may interleave the two
+// lines' stores (it did: an 8-byte MPI message's one-way latency went from
+// 0.29 to 0.31 µs). The empty asm reads the first line and writes the
+// second, so the compiler keeps the stores on either side of it (and
+// nothing else).
+[[gnu::always_inline]] inline void copy_into_entry(notification_entry& e, const std::byte* message,
+                                                   uint32_t n) noexcept {
+  constexpr uint32_t first = 64 - offsetof(notification_entry, message);  // room in line one
+  static_assert(offsetof(notification_entry, message) < 64 && sizeof(notification_entry) == 128);
+  if (n <= first) {
+    sys::copy_up_to_96(e.message, message, n);
+    return;
+  }
+  sys::copy_up_to_96(e.message, message, first);
+  using line = std::byte[64];
+  auto* lines = reinterpret_cast<line*>(&e);
+  asm volatile("" : "+m"(lines[1]) : "m"(lines[0]));
+  sys::copy_up_to_96(e.message + first, message + first, n - first);
+}
+
 // Fills entry e, claimed for cursor value `at`, and publishes it: false when
 // the reader had passed over it meanwhile (it is no longer mine).
 [[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint64_t at,
@@ -134,7 +162,7 @@ namespace detail {
   const bool carry = message != nullptr && n.length <= notification_inline_bytes;
   e.flags = carry ? entry_flag_carried : 0;
   static_assert(notification_inline_bytes <= 96);
-  if (carry) sys::copy_up_to_96(e.message, message, static_cast<uint32_t>(n.length));
+  if (carry) copy_into_entry(e, message, static_cast<uint32_t>(n.length));
   // Publish: the fields above (and the deposit that preceded this call)
   // are visible to a reader that sees the written flag. A compare-and-swap:
   // if the reader passed over the entry meanwhile, it is no longer mine.
