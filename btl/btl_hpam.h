@@ -133,6 +133,7 @@ typedef struct mca_btl_hpam_component_t {
     opal_recursive_mutex_t lock; /* MPI_THREAD_MULTIPLE only */
     bool lost_peer_reported;     /* the give-up error went out once */
     hpam_dep_t *dep;             /* sender-based deposit: put, get, atomics */
+    hpam_dep_quiet_t dep_quiet;  /* its "nothing to do" words, bound at init (progress) */
     hpam_rdma_ops_t rdma_ops;    /* puts, gets and atomics in flight */
     int registrations;           /* live register_mem handles */
     hpam_order_t order;          /* in-order delivery per peer (btl_hpam_order.c);

@@ -265,7 +265,12 @@ static inline int progress_unlocked(mca_btl_hpam_component_t *c)
         n = 0;
     }
     if (NULL != c->pending.first) n += mca_btl_hpam_drain_pending();
-    if (0 != c->registrations || 0 != hpam_rdma_ops_inflight(&c->rdma_ops)) {
+    /* With a window registered and nothing in flight, the deposit card is
+     * served only when it has something to do: an idle call makes no call.
+     * (One test of both counts first: without a window, the call's only.) */
+    const unsigned inflight = hpam_rdma_ops_inflight(&c->rdma_ops);
+    if (0 != ((unsigned)c->registrations | inflight) &&
+        (0 != inflight || !hpam_dep_quiet(&c->dep_quiet))) {
         n += mca_btl_hpam_rdma_progress();
     }
     return n;

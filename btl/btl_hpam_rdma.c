@@ -80,6 +80,7 @@ int mca_btl_hpam_rdma_init(void)
         C->dep = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    (void)hpam_dep_quiet_bind(C->dep, &C->dep_quiet);
     return OPAL_SUCCESS;
 }
 
@@ -213,7 +214,9 @@ static int op_started(mca_btl_hpam_rdma_op_t *op, int rc)
 /* Serves peers' deposits into my registered memory (fallback packets,
  * atomics on private memory) and completes my operations. With nothing
  * registered and nothing in flight there is nothing to serve, and the
- * progress loop stays short. */
+ * progress loop stays short; the component's progress also skips this call
+ * while the deposit card is quiet (hpam_dep_quiet) and nothing is in
+ * flight. */
 int mca_btl_hpam_rdma_progress(void)
 {
     if (NULL == C->dep || (0 == C->registrations && 0 == hpam_rdma_ops_inflight(&C->rdma_ops))) {

@@ -195,6 +195,18 @@ int hpam_dep_test(hpam_dep_t* d, hpam_dep_handle_t h) {
 void hpam_dep_progress(hpam_dep_t* d) {
   d->ep.progress();
 }
+int hpam_dep_quiet_bind(const hpam_dep_t* d, hpam_dep_quiet_t* out) {
+  if (!d || !out) return HPAM_ERR_INVALID;
+  const hpam::deposit::endpoint::quiet_words w = d->ep.quiet_bind();
+  static_assert(sizeof(bool) == 1 && sizeof(*w.cursor) == sizeof(*out->cursor));
+  out->work = w.work;
+  out->deferred = w.deferred;
+  out->cursor = w.cursor;
+  out->cells = reinterpret_cast<const unsigned char*>(w.cells);
+  out->mask = w.mask;
+  out->shift = w.shift;
+  return HPAM_OK;
+}
 void hpam_dep_poll(hpam_dep_t* d) {
   d->ep.poll();
 }

@@ -377,6 +377,7 @@ bool endpoint::put_whole(const void* src, size_t len, const ticket& t, uint64_t 
 // batch in the send terminus, but for a lone one (put_whole); longer ones go
 // in one piece when nothing waits before them.
 status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
+  work_ = 1;  // its run counts, its entry may wait in the work queue
   bool at_once = true;
   if (len <= batch_limit_) {
     at_once = lone_put_ && put_run_ == 0;
@@ -406,6 +407,7 @@ status endpoint::put(const void* src, size_t len, const ticket& t, uint64_t offs
 
 status endpoint::get(void* dst, size_t len, const ticket& t, uint64_t offset, op_handle* h) {
   if (free_ops_.empty()) return status::would_block;
+  work_ = 1;                          // its run counts, it may wait for its batch
   if (batches_get(t, offset, len)) {  // checked when its batch is carried out
     const bool lone = lone_get_ && get_run_ == 0 && batched_gets_.empty();  // goes at once
     if (get_run_ != ~0u) get_run_++;
@@ -475,7 +477,10 @@ void endpoint::request_get(op_record& r) {
   q.length = static_cast<uint32_t>(r.length);
   q.flags = nic::hamlyn::encode_flags(nic::hamlyn::packet_kind::read_request, false);
   q.fast_word = op_id(static_cast<uint32_t>(&r - ops_.data()), r.generation);
-  if (!post_request(r)) waiting_.push_back(static_cast<uint32_t>(&r - ops_.data()));
+  if (!post_request(r)) {
+    waiting_.push_back(static_cast<uint32_t>(&r - ops_.data()));
+    work_ = 1;
+  }
 }
 
 status endpoint::atomic(atomic_op op, atomic_width w, const ticket& t, uint64_t offset,
@@ -593,6 +598,23 @@ void endpoint::step(bool run_gets) {
     waiting_.erase(waiting_.begin());
   }
   if (card_.receiver().inbound_waiting()) (void)card_.receiver().poll_inbound();
+  // What the next step would find besides inbound packets (quiet()): runs
+  // still counting, a queue the card has not emptied (a destination's FIFO
+  // full, the engine's budget), gets waiting for their batch (poll()),
+  // replies or requests waiting for room.
+  work_ = (put_run_ | get_run_ | pending_count_) != 0 || !card_.terminus().idle() ||
+          !batched_gets_.empty() || !waiting_.empty();
+}
+
+endpoint::quiet_words endpoint::quiet_bind() const {
+  const nic::hamlyn::receiving_interface& r = card_.receiver();
+  const sys::cell_fifo& f = card_.view(my_proc_).rx_ready;
+  return {&work_,
+          r.inbound_deferred(),
+          r.inbound_cursor(),
+          reinterpret_cast<const std::byte*>(&f.header()) + sizeof(sys::cell_fifo_header),
+          f.capacity() - 1,
+          static_cast<uint32_t>(__builtin_ctz(f.cell_bytes()))};
 }
 
 bool endpoint::next_notification(notification& n) {

@@ -221,6 +221,25 @@ class endpoint {
   status wait(op_handle h, uint64_t timeout_ms = 60'000);
   void progress();
   void poll();  // progress(), but a growing batch of gets waits (above)
+  // Whether progress() has anything to do, asked inline (no call): local
+  // work (work_: set where an operation queues work, recomputed at the end
+  // of every progress), a packet published in my inbound FIFO, or one
+  // waiting there to be served again. A caller that skips progress() while
+  // it is true does nothing less than progress() would have.
+  bool quiet() const { return work_ == 0 && !card_.receiver().inbound_waiting(); }
+  // The words quiet() reads, for the same test made where this class is not
+  // seen (the C API's hpam_dep_quiet_t: the BTL's and UCX's progress):
+  // quiet is *work == 0, !*deferred, and the sequence word (the first 8
+  // bytes) of cell (*cursor & mask) << shift of `cells` not *cursor + 1.
+  struct quiet_words {
+    const uint32_t* work;
+    const bool* deferred;
+    const uint64_t* cursor;
+    const std::byte* cells;
+    uint64_t mask;
+    uint32_t shift;
+  };
+  quiet_words quiet_bind() const;
   // Batches of gets carried out (one process_vm_readv per destination each).
   uint64_t get_batches() const { return get_batches_; }
   // Puts longer than a batch deposited as one piece, past the work queue (put).
@@ -302,6 +321,7 @@ class endpoint {
   uint64_t whole_puts_ = 0;
   uint64_t lone_puts_ = 0;
   uint64_t finished_ = 0;           // records finished (events())
+  uint32_t work_ = 0;               // 0: nothing local for step (quiet())
   void step(bool run_gets);         // progress and poll
   void done_at_once(op_handle* h);  // the operation completed within the call
   op_state test_put(op_handle h, status* error) const;

@@ -48,7 +48,10 @@ status endpoint::remote_op(uint32_t slot, uint64_t key, uint32_t connection, con
   q.metadata_length = sizeof(hybrid_op);
   q.flags = nic::hamlyn::encode_flags(packet_kind::operation, false);
   q.fast_word = op_id(static_cast<uint32_t>(r - ops_.data()), r->generation);
-  if (!post_request(*r)) waiting_.push_back(static_cast<uint32_t>(r - ops_.data()));
+  if (!post_request(*r)) {
+    waiting_.push_back(static_cast<uint32_t>(r - ops_.data()));
+    work_ = 1;
+  }
   return status::ok;
 }
 
@@ -124,6 +127,7 @@ bool endpoint::serve_operation(const packet_header& h, const std::byte* payload)
   if (pending_count_ == 0 && card_.push_packet(static_cast<int>(h.source), r, &piece, 1))
     return true;
   pending_reply& p = pending_[pending_count_++];  // the requester's FIFO is full: later
+  work_ = 1;
   p.dest = static_cast<int>(h.source);
   p.header = r;
   std::memcpy(p.bytes.data(), reply_scratch_.data(), r.length);

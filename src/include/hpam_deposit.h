@@ -14,6 +14,7 @@
 #ifndef HPAM_DEPOSIT_H
 #define HPAM_DEPOSIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -127,6 +128,41 @@ void hpam_dep_poll(hpam_dep_t *d);
  * caller holding many handles tests them only when it moved. */
 uint64_t hpam_dep_events(const hpam_dep_t *d);
 const char *hpam_dep_last_error(void);
+
+/* Whether hpam_dep_progress has anything to do, asked inline by a progress
+ * loop (the BTL's, UCX's) without a call: the words the endpoint's own test
+ * reads (deposit::endpoint::quiet), bound once. Quiet: no local work (runs
+ * of puts or gets counting, the work queue not empty, gets waiting for their
+ * batch, replies or requests waiting for room), no packet published in the
+ * inbound FIFO and none waiting there to be served again. Skipping
+ * hpam_dep_progress while quiet leaves nothing undone. From another thread
+ * than the one that drives d, a hint: an operation issued meanwhile may be
+ * seen at the next look. */
+typedef struct hpam_dep_quiet {
+  const uint32_t *work;       /* nonzero: local work */
+  const bool *deferred;       /* an inbound packet waits to be served again */
+  const uint64_t *cursor;     /* the next inbound FIFO position the owner takes */
+  const unsigned char *cells; /* the inbound FIFO's cells */
+  uint64_t mask;              /* cells - 1 */
+  uint32_t shift;             /* log2 of a cell's bytes */
+} hpam_dep_quiet_t;
+
+/* Binds `out` to d's words (valid until hpam_dep_destroy). HPAM_ERR_INVALID
+ * for a NULL. */
+int hpam_dep_quiet_bind(const hpam_dep_t *d, hpam_dep_quiet_t *out);
+
+/* The test, inline: a cell is published for position c when its first word
+ * (its sequence) is c + 1 (sys/cell_fifo.hpp). */
+static inline bool hpam_dep_quiet(const hpam_dep_quiet_t *q)
+{
+  if (__atomic_load_n(q->work, __ATOMIC_RELAXED) != 0 ||
+      __atomic_load_n(q->deferred, __ATOMIC_RELAXED))
+    return false;
+  const uint64_t c = __atomic_load_n(q->cursor, __ATOMIC_RELAXED);
+  const uint64_t *sequence =
+      (const uint64_t *)(const void *)(q->cells + ((c & q->mask) << q->shift));
+  return __atomic_load_n(sequence, __ATOMIC_ACQUIRE) != c + 1;
+}
 
 #ifdef __cplusplus
 }

@@ -356,6 +356,34 @@ TEST_F(rdma_fixture, operations_stay_in_flight_until_done_then_finish_once) {
   EXPECT_FALSE(hpam_rdma_ops_busy(&t, nullptr, UINT64_MAX));
 }
 
+// hpam_dep_quiet, as the BTL's progress asks it: the owner is quiet until
+// a request waits in its FIFO, the requester until its get's answer does
+// (or while the get itself is local work); progress called only when not
+// quiet finishes the operation.
+TEST_F(rdma_fixture, quiet_is_false_exactly_while_progress_has_work) {
+  hpam_dep_quiet_t q[2];
+  EXPECT_EQ(hpam_dep_quiet_bind(nullptr, &q[0]), HPAM_ERR_INVALID);
+  EXPECT_EQ(hpam_dep_quiet_bind(d[0], nullptr), HPAM_ERR_INVALID);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(hpam_dep_quiet_bind(d[i], &q[i]), HPAM_OK);
+  EXPECT_TRUE(hpam_dep_quiet(&q[0]));
+  EXPECT_TRUE(hpam_dep_quiet(&q[1]));
+  target[5] = 55;
+  int a = 0;
+  ASSERT_EQ(get(&a, 1, 5), 0);
+  EXPECT_FALSE(hpam_dep_quiet(&q[0]));  // the get's run counts until a progress
+  EXPECT_FALSE(hpam_dep_quiet(&q[1]));  // its request waits in the owner's FIFO
+  serve_owner();
+  EXPECT_TRUE(hpam_dep_quiet(&q[1]));
+  for (int i = 0; i < 1000 && hpam_rdma_ops_inflight(&t) != 0; ++i) {
+    if (!hpam_dep_quiet(&q[0])) hpam_dep_progress(d[0]);
+    (void)hpam_rdma_ops_progress(&t, finish, this);
+  }
+  ASSERT_EQ(hpam_rdma_ops_inflight(&t), 0u);
+  EXPECT_EQ(fetched[5], 55u);
+  EXPECT_TRUE(hpam_dep_quiet(&q[0]));
+  EXPECT_TRUE(hpam_dep_quiet(&q[1]));
+}
+
 TEST_F(rdma_fixture, the_table_is_bounded_and_records_come_back) {
   int a = 0;
   for (int i = 0; i < 4; ++i) ASSERT_EQ(get(&a, i, i), 0);

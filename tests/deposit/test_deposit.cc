@@ -4,6 +4,7 @@
 // revocation, hybrid connections.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -224,6 +225,119 @@ TEST(deposit, fallback_put_waits_for_the_owner_to_poll) {
   for (int i = 0; i < 100; ++i) j.e[1]->progress();
   EXPECT_EQ(mem, data);
   EXPECT_GT(j.e[1]->card().arrivals().fallback_packets, 0u);
+}
+
+// quiet(): false while progress() has anything to do, true once it has
+// done it. Every case the test covers: a packet in the inbound FIFO (the
+// owner's), runs of puts and gets (local), requests that wait for room in a
+// full FIFO (waiting_) and answers that wait for room at their requester
+// (pending_), each served only by progress calls made while not quiet.
+TEST(deposit, quiet_until_there_is_something_to_do) {
+  endpoint_pair f("depquiet", [](setup& s) {
+    s.cross_memory = false;  // every deposit a packet the owner serves
+    s.inbound_packets = 4;
+  });
+  EXPECT_TRUE(f.e[0]->quiet());
+  EXPECT_TRUE(f.e[1]->quiet());
+  std::vector<uint64_t> mem(64);
+  for (size_t i = 0; i < mem.size(); ++i) mem[i] = 1000 + i;
+  ticket t;
+  ASSERT_EQ(f.e[1]->register_memory(mem.data(), mem.size() * 8, t), status::ok);
+  EXPECT_TRUE(f.e[1]->quiet());
+
+  // A put: local work for the sender, then a packet for the owner.
+  uint64_t v = 7;
+  op_handle h;
+  ASSERT_EQ(f.e[0]->put(&v, 8, t, 0, &h), status::ok);
+  EXPECT_FALSE(f.e[0]->quiet());
+  ASSERT_EQ(f.finish(h), status::ok);
+  EXPECT_FALSE(f.e[1]->quiet());  // the packet waits in the owner's FIFO
+  f.e[1]->progress();
+  EXPECT_TRUE(f.e[1]->quiet());
+  EXPECT_EQ(mem[0], 7u);
+  f.e[0]->progress();  // the flush point that ends the put's run
+  EXPECT_TRUE(f.e[0]->quiet());
+
+  // Sixteen gets by packets into a FIFO of four: requests wait for room at
+  // the owner, then answers for room at the requester (neither progresses
+  // but when not quiet).
+  std::vector<uint64_t> back(16, 0);
+  std::vector<op_handle> hs(back.size());
+  for (size_t i = 0; i < back.size(); ++i)
+    ASSERT_EQ(f.e[0]->get(&back[i], 8, t, 8 * (i + 1), &hs[i]), status::ok);
+  EXPECT_FALSE(f.e[0]->quiet());
+  f.e[0]->progress();
+  EXPECT_FALSE(f.e[0]->quiet());  // requests still wait for room
+  EXPECT_FALSE(f.e[1]->quiet());
+  for (size_t i = 0; i < back.size(); ++i) {
+    ASSERT_EQ(f.finish(hs[i]), status::ok) << i;
+    EXPECT_EQ(back[i], 1001 + i);
+  }
+  for (int i = 0; i < 100 && !(f.e[0]->quiet() && f.e[1]->quiet()); ++i) {
+    for (auto& x : f.e) {
+      if (!x->quiet()) x->progress();
+    }
+  }
+  EXPECT_TRUE(f.e[0]->quiet());
+  EXPECT_TRUE(f.e[1]->quiet());
+
+  // Answers that wait for room: the requester's FIFO full of the owner's
+  // four puts (each one packet, all sent: nothing left in the owner's work
+  // queue), the owner serves a get (its request packet waits in its cell to
+  // be served again: deferred), then an atomic (its answer waits: pending).
+  std::vector<uint64_t> mine(8, 0);
+  ticket m;
+  ASSERT_EQ(f.e[0]->register_memory(mine.data(), mine.size() * 8, m), status::ok);
+  const auto fill_requester = [&] {
+    for (uint64_t i = 0; i < 4; ++i) ASSERT_EQ(f.e[1]->put(&v, 8, m, 8 * i, nullptr), status::ok);
+    f.e[1]->progress();
+    ASSERT_TRUE(f.e[1]->quiet());   // all four went
+    ASSERT_FALSE(f.e[0]->quiet());  // and wait in the requester's FIFO
+  };
+  const auto settle = [&] {
+    for (int i = 0; i < 100 && !(f.e[0]->quiet() && f.e[1]->quiet()); ++i) {
+      for (auto& x : f.e) {
+        if (!x->quiet()) x->progress();
+      }
+    }
+    EXPECT_TRUE(f.e[0]->quiet());
+    EXPECT_TRUE(f.e[1]->quiet());
+  };
+  fill_requester();
+  uint64_t got = 0;
+  ASSERT_EQ(f.e[0]->get(&got, 8, t, 8 * 20, &h), status::ok);
+  f.e[1]->progress();             // the request's answer finds no room
+  EXPECT_FALSE(f.e[1]->quiet());  // deferred
+  ASSERT_EQ(f.finish(h), status::ok);
+  EXPECT_EQ(got, 1020u);
+  settle();
+  fill_requester();
+  ASSERT_EQ(f.e[0]->atomic(atomic_op::add, atomic_width::w64, t, 8 * 21, 5, 0, &got, &h),
+            status::ok);
+  f.e[1]->progress();             // the operation done, its answer finds no room
+  EXPECT_FALSE(f.e[1]->quiet());  // pending
+  ASSERT_EQ(f.finish(h), status::ok);
+  EXPECT_EQ(got, 1021u);
+  EXPECT_EQ(mem[21], 1026u);
+  EXPECT_EQ(mine[3], 7u);
+  settle();
+
+  // What quiet_bind hands the C API reads as quiet() does.
+  const endpoint::quiet_words w = f.e[1]->quiet_bind();
+  const auto c_quiet = [&w] {
+    const uint64_t c = *w.cursor;
+    const auto* seq =
+        reinterpret_cast<const std::atomic<uint64_t>*>(w.cells + ((c & w.mask) << w.shift));
+    return *w.work == 0 && !*w.deferred && seq->load() != c + 1;
+  };
+  EXPECT_TRUE(c_quiet());
+  ASSERT_EQ(f.e[0]->put(&v, 8, t, 8, &h), status::ok);
+  ASSERT_EQ(f.finish(h), status::ok);
+  EXPECT_FALSE(c_quiet());
+  EXPECT_FALSE(f.e[1]->quiet());
+  f.e[1]->progress();
+  EXPECT_TRUE(c_quiet());
+  EXPECT_EQ(mem[1], 7u);
 }
 
 TEST(deposit, hybrid_connection_on_private_memory_goes_through_the_owner) {
