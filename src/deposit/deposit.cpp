@@ -554,8 +554,9 @@ status endpoint::get_now_to(void (*take)(void*, const void*, size_t), void* arg,
   return status::ok;
 }
 
-// Called from every turn of the BTL's progress loop: with nothing to do it
-// looks at two counts and one cell, and calls nothing.
+// Called from progress loops (the BTL's and UCX's ask quiet() first, inline,
+// and call it only when that is false): with nothing local to do it looks at
+// one word and the inbound FIFO's next cell, and calls nothing.
 void endpoint::progress() {
   step(true);
 }
@@ -581,11 +582,17 @@ void endpoint::poll() {
 }
 
 void endpoint::step(bool run_gets) {
+  get_posted_ = false;
+  if (work_ == 0) {  // nothing local (work_ is set wherever some is queued):
+    // what the full step below would do is serve the inbound FIFO, and what
+    // serving can leave (an answer pending) sets work_ where it is queued.
+    if (card_.receiver().inbound_waiting()) (void)card_.receiver().poll_inbound();
+    return;
+  }
   if (put_run_ != 0) {  // a flush point: the run of puts ends here
     lone_put_ = put_run_ == 1;
     put_run_ = 0;
   }
-  get_posted_ = false;
   if (run_gets && get_run_ != 0) {  // and the run of gets, with its batch
     lone_get_ = get_run_ == 1;
     get_run_ = 0;
