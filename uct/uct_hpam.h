@@ -99,8 +99,9 @@ typedef struct uct_hpam_md {
     /* The deposit card that holds this domain's registrations (made on first
      * need). Several interfaces may serve it: `lock` (try-lock in progress). */
     hpam_dep_t *dep;
-    int dep_proc; /* its process index in the job, -1 before */
-    int lock;     /* 0 free, 1 held (atomic) */
+    hpam_dep_quiet_t quiet; /* dep's "nothing to do" words, bound when dep is made */
+    int dep_proc;           /* its process index in the job, -1 before */
+    int lock;               /* 0 free, 1 held (atomic) */
     unsigned registrations;
 } uct_hpam_md_t;
 
@@ -160,6 +161,7 @@ typedef struct uct_hpam_iface {
     uct_hpam_md_t *md;
     hpam_ep_t *am;            /* HPAM endpoint over the active-message card */
     hpam_send_now_t send_now; /* its small-message send, bound once (hpam_frontend.h) */
+    hpam_poll_now_t poll_now; /* and its poll */
     hpam_dep_t *dep;          /* initiator deposit card (put, get, atomics) */
     int proc;                 /* my index in the job */
     int nprocs;               /* UCX_HPAM_MAX_PROCS */

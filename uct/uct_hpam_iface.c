@@ -173,11 +173,15 @@ static void report_lost(uct_hpam_iface_t *iface)
 
 /* The memory domain's deposit card answers peers' deposits into this
  * process's registered memory; any interface on the domain may serve it.
- * With nothing registered there is nothing to serve. */
+ * With nothing registered there is nothing to serve, and while the card is
+ * quiet (hpam_dep_quiet: no local work, nothing in its inbound FIFO) the
+ * lock is not taken. Its words are bound before the first registration
+ * counts (release, acquire here). */
 static void uct_hpam_serve_md(uct_hpam_iface_t *iface)
 {
     uct_hpam_md_t *md = iface->md;
-    if (__atomic_load_n(&md->registrations, __ATOMIC_RELAXED) == 0 || !uct_hpam_md_trylock(md)) {
+    if (__atomic_load_n(&md->registrations, __ATOMIC_ACQUIRE) == 0 || hpam_dep_quiet(&md->quiet) ||
+        !uct_hpam_md_trylock(md)) {
         return;
     }
     hpam_dep_progress(md->dep);
@@ -264,7 +268,7 @@ static void help_others(uct_hpam_iface_t *iface)
 static int poll_am(uct_hpam_iface_t *iface)
 {
     uct_hpam_am_enter(iface);
-    int n = hpam_poll(iface->am);
+    int n = hpam_poll_now(iface->am, &iface->poll_now);
     if (ucs_unlikely(n < 0)) {
         if (n == HPAM_ERR_UNREACHABLE) {
             for (int p = 0; p < iface->nprocs; ++p) {

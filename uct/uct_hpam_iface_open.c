@@ -89,6 +89,7 @@ static ucs_status_t make_peer_state(uct_hpam_iface_t *iface)
     iface->window = iface->md->params.shape.depth;
     iface->max_bulk = hpam_max_bulk(iface->am);
     (void)hpam_send_now_bind(iface->am, &iface->send_now);
+    (void)hpam_poll_now_bind(iface->am, &iface->poll_now);
     iface->peers = ucs_calloc(iface->nprocs, sizeof(*iface->peers), "hpam peers");
     if (iface->peers == NULL) return UCS_ERR_NO_MEMORY;
     const int rc =

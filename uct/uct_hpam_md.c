@@ -69,6 +69,7 @@ ucs_status_t uct_hpam_md_dep_ready(uct_hpam_md_t *md)
         md->dep = NULL;
         return UCS_ERR_NO_RESOURCE;
     }
+    (void)hpam_dep_quiet_bind(md->dep, &md->quiet);
     md->dep_proc = proc;
     return UCS_OK;
 }
@@ -129,7 +130,7 @@ static ucs_status_t uct_hpam_mem_reg(uct_md_h tl_md, void *address, size_t lengt
     int rc = HPAM_ERR_NO_RESOURCE;
     if (status == UCS_OK) {
         rc = hpam_dep_register(md->dep, address, length, &memh->ticket);
-        if (rc == HPAM_OK) __atomic_add_fetch(&md->registrations, 1, __ATOMIC_RELAXED);
+        if (rc == HPAM_OK) __atomic_add_fetch(&md->registrations, 1, __ATOMIC_RELEASE);
     }
     uct_hpam_md_unlock(md);
     if (status == UCS_OK && rc != HPAM_OK) {
@@ -179,7 +180,7 @@ static ucs_status_t uct_hpam_mem_alloc(uct_md_h tl_md, size_t *length_p, void **
             memh->allocated = UCT_HPAM_MEMH_PRIVATE;
             if (rc != HPAM_OK) ucs_free(address);
         }
-        if (rc == HPAM_OK) __atomic_add_fetch(&md->registrations, 1, __ATOMIC_RELAXED);
+        if (rc == HPAM_OK) __atomic_add_fetch(&md->registrations, 1, __ATOMIC_RELEASE);
     }
     uct_hpam_md_unlock(md);
     if (status == UCS_OK && rc != HPAM_OK) status = uct_hpam_status(rc);
