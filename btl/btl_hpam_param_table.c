@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../uct/uct_hpam_knob_defaults.h"
 #include "btl_hpam_param_info.h"
+#include "hpam_frontend.h"
 
 /* A value of a knob of type t, as a README reader would write it. */
 static void print_value(hpam_knob_type_t t, hpam_knob_value_t v)
@@ -42,7 +42,7 @@ static void print_row(const hpam_knob_info_t *k, int knob, hpam_knob_value_t dfl
     const bool whole = k->type == HPAM_KNOB_UNSIGNED || k->type == HPAM_KNOB_POWER2;
     if (knob >= 0 && whole) {
         const hpam_knob_value_t core = hpam_knob_default((size_t)knob);
-        const hpam_knob_value_t ucx = uct_hpam_knob_default((size_t)knob);
+        const hpam_knob_value_t ucx = hpam_ucx_knob_default((size_t)knob);
         if (core.i == ucx.i && core.i != dflt.i) {
             fputs(" (native API, UCX: ", stdout);
             print_value(k->type, core);

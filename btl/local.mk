@@ -36,9 +36,10 @@ CLEANFILES += btl/component/mca_btl_hpam.so
 # update-readme-params rewrites README.md's table).
 noinst_PROGRAMS += btl/btl_hpam_param_table
 btl_btl_hpam_param_table_SOURCES = btl/btl_hpam_param_table.c btl/btl_hpam_param_info.c \
-  btl/btl_hpam_param_info.h uct/uct_hpam_knob_defaults.h
+  btl/btl_hpam_param_info.h
 nodist_EXTRA_btl_btl_hpam_param_table_SOURCES = btl/link_as_cxx.cpp
 btl_btl_hpam_param_table_LDADD = src/libhpam_core.la
+btl_btl_hpam_param_table_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/capi
 update-readme-params: btl/btl_hpam_param_table
 	HPAM_SRCDIR=$(abs_top_srcdir) HPAM_BUILDDIR=$(abs_top_builddir) bash $(srcdir)/tests/btl/readme_params.sh --update
 .PHONY: update-readme-params

@@ -16,7 +16,6 @@ uct_libuct_hpam_tl_la_SOURCES = \
   uct/uct_hpam.h \
   uct/uct_hpam_md.c \
   uct/uct_hpam_md_config.c \
-  uct/uct_hpam_knob_defaults.h \
   uct/uct_hpam_iface.c \
   uct/uct_hpam_iface_open.c \
   uct/uct_hpam_ep.c \

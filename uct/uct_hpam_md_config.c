@@ -13,7 +13,6 @@
  * e.g. "invalid UCX_HPAM_DEPTH = 0: valid range is [1, 64]".
  */
 #include "uct_hpam.h"
-#include "uct_hpam_knob_defaults.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -106,7 +105,7 @@ static const ucs_config_parser_t real_parser = {read_real,
 static void knob_field(size_t i, ucs_config_field_t *f)
 {
     const hpam_knob_info_t *k = hpam_knob_info(i);
-    const hpam_knob_value_t d = uct_hpam_knob_default(i);
+    const hpam_knob_value_t d = hpam_ucx_knob_default(i);
     const char *sep = *k->unit ? " " : "";
     size_t n = 0;
     for (; k->name[n] && n + 1 < sizeof names[i]; ++n) names[i][n] = (char)toupper(k->name[n]);

@@ -28,9 +28,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "hpam_deposit.h"
+#include "hpam_knobs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -323,6 +325,33 @@ static inline int hpam_poll_now(hpam_ep_t *ep, const hpam_poll_now_t *s)
 {
     const int rc = s->poll(s->impl, true);
     return __builtin_expect(rc >= 0, 1) ? rc : hpam_send_now_failed(ep, rc);
+}
+
+/* ---- the UCX transport's knob defaults ---------------------------------- */
+
+/* The knobs whose default the UCX transport sets apart from the knob
+ * table's (the BTL sets its own, btl_hpam_param_info.c); here, where both
+ * front ends see them, so that README's table of the BTL's parameters
+ * (btl_hpam_param_table.c) shows UCX's too. UCX streams active messages
+ * (its rendezvous, tag matching and ucx_perftest's am_bw keep many in
+ * flight to one peer) and calls progress in a loop: D is the window of
+ * unanswered messages per peer (the table's D = 4, Medusa's, held a stream
+ * to four messages per acknowledgement round trip), and a poll that hands
+ * back after one packet pays the whole progress call (the memory domain's
+ * card, the deposits in flight) per message. docs/decisions.md, issue 26:
+ * am_bw short 8 B over Hamlyn 0.44-0.59 -> 0.30-0.37 us (posix 0.16). */
+#define HPAM_UCX_DEFAULT_DEPTH 16
+#define HPAM_UCX_DEFAULT_RECEIVE_BUDGET 16
+
+/* Knob i's default in the UCX transport. */
+static inline hpam_knob_value_t hpam_ucx_knob_default(size_t i)
+{
+    hpam_knob_value_t d = hpam_knob_default(i);
+    if (0 == strcmp(hpam_knob_info(i)->name, "depth")) d.i = HPAM_UCX_DEFAULT_DEPTH;
+    if (0 == strcmp(hpam_knob_info(i)->name, "receive_budget")) {
+        d.i = HPAM_UCX_DEFAULT_RECEIVE_BUDGET;
+    }
+    return d;
 }
 
 #ifdef __cplusplus
