@@ -473,6 +473,31 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   EXPECT_EQ(tx.completion_word(), 7u);  // every message posted took a position
 }
 
+// A fast message (sent by `send`, metadata 3, to slot fast_slot) behind a
+// 3-packet message the engine (one packet per kick, engine_budget 1) has
+// not finished: posted, and it arrives after the earlier one.
+template <class Send>
+void expect_posted_behind_a_busy_engine(hamlyn_job& j, guarded_area& big_area, uint32_t fast_slot,
+                                        Send send) {
+  send_terminus& tx = j[0].terminus();
+  const uint32_t bs = make_slot(j[1], big_area);
+  const auto big = pattern(192 * 3, 2);  // 3 packets: the engine sends one per kick
+  ASSERT_EQ(send_bytes(j[0], j[1].slots().make_ticket(bs, 0, 0, 4096, true), big.data(), big.size())
+                .state,
+            send_state::pending);
+  send_handle h;
+  ASSERT_EQ(send(h), status::ok);
+  EXPECT_EQ(tx.state(h), send_state::pending);
+  for (int k = 0; k < 100 && tx.state(h) != send_state::sent; ++k) tx.kick();
+  ASSERT_EQ(tx.state(h), send_state::sent);
+  notification n;
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, bs);  // the earlier message first
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, fast_slot);
+  EXPECT_EQ(n.metadata, 3u);
+}
+
 // send_fast_routed (the AM card's path: the ticket's route found once) has
 // send_fast's results and effects: a route only for a fast-mode ticket to an
 // attached card of the job; a good message deposited, counted, notified and
@@ -531,20 +556,9 @@ TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
   const uint32_t fs = make_slot(j[1], a, slot_mode::fast);
   const ticket ft = j[1].slots().make_ticket(fs, fast_index, 0, 256, true);
   ASSERT_TRUE(tx.fast_route_for(ft, r));
-  const uint32_t bs = make_slot(j[1], big_area);
-  const auto big = pattern(192 * 3, 2);  // 3 packets: the engine sends one per kick
-  ASSERT_EQ(send_bytes(j[0], j[1].slots().make_ticket(bs, 0, 0, 4096, true), big.data(), big.size())
-                .state,
-            send_state::pending);
-  ASSERT_EQ(tx.send_fast_routed(r, ft, 0, bytes, 8, 3, h), status::ok);
-  EXPECT_EQ(tx.state(h), send_state::pending);
-  for (int k = 0; k < 100 && tx.state(h) != send_state::sent; ++k) tx.kick();
-  ASSERT_EQ(tx.state(h), send_state::sent);
-  ASSERT_TRUE(j[1].receiver().receive(0, n));
-  EXPECT_EQ(n.slot, bs);  // the earlier message first
-  ASSERT_TRUE(j[1].receiver().receive(0, n));
-  EXPECT_EQ(n.slot, fs);
-  EXPECT_EQ(n.metadata, 3u);
+  ASSERT_NO_FATAL_FAILURE(expect_posted_behind_a_busy_engine(j, big_area, fs, [&](send_handle& sh) {
+    return tx.send_fast_routed(r, ft, 0, bytes, 8, 3, sh);
+  }));
 }
 
 // send_fast_within leaves the ticket's range to its caller (the AM card's
@@ -585,20 +599,9 @@ TEST(hamlyn_card, a_fast_send_within_is_checked_by_the_receiver) {
   EXPECT_EQ(tx.rejected_sends(), 2u);
   EXPECT_TRUE(a.untouched());
   // Behind a message the engine has not finished: posted, in order.
-  const uint32_t bs = make_slot(j[1], big_area);
-  const auto big = pattern(192 * 3, 2);  // 3 packets: the engine sends one per kick
-  ASSERT_EQ(send_bytes(j[0], j[1].slots().make_ticket(bs, 0, 0, 4096, true), big.data(), big.size())
-                .state,
-            send_state::pending);
-  ASSERT_EQ(tx.send_fast_within(r, t, 0, bytes, 8, 3, h), status::ok);
-  EXPECT_EQ(tx.state(h), send_state::pending);
-  for (int k = 0; k < 100 && tx.state(h) != send_state::sent; ++k) tx.kick();
-  ASSERT_EQ(tx.state(h), send_state::sent);
-  ASSERT_TRUE(j[1].receiver().receive(0, n));
-  EXPECT_EQ(n.slot, bs);  // the earlier message first
-  ASSERT_TRUE(j[1].receiver().receive(0, n));
-  EXPECT_EQ(n.slot, s);
-  EXPECT_EQ(n.metadata, 3u);
+  ASSERT_NO_FATAL_FAILURE(expect_posted_behind_a_busy_engine(j, big_area, s, [&](send_handle& sh) {
+    return tx.send_fast_within(r, t, 0, bytes, 8, 3, sh);
+  }));
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   EXPECT_EQ(tx.send_fast_within(r, t, 0, bytes, 8, 1, h), status::rejected);
   EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
