@@ -6,6 +6,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=${MPIRUN:-mpirun}
 component_path="$HPAM_BUILDDIR/btl/component:${HPAM_OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}"
 failures=0
+# This script's jobs keep their Open MPI session directories apart from
+# other scripts' (make -j2 check runs two at once): Open MPI 4.1.4 makes
+# /tmp/ompi.HOST.UID by a look, then a mkdir, and a job starting in the
+# same instant as another's failed orte_init ("mkdir ... File exists").
+OMPI_MCA_orte_tmpdir_base=$(mktemp -d "${TMPDIR:-/tmp}/hpam_ompi.XXXXXX")
+export OMPI_MCA_orte_tmpdir_base
 # Sanitizer builds: Open MPI's own leaks at exit are not ours to report, and
 # tools that are not instrumented (ompi_info) need the runtimes preloaded.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
@@ -98,6 +104,7 @@ stop_burner() {
 }
 
 finish() {
+  rm -rf "$OMPI_MCA_orte_tmpdir_base"
   echo "$failures failure(s)"
   [ "$failures" -eq 0 ]
 }
