@@ -10,8 +10,10 @@ failures=0
 # other scripts' (make -j2 check runs two at once): Open MPI 4.1.4 makes
 # /tmp/ompi.HOST.UID by a look, then a mkdir, and a job starting in the
 # same instant as another's failed orte_init ("mkdir ... File exists").
+# (A script that sets its own EXIT trap removes the directory there too.)
 OMPI_MCA_orte_tmpdir_base=$(mktemp -d "${TMPDIR:-/tmp}/hpam_ompi.XXXXXX")
 export OMPI_MCA_orte_tmpdir_base
+trap 'rm -rf "$OMPI_MCA_orte_tmpdir_base"' EXIT
 # Sanitizer builds: Open MPI's own leaks at exit are not ours to report, and
 # tools that are not instrumented (ompi_info) need the runtimes preloaded.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
@@ -104,7 +106,6 @@ stop_burner() {
 }
 
 finish() {
-  rm -rf "$OMPI_MCA_orte_tmpdir_base"
   echo "$failures failure(s)"
   [ "$failures" -eq 0 ]
 }

@@ -37,7 +37,7 @@ check "a bad value is refused naming the variable" \
 # busy machine can take seconds to start it); on failure both sides' output
 # is shown.
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+trap 'rm -rf "$logs" "$OMPI_MCA_orte_tmpdir_base"' EXIT
 perftest() {
   local nic=$1 test=$2 layout=$3 port=$((14000 + RANDOM % 1000)) line= deadline=$((SECONDS + 40))
   local -a e=(env LD_PRELOAD="$lib" UCX_HPAM_NIC="$nic" UCX_WARN_UNUSED_ENV_VARS=n)
