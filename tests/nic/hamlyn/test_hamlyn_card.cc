@@ -473,6 +473,20 @@ TEST(hamlyn_card, fast_send_checks_deposits_counts_and_notifies) {
   EXPECT_EQ(tx.completion_word(), 7u);  // every message posted took a position
 }
 
+// Two cards whose engines send one 256-byte packet per kick; on card 1 a
+// fast-mode slot s over `a` and its ticket t (256 bytes at offset 256), and
+// big_area for a message the engine has not finished; card 0's terminus tx.
+struct routed_pair {
+  hamlyn_job j{2, [](card_config& c) {
+                 c.engine_budget = 1;
+                 c.packet_size = 256;
+               }};
+  guarded_area a{j[1], 4096}, big_area{j[1], 4096};
+  const uint32_t s = make_slot(j[1], a, slot_mode::fast);
+  const ticket t = j[1].slots().make_ticket(s, fast_index, 256, 256, true);
+  send_terminus& tx = j[0].terminus();
+};
+
 // A fast message (sent by `send`, metadata 3, to slot fast_slot) behind a
 // 3-packet message the engine (one packet per kick, engine_budget 1) has
 // not finished: posted, and it arrives after the earlier one.
@@ -504,14 +518,8 @@ void expect_posted_behind_a_busy_engine(hamlyn_job& j, guarded_area& big_area, u
 // given a work-queue position; the range, the receiving interface's checks
 // and a busy engine still decided per packet.
 TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
-  hamlyn_job j(2, [](card_config& c) {
-    c.engine_budget = 1;
-    c.packet_size = 256;
-  });
-  guarded_area a(j[1], 4096), big_area(j[1], 4096);
-  const uint32_t s = make_slot(j[1], a, slot_mode::fast);
-  const ticket t = j[1].slots().make_ticket(s, fast_index, 256, 256, true);
-  send_terminus& tx = j[0].terminus();
+  routed_pair p;
+  auto& [j, a, big_area, s, t, tx] = p;
   fast_route r;
   ticket not_fast = t;
   not_fast.metadata_index = 0;
@@ -557,7 +565,7 @@ TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
   const ticket ft = j[1].slots().make_ticket(fs, fast_index, 0, 256, true);
   ASSERT_TRUE(tx.fast_route_for(ft, r));
   ASSERT_NO_FATAL_FAILURE(expect_posted_behind_a_busy_engine(j, big_area, fs, [&](send_handle& sh) {
-    return tx.send_fast_routed(r, ft, 0, bytes, 8, 3, sh);
+    return p.tx.send_fast_routed(r, ft, 0, bytes, 8, 3, sh);
   }));
 }
 
@@ -566,14 +574,8 @@ TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
 // still checks every packet against the slot: its bound, the key, the
 // state; and behind a busy engine the message is posted in order.
 TEST(hamlyn_card, a_fast_send_within_is_checked_by_the_receiver) {
-  hamlyn_job j(2, [](card_config& c) {
-    c.engine_budget = 1;
-    c.packet_size = 256;
-  });
-  guarded_area a(j[1], 4096), big_area(j[1], 4096);
-  const uint32_t s = make_slot(j[1], a, slot_mode::fast);
-  const ticket t = j[1].slots().make_ticket(s, fast_index, 256, 256, true);
-  send_terminus& tx = j[0].terminus();
+  routed_pair p;
+  auto& [j, a, big_area, s, t, tx] = p;
   EXPECT_EQ(tx.packet_data_bytes(), 256u - sizeof(packet_header));
   fast_route r;
   ASSERT_TRUE(tx.fast_route_for(t, r));
@@ -600,7 +602,7 @@ TEST(hamlyn_card, a_fast_send_within_is_checked_by_the_receiver) {
   EXPECT_TRUE(a.untouched());
   // Behind a message the engine has not finished: posted, in order.
   ASSERT_NO_FATAL_FAILURE(expect_posted_behind_a_busy_engine(j, big_area, s, [&](send_handle& sh) {
-    return tx.send_fast_within(r, t, 0, bytes, 8, 3, sh);
+    return p.tx.send_fast_within(r, p.t, 0, bytes, 8, 3, sh);
   }));
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
   EXPECT_EQ(tx.send_fast_within(r, t, 0, bytes, 8, 1, h), status::rejected);
