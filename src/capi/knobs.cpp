@@ -286,7 +286,8 @@ constexpr knob table[] = {
     {power2("rx_ready_cell", "rx_ready_cell", 6, nic::medusa::min_rx_ready_cell,
             nic::medusa::max_rx_ready_cell,
             "Medusa: bytes per RX_READY cell; a packet of up to this less 16 bytes travels in the "
-            "cell beside its entry instead of in its block (16: every packet in its block)"),
+            "cell beside its entry instead of in its block, a headless one (headless_cells) of up "
+            "to this many (16: every packet in its block)"),
      1, bind<field<&am_cfg::rx_ready_cell>, field<&core::card, &card::rx_ready_cell>>(), nullptr},
     {whole("notify_inline", "notify_inline", "bytes", 6, 0, nic::hamlyn::notification_inline_bytes,
            "Hamlyn: a packet of up to this many bytes travels in its notification entry instead "

@@ -83,7 +83,8 @@ typedef struct hpam_config {
   int headless_cells;         /* Medusa: a packet carried in its RX_READY cell, on a wire */
                               /* without faults, leaves its wire header out (default 1)   */
   uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */
-                              /* less 16 bytes travels in the cell (16: in its block)     */
+                              /* less 16 bytes (headless: this many) travels in the cell  */
+                              /* (16: in its block; default 512)                          */
   uint32_t notify_inline;     /* Hamlyn: a packet of up to this many bytes (at most 96)   */
                               /* travels in its notification entry (0: in its block)      */
   uint64_t key;               /* job protection key, the same in every process; 0: process

@@ -154,9 +154,10 @@ struct card_setup {
   bool crc = true;               // compute and verify CRC32C per packet
   bool direct_tx = true;         // Medusa: an idle engine sends a launched block at once,
                                  // without the TX_READY/TX_FREE round trip
-  uint32_t rx_ready_cell = 128;  // Medusa: bytes per RX_READY cell; a packet of up to
-                                 // rx_ready_cell - 16 bytes travels in it (16: none does);
-                                 // 128: entry + 112 bytes, an 8-byte MPI message
+  uint32_t rx_ready_cell = 512;  // Medusa: bytes per RX_READY cell; a packet of up to
+                                 // rx_ready_cell - 16 bytes travels in it (16: none does),
+                                 // headless up to rx_ready_cell; 512: an MPI message of
+                                 // up to 440 bytes with its riding ack (decisions.md)
   // Medusa: a packet longer than a cell, on a wire that cannot touch it,
   // is delivered by reference: the destination reads it in the sender's
   // outbound block (the card's DMA, done at no cost to the sending host)

@@ -80,14 +80,18 @@ medusa_card::medusa_card(const card_setup& setup)
                                 setup.block_size >= short_packet
                             ? short_packet
                             : 0),
-      headless_up_to_(headless_ ? setup.rx_ready_cell - sys::cell_fifo::head_bytes : 0),
+      headless_up_to_(headless_ && setup.rx_ready_cell > sys::cell_fifo::head_bytes
+                          ? setup.rx_ready_cell
+                          : 0),
       packet_lengths_(medusa::lengths_between(wire_header_size, setup.block_size)),
       cell_lengths_(medusa::lengths_between(wire_header_size,
                                             setup.rx_ready_cell - sys::cell_fifo::head_bytes)),
       block_lengths_(medusa::lengths_between(
           std::max(wire_header_size, setup.rx_ready_cell - sys::cell_fifo::head_bytes + 1),
           setup.block_size)),
-      headless_lengths_(setup.crc ? medusa::lengths_between(1, 0) : cell_lengths_),
+      headless_lengths_(setup.crc || setup.rx_ready_cell <= sys::cell_fifo::head_bytes
+                            ? medusa::lengths_between(1, 0)
+                            : medusa::lengths_between(wire_header_size, setup.rx_ready_cell)),
       cell_entry_(
           medusa::encode_entry(medusa::entry_in_cell, 0, static_cast<uint32_t>(setup.my_proc))),
       headless_entry_(

@@ -272,17 +272,19 @@ class medusa_card {
   // at setup, one compare a packet.
   uint32_t short_copy_up_to_;
   // A packet launched to an idle engine with at most this many bytes
-  // travels headless in its cell (rx_ready_cell less its head when
-  // headless_, else 0): nothing reads its wire header, so launch does not
-  // write it. Decided at setup, one compare a packet.
+  // travels headless in its cell (the whole rx_ready_cell when headless_,
+  // the cell's head standing where the wire header was; else 0): nothing
+  // reads its wire header, so launch does not write it. Decided at setup,
+  // one compare a packet.
   uint32_t headless_up_to_;
   medusa::length_range packet_lengths_;  // what a packet may be: [wire_header_size, block_size]
   // The lengths an RX_READY entry may give a packet in its cell, and one in
   // a block: [wire_header_size, inline_bytes()] and the rest up to a block.
   medusa::length_range cell_lengths_;
   medusa::length_range block_lengths_;
-  // The lengths a headless entry may give (cell_lengths_), none when I
-  // check CRCs: a sender whose packets carry one never leaves the header out.
+  // The lengths a headless entry may give ([wire_header_size,
+  // rx_ready_cell]: the whole cell), none when I check CRCs: a sender whose
+  // packets carry one never leaves the header out.
   medusa::length_range headless_lengths_;
   uint64_t cell_entry_;      // entry of a packet of mine in a cell, but its length (the void entry)
   uint64_t headless_entry_;  // the same, its wire header left out
@@ -409,8 +411,10 @@ inline void medusa_card::run_tx_engine(bool refer) noexcept {
     if (__builtin_expect(headless_, 1))
       return deliver_headless(p, cell, pos, packet, short_packet, length);  // constant moves
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, short_packet);
+  } else if (length <= headless_up_to_) {
+    // The whole cell: its head stands where the wire header was.
+    return deliver_headless(p, cell, pos, packet, length, length);
   } else if (length <= p.rx_ready.inline_bytes()) {
-    if (headless_) return deliver_headless(p, cell, pos, packet, length, length);
     std::memcpy(cell + sys::cell_fifo::head_bytes, packet, length);
   } else {
     // By reference: the packet stays in its outbound block (the wire is

@@ -34,6 +34,7 @@ inline card_setup make_setup(const std::string& job, int nprocs, int proc, uint3
   s.tx_blocks = tx_blocks;
   s.rx_blocks = rx_blocks;
   s.attach_timeout_ms = 10'000;
+  s.rx_ready_cell = 128;  // the cell the tests' packet lengths are chosen around (112 inline)
   return s;
 }
 

@@ -62,7 +62,9 @@ bool full_header(const rx_packet& r, uint32_t len) {
 
 TEST(medusa_headless, a_packet_in_its_cell_travels_without_its_wire_header) {
   headless_pair p("headless");
-  for (uint32_t len : {uint32_t{payload_offset}, 48u, 64u, 72u, 100u, 112u}) {
+  // Up to the whole cell (128 bytes here): its head stands where the wire
+  // header was, so 16 bytes more than a packet with its header can have.
+  for (uint32_t len : {uint32_t{payload_offset}, 48u, 64u, 72u, 100u, 112u, 113u, 120u, 128u}) {
     rx_packet r{};
     ASSERT_TRUE(p.send_and_receive(len, len, r)) << len;
     EXPECT_TRUE(r.crc_ok);
@@ -78,13 +80,15 @@ TEST(medusa_headless, a_packet_in_its_cell_travels_without_its_wire_header) {
     p.b->release(r);
   }
   // Longer than a cell holds: in a block, its wire header with it.
-  rx_packet r{};
-  ASSERT_TRUE(p.send_and_receive(600, 9, r));
-  EXPECT_TRUE(r.crc_ok);
-  EXPECT_NE(r.block, medusa_card::no_block);
-  EXPECT_TRUE(exact(r, 600, 9));
-  EXPECT_TRUE(full_header(r, 600));
-  p.b->release(r);
+  for (uint32_t len : {129u, 600u}) {
+    rx_packet r{};
+    ASSERT_TRUE(p.send_and_receive(len, 9, r)) << len;
+    EXPECT_TRUE(r.crc_ok);
+    EXPECT_NE(r.block, medusa_card::no_block) << len;
+    EXPECT_TRUE(exact(r, len, 9)) << len;
+    EXPECT_TRUE(full_header(r, len)) << len;
+    p.b->release(r);
+  }
   EXPECT_EQ(p.b->malformed(), 0u);
 }
 
@@ -112,7 +116,7 @@ TEST(medusa_headless, the_wire_header_is_written_only_where_it_is_read) {
       p.b->attach_peer(0);
       ASSERT_TRUE(p.a->claim_tx_block(p.t));
     }
-    for (uint32_t len : {72u, 600u}) {
+    for (uint32_t len : {72u, 128u, 600u}) {
       std::byte* pkt = p.a->tx_block(p.t);
       std::memset(pkt, 0, wire_header_size);
       rx_packet r{};
@@ -142,12 +146,15 @@ TEST(medusa_headless, not_asked_a_crc_or_a_faulty_wire_keeps_the_wire_header) {
   for (const variant& v :
        {variant{false, false, {}}, variant{true, true, {}}, variant{true, false, reorder}}) {
     headless_pair p("headless_off", v.asked, v.crc, v.faults);
-    rx_packet r{};
-    ASSERT_TRUE(p.send_and_receive(72, 3, r));
-    EXPECT_TRUE(r.crc_ok);
-    EXPECT_TRUE(exact(r, 72, 3));
-    EXPECT_TRUE(full_header(r, 72)) << v.asked << v.crc;
-    p.b->release(r);
+    for (uint32_t len : {72u, 112u, 120u}) {  // 120: in a block, not in the cell
+      rx_packet r{};
+      ASSERT_TRUE(p.send_and_receive(len, 3, r));
+      EXPECT_TRUE(r.crc_ok);
+      EXPECT_TRUE(exact(r, len, 3));
+      EXPECT_TRUE(full_header(r, len)) << v.asked << v.crc << " " << len;
+      EXPECT_EQ(r.block == medusa_card::no_block, len <= 112u) << len;
+      p.b->release(r);
+    }
   }
 }
 
@@ -167,7 +174,8 @@ TEST(medusa_headless, forged_headless_entries_are_checked_refused_and_counted) {
   p.b->release(r);
   // A length no cell holds, shorter than a wire header, or a source outside the job.
   uint64_t refused = 0;
-  for (uint64_t e : {encode_entry(medusa::entry_headless, p.b->inline_bytes() + 1, 0),
+  const uint32_t cell = p.b->inline_bytes() + wire_header_size;  // the whole cell
+  for (uint64_t e : {encode_entry(medusa::entry_headless, cell + 1, 0),
                      encode_entry(medusa::entry_headless, wire_header_size - 1, 0),
                      encode_entry(medusa::entry_headless, 72, 2),
                      encode_entry(medusa::entry_headless, 72, 0xFFFF)}) {
