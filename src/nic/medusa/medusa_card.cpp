@@ -80,9 +80,8 @@ medusa_card::medusa_card(const card_setup& setup)
                                 setup.block_size >= short_packet
                             ? short_packet
                             : 0),
-      headless_up_to_(headless_ && setup.rx_ready_cell > sys::cell_fifo::head_bytes
-                          ? setup.rx_ready_cell
-                          : 0),
+      headless_up_to_(
+          headless_ && setup.rx_ready_cell > sys::cell_fifo::head_bytes ? setup.rx_ready_cell : 0),
       packet_lengths_(medusa::lengths_between(wire_header_size, setup.block_size)),
       cell_lengths_(medusa::lengths_between(wire_header_size,
                                             setup.rx_ready_cell - sys::cell_fifo::head_bytes)),
