@@ -16,9 +16,13 @@
 
 namespace hpam::am {
 
-// An idle poll (nothing arrived, no ack waiting, no descriptor due) is a
-// few loads and stores inline; the work is out of line. Inline wherever
-// this definition is seen (the C API's poll): an idle poll makes no call.
+// An idle poll (nothing arrived, no descriptor due) is a few loads and
+// stores inline; the work is out of line. Inline wherever this definition
+// is seen (the C API's poll): an idle poll makes no call. With acks
+// waiting (every idle poll of a collective loop, acks_wait_when_idle) it
+// makes serve_arrivals' two ack steps with nothing taken, inline, and the
+// same decisions: the card is asked first, where serve_arrivals would have
+// found nothing after the acks it launched (they go to other cards).
 template <class Card>
 [[gnu::always_inline]] inline status endpoint<Card>::poll(int* handled, bool report) {
   if (__builtin_expect(state_ != handler_state::none, 0))
@@ -26,8 +30,12 @@ template <class Card>
   card_.service();
   ++polls_;
   uint32_t n = 0;
-  if (__builtin_expect(!acks_.empty() || card_.arrival_pending(), 0)) {
+  if (__builtin_expect(card_.arrival_pending(), 0)) {
     n = serve_arrivals();
+  } else if (__builtin_expect(!acks_.empty(), 0)) {
+    acks_.before_receive(ack_launcher());
+    took_packets_ = false;
+    acks_.after_receive(0, false, ack_launcher());  // a budget is at least 1: not used up
   } else {
     acks_.quiet_poll();
     took_packets_ = false;

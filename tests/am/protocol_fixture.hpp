@@ -30,7 +30,8 @@ struct job_options {
   bool manual_clock = true;
   bool defer_acks = false;
   bool piggyback_acks = true;
-  bool multi_ack = true;  // (with defer_acks)
+  bool multi_ack = true;             // (with defer_acks)
+  bool acks_wait_when_idle = false;  // (with defer_acks)
   bool ordered = false;
   bool adaptive_timeout = true;  // off: the paper's fixed timer (every timeout resends)
   bool early_resend = true;      // (ordered, when the wire can lose packets)
@@ -67,6 +68,7 @@ class local_job {
     c.defer_acks = o.defer_acks;
     c.piggyback_acks = o.piggyback_acks;
     c.multi_ack = o.multi_ack;
+    c.acks_wait_when_idle = o.acks_wait_when_idle;
     c.ordered = o.ordered;
     c.adaptive_timeout = o.adaptive_timeout;
     c.early_resend = o.early_resend;

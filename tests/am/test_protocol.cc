@@ -213,6 +213,44 @@ TYPED_TEST(protocol, deferred_ack_rides_on_the_next_request_to_its_peer) {
   }
 }
 
+// A poll that finds nothing while an ack waits (every idle poll of a
+// collective loop) decides as a poll that took nothing: it launches the
+// ack at once, or, with acks_wait_when_idle, keeps it for a request to
+// ride on until the hold ends (more than ack_hold_polls / 2 and at most
+// ack_hold_polls polls); either way it leaves without a request.
+TYPED_TEST(protocol, an_idle_poll_launches_a_waiting_ack_unless_acks_wait_when_idle) {
+  for (bool wait : {false, true}) {
+    job_options o;
+    o.defer_acks = true;
+    o.acks_wait_when_idle = wait;
+    this->start(o);
+    auto& j = *this->job_;
+    const uint64_t w[4] = {};
+    int handled = 0;
+    ASSERT_EQ(j[0].request_4(1, h_silent, w, false), hpam::status::ok);
+    (void)j[1].poll(&handled);  // runs the handler; its ack waits
+    ASSERT_EQ(handled, 1) << wait;
+    uint32_t idle_polls = 0;
+    while (j[0].request_outstanding(1) && idle_polls < 4 * am::ack_hold_polls) {
+      (void)j[1].poll(&handled);
+      EXPECT_EQ(handled, 0) << wait;
+      ++idle_polls;
+      (void)j[0].poll();
+    }
+    EXPECT_FALSE(j[0].request_outstanding(1)) << wait;
+    if (wait) {
+      EXPECT_GT(idle_polls, am::ack_hold_polls / 2);
+      EXPECT_LE(idle_polls, am::ack_hold_polls);
+    } else {
+      EXPECT_EQ(idle_polls, 1u);
+    }
+    EXPECT_EQ(j[1].peer_counters(0).acks_sent, 1u) << wait;
+    EXPECT_EQ(j[1].peer_counters(0).acks_piggybacked, 0u) << wait;
+    EXPECT_EQ(j[0].peer_counters(1).replies_received, 1u) << wait;
+    ASSERT_TRUE(this->settle());
+  }
+}
+
 // A waiting ack rides wherever the packet has room for its entry: always
 // behind a medium message (its header leaves an entry's room below
 // packet_header_size, so even max_bulk bytes fit), never behind a store of
