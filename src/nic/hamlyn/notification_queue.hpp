@@ -126,7 +126,7 @@ namespace detail {
 // e's room, after the fields, every store to the entry's first line
 // before any to its second. The store buffer writes stores back in
 // program order: a store to the second line (which the writer may have to
-// take back from the reader, whose idle poll asks for it) between two
+// take back from the reader, which read the entry a lap before) between two
 // stores to the first holds the later ones back until that line comes,
 // while the reader's polls take the first line away again, and they wait
 // for it a second time. Left to itself the compiler may interleave the two
@@ -298,8 +298,14 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 // which take the first free entry from the hint on, went past c): that
 // line is one no writer touches until the message after this one. A longer
 // run of free entries behind the writers: writers_went_past, when the
-// schedule above says. Meanwhile the reader asks for the second line of its
-// own entry, so that a message it carries arrives with its flag.
+// schedule above says. The reader does not ask for its own entry's second
+// line at each idle look: one that did took that line back from the
+// writer (which asks for it for ownership after each publish) again and
+// again, so the writer's fill waited for it between its claim and its
+// publish while the reader's polls took the first line away too (the
+// native round trip over Hamlyn 606 -> 566 ns; decisions.md, h28h). The
+// second line comes when the message is read, or by the take's prefetch
+// of the next entry (notification_take_in_place_usual).
 [[gnu::always_inline]] inline bool is_hole(notification_queue_control& q,
                                            const notification_entry* entries, uint64_t cap,
                                            notification_reader& r, uint64_t c) noexcept {
@@ -310,7 +316,6 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
     r.wary = wary_looks;
     return true;
   }
-  __builtin_prefetch(&entries[sys::ring_math::slot(c, cap)].message[notification_inline_bytes - 1]);
   if (__builtin_expect(r.wary == 0 && ++r.idle_polls % hole_check_period != 0, 1)) return false;
   const uint64_t hint = q.cursor.load(std::memory_order_relaxed);  // copied once
   if (hint == c || hint == c - 1) {                                // in place
