@@ -297,11 +297,10 @@ class hamlyn_am_card {
   peer_state& ps = peers_[dest];
   if (ps.lent - ps.returned >= per_sender_ && !refill(ps)) return false;
   const uint32_t blk = ps.next;
-  hamlyn::send_handle h;
   // (Block blk lies within the ticket's range, and block_size_ <= the
   // card's packet data: checked at attach.)
   if (!is_ok(card_.terminus().send_fast_within(ps.route, ps.ticket, uint64_t{blk} * block_size_,
-                                               data, len, blk | headless_bits_, h))) {
+                                               data, len, blk | headless_bits_))) {
     malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
     return true;
   }

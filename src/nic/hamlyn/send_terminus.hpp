@@ -136,9 +136,14 @@ class send_terminus {
   // on the ticket it made for that region, no block longer than a packet
   // carries; checked once at its attach). Per packet the card idle and
   // direct_to; the receiving interface's checks (the slot's state, key and
-  // bounds) are the same.
+  // bounds) are the same. The caller keeps no handle and needs none: a
+  // message delivered at once is no work-queue entry (it takes no
+  // sequence, and the completion word, which counts entries, does not
+  // move), its outcome the status returned (a refusal also counted in
+  // rejected_sends); behind a busy engine it is posted in order as
+  // send_fast_routed posts it, and the engine counts a refusal there.
   status send_fast_within(const fast_route& r, const ticket& t, uint64_t offset,
-                          const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
+                          const std::byte* data, uint32_t length, uint64_t word);
   uint32_t packet_data_bytes() const { return packet_data_bytes_; }  // data bytes per packet
   send_state state(const send_handle& h, status* error = nullptr) const;
   // The completion word: entries before it (and their buffers) may be reused.
@@ -259,10 +264,16 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
 
 [[gnu::always_inline]] inline status send_terminus::send_fast_within(
     const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
-    uint64_t word, send_handle& h) {
+    uint64_t word) {
+  send_handle posted;  // (the posted entry's, which nobody asks for)
   if (__builtin_expect(running_ != posted_ || !detail::direct_to(*r.view, r.local, t.slot), 0))
-    return send_fast_posted(t, offset, data, length, word, h);
-  return deliver_fast(r, t, offset, data, length, word, h);
+    return send_fast_posted(t, offset, data, length, word, posted);
+  const status st = receiver_.arrive_fast_routed(*r.view, *r.at, r.line, t, t.offset + offset, data,
+                                                 length, word, r.local);
+  if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
+    return send_fast_posted(t, offset, data, length, word, posted);
+  if (__builtin_expect(!is_ok(st), 0)) rejected_sends_++;
+  return st;
 }
 
 [[gnu::always_inline]] inline status send_terminus::deliver_fast(const fast_route& r,

@@ -572,7 +572,9 @@ TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
 // send_fast_within leaves the ticket's range to its caller (the AM card's
 // blocks lie in its region by construction), but the receiving interface
 // still checks every packet against the slot: its bound, the key, the
-// state; and behind a busy engine the message is posted in order.
+// state; a message delivered at once is no work-queue entry (no sequence,
+// the completion word stays); and behind a busy engine the message is
+// posted in order.
 TEST(hamlyn_card, a_fast_send_within_is_checked_by_the_receiver) {
   routed_pair p;
   auto& [j, a, big_area, s, t, tx] = p;
@@ -581,10 +583,9 @@ TEST(hamlyn_card, a_fast_send_within_is_checked_by_the_receiver) {
   ASSERT_TRUE(tx.fast_route_for(t, r));
   const auto data = pattern(150, 4);
   const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
-  send_handle h;
-  ASSERT_EQ(tx.send_fast_within(r, t, 0, bytes, 150, 0xCAFE, h), status::ok);
-  EXPECT_EQ(tx.state(h), send_state::sent);
-  EXPECT_EQ(tx.completion_word(), 1u);
+  ASSERT_EQ(tx.send_fast_within(r, t, 0, bytes, 150, 0xCAFE), status::ok);
+  EXPECT_EQ(tx.completion_word(), 0u);
+  EXPECT_TRUE(tx.idle());
   EXPECT_EQ(std::memcmp(a.memory + 256, data.data(), 150), 0);
   notification n;
   ASSERT_TRUE(j[1].receiver().receive(0, n));
@@ -592,21 +593,37 @@ TEST(hamlyn_card, a_fast_send_within_is_checked_by_the_receiver) {
   EXPECT_EQ(n.length, 150u);
   std::memset(a.memory, static_cast<int>(guarded_area::pattern), a.bytes);
   // A caller that breaks its word past the slot's bound: refused there.
-  EXPECT_EQ(tx.send_fast_within(r, t, 4096 - 256 - 8, bytes, 16, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast_within(r, t, 4096 - 256 - 8, bytes, 16, 1), status::rejected);
   EXPECT_EQ(j[1].arrivals().bounds_rejections, 1u);
   ticket bad = t;
   bad.protection_key ^= 1;
-  EXPECT_EQ(tx.send_fast_within(r, bad, 0, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast_within(r, bad, 0, bytes, 8, 1), status::rejected);
   EXPECT_EQ(j[1].arrivals().key_rejections, 1u);
   EXPECT_EQ(tx.rejected_sends(), 2u);
+  EXPECT_EQ(tx.completion_word(), 0u);
   EXPECT_TRUE(a.untouched());
-  // Behind a message the engine has not finished: posted, in order.
-  ASSERT_NO_FATAL_FAILURE(expect_posted_behind_a_busy_engine(j, big_area, s, [&](send_handle& sh) {
-    return p.tx.send_fast_within(r, p.t, 0, bytes, 8, 3, sh);
-  }));
+  // Behind a message the engine has not finished: posted, in order, and
+  // sent once the engine gets to it.
+  const uint32_t bs = make_slot(j[1], big_area);
+  const auto big = pattern(192 * 3, 2);  // 3 packets: the engine sends one per kick
+  ASSERT_EQ(send_bytes(j[0], j[1].slots().make_ticket(bs, 0, 0, 4096, true), big.data(), big.size())
+                .state,
+            send_state::pending);
+  ASSERT_EQ(tx.send_fast_within(r, t, 0, bytes, 8, 3), status::ok);
+  EXPECT_FALSE(tx.idle());
+  EXPECT_FALSE(j[1].receiver().receive(0, n));
+  for (int k = 0; k < 100 && !tx.idle(); ++k) tx.kick();
+  ASSERT_TRUE(tx.idle());
+  EXPECT_EQ(tx.completion_word(), 2u);  // the two entries: the big message and the posted one
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, bs);  // the earlier message first
+  ASSERT_TRUE(j[1].receiver().receive(0, n));
+  EXPECT_EQ(n.slot, s);
+  EXPECT_EQ(n.metadata, 3u);
   ASSERT_EQ(j[1].slots().revoke(s), status::ok);
-  EXPECT_EQ(tx.send_fast_within(r, t, 0, bytes, 8, 1, h), status::rejected);
+  EXPECT_EQ(tx.send_fast_within(r, t, 0, bytes, 8, 1), status::rejected);
   EXPECT_EQ(j[1].arrivals().revoked_rejections, 1u);
+  EXPECT_EQ(tx.rejected_sends(), 3u);
 }
 
 // Behind a message the engine has not finished, a fast message waits its
