@@ -225,9 +225,9 @@ class medusa_card {
   void transmit_as(uint32_t b, uint32_t len, bool refer) noexcept;
   void run_tx_engine(bool refer) noexcept;
   // The engine's step for one packet to dest (< nprocs): onto the wire, or
-  // counted malformed when dest's card is not mapped here.
-  void engine_send(engine_sink& sink, uint32_t dest, const std::byte* packet,
-                   uint32_t length) noexcept;
+  // counted malformed when dest's card is not mapped here. `refer` as in
+  // engine_sink.
+  void engine_send(int dest, const std::byte* packet, uint32_t length, bool refer) noexcept;
   void deliver(int dest, const std::byte* packet, uint32_t length, bool refer) noexcept;
   // deliver's part for a packet in its cell without its wire header
   // (headless_): the packet's `copy` first bytes but the header, in place.
@@ -342,8 +342,7 @@ inline void medusa_card::send_built(int dest, uint32_t b, std::byte* pkt, uint32
     if (__builtin_expect(len > headless_up_to_, 0))
       stamp_wire_header(pkt, len, my_proc_, dest, crc_);
     ++direct_sends_;
-    engine_sink sink{*this, refer};
-    engine_send(sink, static_cast<uint32_t>(dest), pkt, len);
+    engine_send(dest, pkt, len, refer);
     return;
   }
   stamp_wire_header(pkt, len, my_proc_, dest, crc_);
@@ -362,7 +361,6 @@ inline void medusa_card::transmit_as(uint32_t b, uint32_t len, bool refer) noexc
 }
 
 inline void medusa_card::run_tx_engine(bool refer) noexcept {
-  engine_sink sink{*this, refer};
   uint64_t e;
   while (tx_ready_->pop(e)) {
     const uint32_t b = medusa::entry_block(e);
@@ -373,7 +371,7 @@ inline void medusa_card::run_tx_engine(bool refer) noexcept {
       std::memcpy(&dst, pkt + offsetof(wire_header, dst), sizeof dst);
       // The card reads the destination address from the packet, like the FDDI header.
       if (dst < nprocs_)
-        engine_send(sink, dst, pkt, len);
+        engine_send(dst, pkt, len, refer);
       else
         ++malformed_;
     } else {
@@ -384,13 +382,24 @@ inline void medusa_card::run_tx_engine(bool refer) noexcept {
   }
 }
 
-[[gnu::always_inline]] inline void medusa_card::engine_send(engine_sink& sink, uint32_t dest,
-                                                            const std::byte* packet,
-                                                            uint32_t length) noexcept {
-  if (__builtin_expect(peers_[dest].vram != nullptr, 1))
-    wire_.transmit(sink, static_cast<int>(dest), packet, length);
-  else
+// dest is an int, as deliver's: the peer's view is found once for both
+// (an unsigned index here and a signed one there were two computations).
+// The sink is made on each side of the wire's test: on the clean wire its
+// address is never taken (transmit's faulty branch folds away), so it is
+// not built in memory at every send.
+[[gnu::always_inline]] inline void medusa_card::engine_send(int dest, const std::byte* packet,
+                                                            uint32_t length, bool refer) noexcept {
+  if (__builtin_expect(peers_[dest].vram == nullptr, 0)) {
     ++malformed_;
+    return;
+  }
+  if (__builtin_expect(!wire_.faulty(), 1)) {
+    engine_sink sink{*this, refer};
+    wire_.transmit(sink, dest, packet, length);
+  } else {
+    engine_sink sink{*this, refer};
+    wire_.transmit(sink, dest, packet, length);
+  }
 }
 
 // Inline into the engine's step: a packet's only call on the way out. The
