@@ -152,7 +152,11 @@ class endpoint {
   // handler, where a request would break the rule (nothing is sent or
   // counted then); else as request_medium. Inline into its one caller, the
   // C API's entry (a call with eight arguments costs about twenty
-  // instructions).
+  // instructions). `check_pointers` false: the caller vouches that head and
+  // body point at head_len and body_len bytes, as memcpy's caller does (a
+  // front end's bound send, hpam_send_now), and a null one is not looked
+  // for; every other check stays.
+  template <bool check_pointers = true>
   [[gnu::always_inline]] inline status try_medium_now(int dest, unsigned handler, const void* head,
                                                       size_t head_len, const void* body,
                                                       size_t body_len, uint64_t arg);
@@ -234,6 +238,7 @@ class endpoint {
   bool search_instance(int dest, uint32_t& instance);
   status stall_for_instance(int dest, uint32_t& instance);
   inline status check_send(int dest, unsigned handler);
+  inline bool may_send_to(int dest, unsigned handler) const;
   [[gnu::noinline]] status check_send_slow(int dest, unsigned handler);
   [[gnu::cold]] status rule_broken(const char* what);
   // Copies the pieces to dst in order; the caller has checked that they fit.
@@ -396,6 +401,9 @@ class endpoint {
   hpam_token* current_token_ = nullptr;
   std::vector<uint8_t> connected_;
   std::vector<uint8_t> lost_;  // peers given up on
+  // Per peer: connected, not lost and not me (check_send's one load; my own
+  // entry stays 0, so a send to myself takes the full checks).
+  std::vector<uint8_t> sendable_;
   int unreachable_peer_ = -1;
   bool newly_unreachable_ = false;
   bool newly_refused_ = false;  // a refusal waits to be reported by poll

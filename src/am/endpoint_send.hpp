@@ -185,12 +185,14 @@ status endpoint<Card>::request_medium(int dest, unsigned handler, const iovec* i
 }
 
 template <class Card>
+template <bool check_pointers>
 status endpoint<Card>::try_medium_now(int dest, unsigned handler, const void* head, size_t head_len,
                                       const void* body, size_t body_len, uint64_t arg) {
   if (__builtin_expect(state_ != handler_state::none, 0)) return status::busy;
   if (status s = check_send(dest, handler); s != status::ok) return s;
   const uint64_t limit = max_bulk();
-  if (head_len > limit || body_len > limit - head_len || (head_len && !head) || (body_len && !body))
+  if (head_len > limit || body_len > limit - head_len) return status::invalid_argument;
+  if (check_pointers && ((head_len && !head) || (body_len && !body)))
     return status::invalid_argument;
   if (__builtin_expect(dest == my_proc_, 0)) {
     const iovec iov[2] = {{const_cast<void*>(head), head_len}, {const_cast<void*>(body), body_len}};
@@ -311,16 +313,20 @@ bool endpoint<Card>::acquire_instance(int dest, uint32_t& instance) {
   return search_instance(dest, instance);
 }
 
-// A send from outside a handler to a connected, not lost, peer passes
-// with three loads (inline); everything else takes the full checks.
+// A send from outside a handler to a connected peer, not lost and not me,
+// passes with two loads (inline, may_send_to); everything else takes the
+// full checks.
 template <class Card>
 status endpoint<Card>::check_send(int dest, unsigned handler) {
-  if (__builtin_expect(state_ == handler_state::none &&
-                           static_cast<unsigned>(dest) < static_cast<unsigned>(nprocs_) &&
-                           handler < max_handlers && connected_[dest] && !lost_[dest],
-                       1))
-    return status::ok;
+  if (__builtin_expect(may_send_to(dest, handler), 1)) return status::ok;
   return check_send_slow(dest, handler);
+}
+
+template <class Card>
+bool endpoint<Card>::may_send_to(int dest, unsigned handler) const {
+  return state_ == handler_state::none &&
+         static_cast<unsigned>(dest) < static_cast<unsigned>(nprocs_) && handler < max_handlers &&
+         sendable_[dest];
 }
 
 }  // namespace hpam::am

@@ -92,6 +92,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
   connected_.assign(nprocs_, 0);
   connected_[my_proc_] = 1;
   lost_.assign(nprocs_, 0);
+  sendable_.assign(nprocs_, 0);
   counters_.assign(nprocs_, protocol_counters{});
   self_buffer_.resize(card_.block_size());
   peer_timer fresh;
@@ -121,6 +122,7 @@ void endpoint<Card>::connect(int proc) {
   if (connected_[proc]) return;
   card_.attach_peer(proc);
   connected_[proc] = 1;
+  sendable_[proc] = !lost_[proc];  // never mine: connected_ is set for me at setup
 }
 
 template <class Card>

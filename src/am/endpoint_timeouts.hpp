@@ -166,6 +166,7 @@ silence endpoint<Card>::observe(int peer, request_desc& d) {
 template <class Card>
 void endpoint<Card>::give_up(int peer, uint64_t silent_ns, silence why, uint32_t beats) {
   lost_[peer] = 1;
+  sendable_[peer] = 0;
   for (uint32_t i = 0; i < depth_; ++i) requests_.at(peer, i).busy = false;
   if (unreachable_peer_ < 0) unreachable_peer_ = peer;
   newly_unreachable_ = true;

@@ -223,7 +223,7 @@ int hpam_send_medium_packed(hpam_ep_t* ep, int dest, unsigned h, hpam_pack_fn pa
 }
 int hpam_send_now_bind(hpam_ep_t* ep, hpam_send_now_t* out) {
   if (!ep || !out) return HPAM_ERR_INVALID;
-  out->send = ep->ops->medium_now;
+  out->send = ep->ops->medium_now_bound;
   out->impl = ep->impl;
   return HPAM_OK;
 }

@@ -47,6 +47,9 @@ struct c_ops {
                 bool block);
   int (*medium_now)(void* impl, int dest, unsigned h, const void* head, size_t head_len,
                     const void* body, size_t body_len, uint64_t arg);
+  // medium_now for a caller that vouches for its pointers (hpam_send_now).
+  int (*medium_now_bound)(void* impl, int dest, unsigned h, const void* head, size_t head_len,
+                          const void* body, size_t body_len, uint64_t arg);
   int (*medium_packed)(void* impl, int dest, unsigned h, hpam_pack_fn pack, void* pack_arg,
                        uint64_t arg);
   int (*poll)(void* impl, bool report);
@@ -66,9 +69,9 @@ struct c_ops {
 constexpr bool binds_every_slot(const c_ops& o) {
   return o.destroy && o.connect && o.nprocs && o.my_proc && o.max_bulk && o.register4 &&
          o.register_bulk && o.answer_hook && o.request4 && o.reply4 && o.store && o.reply_store &&
-         o.get && o.medium && o.medium_now && o.medium_packed && o.poll && o.resend_due &&
-         o.resend_idle && o.set_segment && o.drain && o.in_handler && o.unreachable_peer &&
-         o.peer_lost && o.counters && o.last_error;
+         o.get && o.medium && o.medium_now && o.medium_now_bound && o.medium_packed && o.poll &&
+         o.resend_due && o.resend_idle && o.set_segment && o.drain && o.in_handler &&
+         o.unreachable_peer && o.peer_lost && o.counters && o.last_error;
 }
 
 // Builds an endpoint for cfg.card's NIC; throws like the endpoint does.

@@ -111,6 +111,14 @@ struct c_ops_for {
                             const void* body, size_t body_len, uint64_t arg) {
     return to_c_error(self(impl).try_medium_now(dest, h, head, head_len, body, body_len, arg));
   }
+  // hpam_send_now's send: the caller vouches that head and body point at
+  // head_len and body_len bytes (not checked for null).
+  static int try_medium_now_bound(void* impl, int dest, unsigned h, const void* head,
+                                  size_t head_len, const void* body, size_t body_len,
+                                  uint64_t arg) {
+    return to_c_error(
+        self(impl).template try_medium_now<false>(dest, h, head, head_len, body, body_len, arg));
+  }
   static int try_medium_packed(void* impl, int dest, unsigned h, hpam_pack_fn pack, void* pack_arg,
                                uint64_t arg) {
     return to_c_error(self(impl).try_medium_packed(dest, h, pack, pack_arg, arg));
@@ -156,6 +164,7 @@ struct c_ops_for {
       .get = request_get,
       .medium = request_medium,
       .medium_now = try_medium_now,
+      .medium_now_bound = try_medium_now_bound,
       .medium_packed = try_medium_packed,
       .poll = poll,
       .resend_due = resend_due,
@@ -208,6 +217,7 @@ struct c_guarded_ops_for {
       .get = locked<plain::request_get>::call,
       .medium = locked<plain::request_medium>::call,
       .medium_now = locked<plain::try_medium_now>::call,
+      .medium_now_bound = locked<plain::try_medium_now_bound>::call,
       .medium_packed = locked<plain::try_medium_packed>::call,
       .poll = locked<plain::poll>::call,
       .resend_due = locked<plain::resend_due>::call,

@@ -276,12 +276,16 @@ unsigned hpam_rdma_ops_settle(hpam_rdma_ops_t *t, uint64_t timeout_ns, hpam_rdma
 /* hpam_send_medium_now, called by the front end itself: the function of
  * the endpoint's ops table and the endpoint object it takes, bound once
  * (they never change for the endpoint's life), so a send is one indirect
- * call into the protocol instead of a call into the C API that makes it. */
+ * call into the protocol instead of a call into the C API that makes it.
+ * The front end vouches for its pointers, as memcpy's caller does: head and
+ * body point at head_len and body_len bytes (NULL only for a length of 0);
+ * the bound send does not look for a null one (the ops table's
+ * medium_now_bound). Every other check of hpam_send_medium_now stays. */
 typedef int (*hpam_send_now_fn)(void *impl, int dest, unsigned handler, const void *head,
                                 size_t head_len, const void *body, size_t body_len,
                                 uint64_t arg);
 typedef struct hpam_send_now {
-    hpam_send_now_fn send; /* the ops table's medium_now (guarded when the endpoint is) */
+    hpam_send_now_fn send; /* the ops table's medium_now_bound (guarded when the endpoint is) */
     void *impl;            /* the endpoint object it is called on */
 } hpam_send_now_t;
 
@@ -294,7 +298,7 @@ int hpam_send_now_bind(hpam_ep_t *ep, hpam_send_now_t *out);
 int hpam_send_now_failed(hpam_ep_t *ep, int rc);
 
 /* hpam_send_medium_now(ep, ...) through the binding `s` of ep: the same
- * arguments, result and effects. */
+ * arguments, result and effects, for pointers the caller vouches for. */
 static inline int hpam_send_now(hpam_ep_t *ep, const hpam_send_now_t *s, int dest,
                                 unsigned handler, const void *head, size_t head_len,
                                 const void *body, size_t body_len, uint64_t arg)
