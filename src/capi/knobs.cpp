@@ -289,9 +289,11 @@ constexpr knob table[] = {
             "cell beside its entry instead of in its block, a headless one (headless_cells) of up "
             "to this many (16: every packet in its block)"),
      1, bind<field<&am_cfg::rx_ready_cell>, field<&core::card, &card::rx_ready_cell>>(), nullptr},
-    {whole("notify_inline", "notify_inline", "bytes", 6, 0, nic::hamlyn::notification_inline_bytes,
+    {whole("notify_inline", "notify_inline", "bytes", 6, 0,
+           nic::hamlyn::max_notification_inline_bytes,
            "Hamlyn: a packet of up to this many bytes travels in its notification entry instead "
-           "of its block (inline delivery; 0: every packet in its block)"),
+           "of its block (inline delivery; entries of 128 bytes up to 96, 256 up to 224, 512 "
+           "beyond; 0: every packet in its block)"),
      1, bind<field<&am_cfg::notify_inline>, field<&core::card, &card::notify_inline>>(), nullptr},
     {probability("fault_drop", "fault_drop", "Probability that the emulated wire drops a packet"),
      1, bind<field<&am_cfg::fault_drop>, field<&core::card, &card::faults, &faults::drop>>(),

@@ -215,7 +215,7 @@ void endpoint::raise(int proc, const connection_record& c, uint32_t index, uint6
   const uint32_t q = c.notification_queue < v.geo.notification_queues ? c.notification_queue : 0;
   const notification n{c.endpoint_slot, hybrid_notification_index, static_cast<uint32_t>(my_proc_),
                        word, index};
-  (void)nic::hamlyn::notification_append(*v.queue(q), v.entries(q), v.geo.notify_capacity, n);
+  (void)nic::hamlyn::notification_append(*v.queue(q), v.ring(q), n);
   __atomic_fetch_add(const_cast<uint64_t*>(&c.notifications), 1, __ATOMIC_RELAXED);
 }
 

@@ -141,7 +141,8 @@ class hamlyn_manager {
   manager_counters counters_;
   bool kept_ = false;          // an entry waits for its end point's room
   hw::notification kept_n_{};  // ... that entry
-  alignas(64) std::byte carried_[hw::notification_inline_bytes];  // the message an entry carried
+  alignas(
+      64) std::byte carried_[hw::max_notification_inline_bytes];  // the message an entry carried
 };
 
 template <class Done>

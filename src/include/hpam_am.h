@@ -85,8 +85,9 @@ typedef struct hpam_config {
   uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */
                               /* less 16 bytes (headless: this many) travels in the cell  */
                               /* (16: in its block; default 512)                          */
-  uint32_t notify_inline;     /* Hamlyn: a packet of up to this many bytes (at most 96)   */
-                              /* travels in its notification entry (0: in its block)      */
+  uint32_t notify_inline;     /* Hamlyn: a packet of up to this many bytes (at most 480,  */
+                              /* the default) travels in its notification entry (0: in   */
+                              /* its block; entries of 128 bytes up to 96, else 256/512)  */
   uint64_t key;               /* job protection key, the same in every process; 0: process
                                * 0 draws a random key and publishes it in its card, where
                                * the others read it (their hpam_ep_create then waits for
@@ -94,33 +95,33 @@ typedef struct hpam_config {
   uint64_t attach_timeout_ms; /* wait for a peer's card to appear                         */
   /* Fault model of the wire: probabilities in [0,1], seeded generator. */
   double fault_drop, fault_duplicate, fault_corrupt, fault_reorder, fault_delay;
-  uint64_t fault_delay_ns;    /* how long a delayed packet is held                        */
-  uint64_t fault_seed;        /* generator seed; mixed with my_proc                       */
-  int poll_on_send;           /* poll once after each send, as HPAM_4 does (default 1)    */
-  int defer_acks;             /* launch empty acks after the next send or poll            */
-  int piggyback_acks;         /* a deferred ack rides on the next request to its peer (an */
-                              /* 8-byte trailer) instead of its own packet (default 1)    */
-  uint32_t receive_budget;    /* most packets one poll handles                            */
-  int multi_ack;              /* deferred plain acks to one peer share one ack packet,   */
-                              /* gathered while a stream arrives (default 1)             */
-  int ordered;                /* requests to a peer take its D instances in turn, never  */
-                              /* searching, so request n goes out only once request n-D */
-                              /* is answered: a receiver restores the order of launch by */
-                              /* holding at most D-1 requests (default 0)                */
-  const char* background_resend; /* "auto" (default), "on" or "off": a thread resends lost */
-                              /* packets while the owner makes no call (auto: only when */
-                              /* the wire can lose or hold packets)                       */
-  int adaptive_timeout;       /* when the wire can lose packets, the timeout follows each */
-                              /* peer's round trip, within [timeout_min_ns, timeout_ns];  */
-                              /* on every wire, resends only to a peer that polled since  */
-                              /* the send (0: the paper's fixed timer)                    */
-  uint64_t timeout_min_ns;    /* the adaptive timeout's floor                              */
-  int early_resend;           /* ordered: resend a request once 3 later ones are answered */
+  uint64_t fault_delay_ns;         /* how long a delayed packet is held                        */
+  uint64_t fault_seed;             /* generator seed; mixed with my_proc                       */
+  int poll_on_send;                /* poll once after each send, as HPAM_4 does (default 1)    */
+  int defer_acks;                  /* launch empty acks after the next send or poll            */
+  int piggyback_acks;              /* a deferred ack rides on the next request to its peer (an */
+                                   /* 8-byte trailer) instead of its own packet (default 1)    */
+  uint32_t receive_budget;         /* most packets one poll handles                            */
+  int multi_ack;                   /* deferred plain acks to one peer share one ack packet,   */
+                                   /* gathered while a stream arrives (default 1)             */
+  int ordered;                     /* requests to a peer take its D instances in turn, never  */
+                                   /* searching, so request n goes out only once request n-D */
+                                   /* is answered: a receiver restores the order of launch by */
+                                   /* holding at most D-1 requests (default 0)                */
+  const char* background_resend;   /* "auto" (default), "on" or "off": a thread resends lost */
+                                   /* packets while the owner makes no call (auto: only when */
+                                   /* the wire can lose or hold packets)                       */
+  int adaptive_timeout;            /* when the wire can lose packets, the timeout follows each */
+                                   /* peer's round trip, within [timeout_min_ns, timeout_ns];  */
+                                   /* on every wire, resends only to a peer that polled since  */
+                                   /* the send (0: the paper's fixed timer)                    */
+  uint64_t timeout_min_ns;         /* the adaptive timeout's floor                              */
+  int early_resend;                /* ordered: resend a request once 3 later ones are answered */
   const char* acks_wait_when_idle; /* "auto" (default), "on" or "off": a poll that finds   */
-                              /* nothing leaves deferred acks waiting for a request to  */
-                              /* ride on (at most 16 polls) instead of launching them;  */
-                              /* auto: when the job's processes outnumber the node's    */
-                              /* online cores (they then take turns on them)            */
+                                   /* nothing leaves deferred acks waiting for a request to  */
+                                   /* ride on (at most 16 polls) instead of launching them;  */
+                                   /* auto: when the job's processes outnumber the node's    */
+                                   /* online cores (they then take turns on them)            */
 } hpam_config_t;
 
 void hpam_config_init(hpam_config_t* cfg);
@@ -162,8 +163,8 @@ void hpam_set_answer_hook(hpam_ep_t* ep, hpam_answer_fn fn, void* ctx);
 
 /* Short request, 4 words. Blocks (serving the network) while all D instances
  * to dest are busy. hpam_try_request_4 returns HPAM_ERR_BUSY instead. */
-int hpam_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, uint64_t a1,
-                   uint64_t a2, uint64_t a3);
+int hpam_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, uint64_t a1, uint64_t a2,
+                   uint64_t a3);
 int hpam_try_request_4(hpam_ep_t* ep, int dest, unsigned handler, uint64_t a0, uint64_t a1,
                        uint64_t a2, uint64_t a3);
 int hpam_reply_4(hpam_token_t* token, unsigned handler, uint64_t a0, uint64_t a1, uint64_t a2,
@@ -262,37 +263,37 @@ int hpam_peer_lost(const hpam_ep_t* ep, int proc);
 typedef struct hpam_counters {
   uint64_t requests_sent, replies_sent, acks_sent;
   uint64_t requests_received, replies_received;
-  uint64_t stalls;              /* blocking send waited for a free instance     */
-  uint64_t busy_returns;        /* non-blocking send found all D busy           */
-  uint64_t hint_misses;         /* hint pointer named a busy instance           */
-  uint64_t timeouts;            /* request descriptor found timed out           */
-  uint64_t retransmissions;     /* requests resent                              */
-  uint64_t duplicates_reflected;/* duplicate request answered from stored reply */
-  uint64_t stale_replies;       /* reply with wrong sequence or to free instance*/
-  uint64_t crc_failures;        /* packet dropped for bad CRC                   */
-  uint64_t key_rejections;      /* packet dropped for wrong protection key      */
-  uint64_t malformed;           /* packet dropped: bad header, length, handler  */
-  uint64_t overflow_drops;      /* card dropped inbound: no receive cell or block free */
-  uint64_t rule_violations;     /* request-reply rule broken by a handler       */
+  uint64_t stalls;               /* blocking send waited for a free instance     */
+  uint64_t busy_returns;         /* non-blocking send found all D busy           */
+  uint64_t hint_misses;          /* hint pointer named a busy instance           */
+  uint64_t timeouts;             /* request descriptor found timed out           */
+  uint64_t retransmissions;      /* requests resent                              */
+  uint64_t duplicates_reflected; /* duplicate request answered from stored reply */
+  uint64_t stale_replies;        /* reply with wrong sequence or to free instance*/
+  uint64_t crc_failures;         /* packet dropped for bad CRC                   */
+  uint64_t key_rejections;       /* packet dropped for wrong protection key      */
+  uint64_t malformed;            /* packet dropped: bad header, length, handler  */
+  uint64_t overflow_drops;       /* card dropped inbound: no receive cell or block free */
+  uint64_t rule_violations;      /* request-reply rule broken by a handler       */
   uint64_t wire_dropped, wire_duplicated, wire_corrupted, wire_reordered, wire_delayed;
-  uint64_t segment_rejections;  /* stores/gets outside this process's segment, refused */
-  uint64_t refusals_received;   /* requests of this process a peer refused      */
-  uint64_t busy_peer_waits;     /* give-up time passed on a peer that lives but */
-                                /* does not poll (computes): kept waiting        */
-  uint64_t acks_piggybacked;    /* acks (in acks_sent) that rode on a request   */
-  uint64_t acks_combined;       /* acks (in acks_sent) that went inside another */
-                                /* ack's packet (multi_ack)                     */
-  uint64_t background_resends;  /* requests resent (in retransmissions) by the  */
-                                /* background path while the owner made no call */
-                                /* (background_resend)                          */
-  uint64_t early_resends;       /* requests resent (in retransmissions) before  */
-                                /* their timeout: later ones were answered      */
-  uint64_t spurious_resends;    /* resent requests answered from their first    */
-                                /* copy: the resend was not needed              */
-  uint64_t resends_deferred;    /* timeouts that resent nothing: the peer had   */
-                                /* not polled since the request was last sent   */
-  uint64_t timeout_ns;          /* the timeout a new request gets now: a peer's */
-                                /* adaptive one; in the totals, the largest     */
+  uint64_t segment_rejections; /* stores/gets outside this process's segment, refused */
+  uint64_t refusals_received;  /* requests of this process a peer refused      */
+  uint64_t busy_peer_waits;    /* give-up time passed on a peer that lives but */
+                               /* does not poll (computes): kept waiting        */
+  uint64_t acks_piggybacked;   /* acks (in acks_sent) that rode on a request   */
+  uint64_t acks_combined;      /* acks (in acks_sent) that went inside another */
+                               /* ack's packet (multi_ack)                     */
+  uint64_t background_resends; /* requests resent (in retransmissions) by the  */
+                               /* background path while the owner made no call */
+                               /* (background_resend)                          */
+  uint64_t early_resends;      /* requests resent (in retransmissions) before  */
+                               /* their timeout: later ones were answered      */
+  uint64_t spurious_resends;   /* resent requests answered from their first    */
+                               /* copy: the resend was not needed              */
+  uint64_t resends_deferred;   /* timeouts that resent nothing: the peer had   */
+                               /* not polled since the request was last sent   */
+  uint64_t timeout_ns;         /* the timeout a new request gets now: a peer's */
+                               /* adaptive one; in the totals, the largest     */
 } hpam_counters_t;
 
 int hpam_get_counters(const hpam_ep_t* ep, hpam_counters_t* out);

@@ -179,8 +179,12 @@ struct card_setup {
   bool headless_cells = false;
   // Hamlyn: a packet of up to this many bytes travels in its notification
   // entry instead of its block (inline delivery; at most the default, what
-  // an entry holds; 0: every packet in its block).
-  uint32_t notify_inline = hamlyn::notification_inline_bytes;
+  // a 512-byte entry holds; 0: every packet in its block). The card's
+  // entries are the shortest power of two from 128 bytes that holds it
+  // (hamlyn::notification_entry_bytes_for): 128 up to 96 bytes, 512 for
+  // the default, which carries an MPI message of up to 440 bytes with its
+  // riding ack.
+  uint32_t notify_inline = hamlyn::max_notification_inline_bytes;
   fault_config faults;  // the wire's fault model for packets this card sends
   uint64_t attach_timeout_ms = default_attach_timeout_ms;  // how long attach_peer waits for a
                                                            // peer's card

@@ -228,10 +228,10 @@ TEST(knobs, ranges_are_the_cores_limits) {
   EXPECT_EQ(rx->max, static_cast<int64_t>(nic::medusa::max_blocks));
   EXPECT_NE(check("rx_blocks", whole(rx->max + 1), &am, HPAM_KNOB_STYLE_MCA), "");
   const hpam_knob_info_t* inl = hpam_knob_info(knob("notify_inline"));
-  EXPECT_EQ(inl->max, static_cast<int64_t>(nic::hamlyn::notification_inline_bytes));
+  EXPECT_EQ(inl->max, static_cast<int64_t>(nic::hamlyn::max_notification_inline_bytes));
   EXPECT_EQ(hpam_knob_default(knob("notify_inline")).i,
-            static_cast<int64_t>(nic::hamlyn::notification_inline_bytes));
-  EXPECT_EQ(nic::card_setup{}.notify_inline, nic::hamlyn::notification_inline_bytes);
+            static_cast<int64_t>(nic::hamlyn::max_notification_inline_bytes));
+  EXPECT_EQ(nic::card_setup{}.notify_inline, nic::hamlyn::max_notification_inline_bytes);
 }
 
 TEST(knobs, rules_between_knobs) {

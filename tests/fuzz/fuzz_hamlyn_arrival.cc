@@ -27,9 +27,13 @@ namespace {
 using namespace nic::hamlyn;
 
 constexpr int slots = 5;  // normal, paranoid, one-shot, fast (card memory); normal (private)
-// Inline delivery: the fast slot carries fast-mode messages of up to 64
-// bytes in the notification entry, the private one up to all an entry holds.
-constexpr uint32_t inline_limit[slots] = {0, 0, 0, 64, nic::hamlyn::notification_inline_bytes};
+// Inline delivery: the owner's entries are 512 bytes (as the AM card's by
+// default); the fast slot carries fast-mode messages of up to 96 bytes (a
+// 128-byte entry's room) in the notification entry, the private one up to
+// all an entry holds (480).
+constexpr uint32_t entry_bytes = nic::hamlyn::max_notification_entry_bytes;
+constexpr uint32_t inline_limit[slots] = {0, 0, 0, nic::hamlyn::notification_inline_bytes,
+                                          nic::hamlyn::notification_room(entry_bytes)};
 
 struct world {
   std::unique_ptr<card> sender, owner, lineless;  // lineless: holds by slot::users
@@ -49,6 +53,7 @@ struct world {
     c.slot_count = 8;
     c.metadata_entries = 32;
     c.notify_capacity = 64;
+    c.notify_entry_bytes = entry_bytes;
     c.packet_size = 512;
     c.rx_packets = 4;
     c.area_bytes = 1 << 16;
@@ -222,10 +227,10 @@ struct world {
       }
     }
     notification note;
-    std::byte carried[notification_inline_bytes];
+    std::byte carried[notification_room(entry_bytes)];
     for (int i = 0; i < 64 && owner->receiver().receive(0, note, carried); ++i) {
       if (!note.carried) continue;
-      if (note.length > notification_inline_bytes) violated();  // never more than the room
+      if (note.length > sizeof carried) violated();  // never more than the room
       volatile uint8_t sum = 0;  // touch every carried byte: ASan checks the range
       for (uint64_t k = 0; k < note.length; ++k) sum = sum + static_cast<uint8_t>(carried[k]);
     }

@@ -106,7 +106,7 @@ struct world {
     n.source = in_.take<uint8_t>() % 3;
     n.metadata = in_.take<uint64_t>();
     n.length = in_.take<uint8_t>() < 128 ? sizeof(stream_credit) : in_.take<uint32_t>() % 128;
-    std::byte carried[hw::notification_inline_bytes] = {};
+    std::byte carried[hw::max_notification_inline_bytes] = {};
     size_t k = 0;
     const uint8_t* b = in_.rest(k, sizeof carried);
     std::memcpy(carried, b, k);

@@ -11,6 +11,7 @@
 // beyond the block's), raw wrap flags, the NQCB
 // cursor and entry fields (a carried length and flags of any value, any
 // bytes in the entry's room), as a hostile writer sharing the card could.
+// The card's entries are the AM card's default, 512 bytes (a room of 480).
 // Findings: a sanitizer report, or a guard byte around process 0's segment
 // changed.
 #include <unistd.h>
@@ -106,7 +107,7 @@ struct world {
     const uint64_t cap = v.geo.notify_capacity;
     const uint64_t c = victim->card().hamlyn().receiver().reader(0).cursor;
     for (uint64_t p = c; p < c + cap; ++p)  // free for the reader's next lap
-      v.entries(0)[p % cap].wrap_flag.store(
+      v.ring(0).at(p).wrap_flag.store(
           nic::hamlyn::encode_wrap_flag(p, nic::hamlyn::entry_state::free));
     v.queue(0)->cursor.store(c);
   }
@@ -182,13 +183,13 @@ struct world {
         if (op & 4) {  // carrying a packet in the entry, of the length it names
           const std::vector<uint8_t> packet = packet_from(in, op);
           if (op & 8) n.length = packet.size();
-          std::vector<uint8_t> room(nic::hamlyn::notification_inline_bytes, 0);
+          std::vector<uint8_t> room(v.ring(0).room(), 0);
           if (!packet.empty())
             std::memcpy(room.data(), packet.data(), std::min(packet.size(), room.size()));
-          (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n,
+          (void)nic::hamlyn::notification_append(q, v.ring(0), n,
                                                  reinterpret_cast<const std::byte*>(room.data()));
         } else {
-          (void)nic::hamlyn::notification_append(q, v.entries(0), v.geo.notify_capacity, n);
+          (void)nic::hamlyn::notification_append(q, v.ring(0), n);
         }
         break;
       }
@@ -218,20 +219,21 @@ struct world {
             (op & 64) ? in.take<uint64_t>()
                       : nic::hamlyn::encode_wrap_flag(
                             near, static_cast<nic::hamlyn::entry_state>(in.take<uint8_t>() % 4));
-        v.entries(0)[i].wrap_flag.store(flag, std::memory_order_release);
+        nic::hamlyn::notification_entry& e = v.ring(0).at(i);
+        e.wrap_flag.store(flag, std::memory_order_release);
         if (op & 16) q.cursor.store(q.cursor.load() + in.take<uint16_t>() % (4 * cap) - 2 * cap);
         if (op & 32) {  // fields of an entry
-          v.entries(0)[i].slot = in.take<uint32_t>();
-          v.entries(0)[i].metadata = in.take<uint64_t>();
+          e.slot = in.take<uint32_t>();
+          e.metadata = in.take<uint64_t>();
         }
         if (op & 4) {  // what it says it carries: any flags and length, any bytes in its room
-          nic::hamlyn::notification_entry& e = v.entries(0)[i];
           e.flags = (op & 8) ? nic::hamlyn::entry_flag_carried : in.take<uint16_t>();
-          e.length = in.take<uint32_t>();
+          // Any length, or one near the room (one byte past it: refused, counted).
+          const uint32_t room = v.ring(0).room();
+          e.length = (op & 128) ? room - 1 + in.take<uint8_t>() % 3 : in.take<uint32_t>();
           size_t n = 0;
-          const uint8_t* bytes =
-              in.rest(n, in.take<uint8_t>() % (nic::hamlyn::notification_inline_bytes + 1));
-          if (n) std::memcpy(e.message, bytes, n);
+          const uint8_t* bytes = in.rest(n, in.take<uint16_t>() % (room + 1));
+          if (n) std::memcpy(nic::hamlyn::entry_message(e), bytes, n);
         }
         break;
       }

@@ -35,7 +35,7 @@ if grep -q "btl_hpam_timeout_us" <<<"$out"; then
   echo "FAIL: a bad give_up_ms also blamed timeout_us"; failures=$((failures + 1))
 fi
 check_bad "rx_ready_cell 100" "btl_hpam_rx_ready_cell = 100: valid values are powers of two" --mca btl_hpam_rx_ready_cell 100
-nic=hamlyn check_bad "notify_inline 97" "btl_hpam_notify_inline = 97: valid range is \[0, 96\]" --mca btl_hpam_notify_inline 97
+nic=hamlyn check_bad "notify_inline 481" "btl_hpam_notify_inline = 481: valid range is \[0, 480\]" --mca btl_hpam_notify_inline 481
 check_bad "card_budget_mb 0" "btl_hpam_card_budget_mb = 0: valid range is \[1, 65536\]" --mca btl_hpam_card_budget_mb 0
 check_bad "max_frags 8" "btl_hpam_max_frags = 8: valid range is \[16, 1048576\]" --mca btl_hpam_max_frags 8
 check_bad "max_registrations above the Hamlyn slot table" "btl_hpam_max_registrations = 100000: valid range is \[16, 65536\]" --mca btl_hpam_max_registrations 100000

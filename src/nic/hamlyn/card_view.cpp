@@ -18,7 +18,7 @@ card_geometry card_geometry_for(card_geometry g) {
   g.queues_offset = off;
   off += g.notification_queues * sizeof(notification_queue_control);
   g.entries_offset = off;
-  off += g.notification_queues * g.notify_capacity * sizeof(notification_entry);
+  off += g.notification_queues * g.notify_capacity * g.notify_entry_bytes;
   g.rx_free_offset = off = sys::align_up(off, 64);
   off += sys::align_up(sys::mpmc_fifo::bytes_for(rx_free_capacity(g.rx_packets)), 64);
   g.rx_ready_offset = off;

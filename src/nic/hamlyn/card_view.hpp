@@ -17,6 +17,7 @@
 
 #include "nic/card.hpp"
 #include "nic/hamlyn/layout.hpp"
+#include "nic/hamlyn/notification_queue.hpp"
 #include "sys/cell_fifo.hpp"
 #include "sys/ring.hpp"
 #include "sys/shared_segment.hpp"
@@ -41,6 +42,9 @@ struct card_config {
   uint32_t metadata_entries = 1024;  // metadata pool shared by the slots' metadata areas
   uint32_t notification_queues = 1;  // queues (a slot names one)
   uint64_t notify_capacity = 1024;   // entries per queue (power of two)
+  uint32_t notify_entry_bytes = min_notification_entry_bytes;  // bytes per entry (power of two,
+                                                               // 128..512: room for messages
+                                                               // of entry - 32 bytes)
   uint32_t packet_size = 4096;       // bytes per packet, 64-byte header included (>= 128)
   uint32_t rx_packets = 64;          // inbound packet buffers for the fallback path (power of two)
   uint64_t area_bytes = 16u << 20;   // message-area memory in the card segment
@@ -75,11 +79,12 @@ struct card_geometry {
   uint32_t packet_size = 0;          // bytes per inbound packet buffer
   uint32_t rx_packets = 0;           // inbound packet buffers (power of two)
   uint64_t notify_capacity = 0;      // entries per queue (power of two)
+  uint32_t notify_entry_bytes = 0;   // bytes per entry (power of two, 128..512)
   uint64_t area_bytes = 0;           // message-area memory
   uint64_t slots_offset = 0;         // card offsets of each part
   uint64_t metadata_offset = 0;
   uint64_t queues_offset = 0;
-  uint64_t entries_offset = 0;  // entries of queue 0; queue q's follow at q * capacity
+  uint64_t entries_offset = 0;  // entries of queue 0; queue q's follow at q * capacity entries
   uint64_t rx_free_offset = 0;
   uint64_t rx_ready_offset = 0;
   uint64_t rx_buffers_offset = 0;
@@ -109,9 +114,9 @@ struct card_view {
   notification_queue_control* queue(uint32_t q) const {
     return reinterpret_cast<notification_queue_control*>(base + geo.queues_offset) + q;
   }
-  notification_entry* entries(uint32_t q) const {
-    return reinterpret_cast<notification_entry*>(base + geo.entries_offset) +
-           q * geo.notify_capacity;
+  notification_ring ring(uint32_t q) const {
+    return {base + geo.entries_offset + q * geo.notify_capacity * geo.notify_entry_bytes,
+            static_cast<uint32_t>(geo.notify_capacity), geo.notify_entry_bytes};
   }
   std::byte* rx_buffer(uint64_t i) const {
     return base + geo.rx_buffers_offset + i * geo.packet_size;

@@ -48,9 +48,12 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender) {
                  sizeof(hamlyn::hold_line) * static_cast<uint64_t>(s.nprocs);
   c.direct_holds = true;
   c.direct_io_limit = 256;
-  if (s.notify_inline > hamlyn::notification_inline_bytes)
+  if (s.notify_inline > hamlyn::max_notification_inline_bytes)
     throw std::invalid_argument("hpam hamlyn: notify_inline must be at most " +
-                                std::to_string(hamlyn::notification_inline_bytes) + " bytes");
+                                std::to_string(hamlyn::max_notification_inline_bytes) + " bytes");
+  // Entries with room for notify_inline bytes (128 bytes up to 96, 512 for
+  // the default 480: an MPI message of up to 440 bytes in its entry).
+  c.notify_entry_bytes = hamlyn::notification_entry_bytes_for(s.notify_inline);
   c.attach_timeout_ms = s.attach_timeout_ms;
   c.job_key = s.job_key;
   return c;
@@ -286,8 +289,7 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 [[gnu::noinline]] bool hamlyn_am_card::receive_after_refusal(rx_packet& p) {
   hamlyn::notification n;
   const std::byte* carried = nullptr;
-  while (hamlyn::notification_take_in_place(*port_.control, port_.entries, port_.capacity,
-                                            *port_.reader, n, carried))
+  while (hamlyn::notification_take_in_place(*port_.control, port_.ring, *port_.reader, n, carried))
     if (hand_over(n, carried, p)) return true;
   return false;
 }

@@ -110,8 +110,7 @@ class hamlyn_am_card {
   // call; a refused notification's successors out of line.
   [[gnu::always_inline]] inline bool receive(rx_packet& p);
   bool arrival_pending() {  // an entry at my cursor (or a hole to pass over)
-    return hamlyn::notification_waiting(*port_.control, port_.entries, port_.capacity,
-                                        *port_.reader);
+    return hamlyn::notification_waiting(*port_.control, port_.ring, *port_.reader);
   }
   [[gnu::always_inline]] inline void release(const rx_packet& p);
   void service() {  // my processor polls: the heartbeat moves, then send_due()
@@ -338,7 +337,7 @@ class hamlyn_am_card {
   p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
   p.length = static_cast<uint32_t>(n.length);
   // Inline delivery: the packet lies in its entry (n.length <=
-  // notification_inline_bytes), which no honest writer reaches again before
+  // notify_inline_, the entry's room), which no honest writer reaches again before
   // this packet's block comes back (release()); otherwise in its block.
   p.data = n.carried ? carried : inbound_ + size_t{p.block} * block_size_;
   p.src = static_cast<uint16_t>(sender);
@@ -367,8 +366,8 @@ class hamlyn_am_card {
 [[gnu::always_inline]] inline bool hamlyn_am_card::receive(rx_packet& p) {
   hamlyn::notification n;
   const std::byte* carried = nullptr;
-  switch (hamlyn::notification_take_in_place_usual(*port_.control, port_.entries, port_.capacity,
-                                                   *port_.reader, n, carried)) {
+  switch (hamlyn::notification_take_in_place_usual(*port_.control, port_.ring, *port_.reader, n,
+                                                   carried)) {
     case hamlyn::take_outcome::taken:
       return hand_over(n, carried, p) || receive_after_refusal(p);
     case hamlyn::take_outcome::nothing:

@@ -30,7 +30,12 @@ const card_config& checked(const card_config& c) {
     bad("slot_count must be in [1, " + std::to_string(max_slot_count) + "]");
   if (c.notification_queues < 1 || c.notification_queues > 64)
     bad("notification_queues must be in [1, 64]");
-  if (!is_power_of_two(c.notify_capacity)) bad("notify_capacity must be a power of two");
+  if (!is_power_of_two(c.notify_capacity) || c.notify_capacity > (1u << 24))
+    bad("notify_capacity must be a power of two, at most 2^24");
+  if (!is_power_of_two(c.notify_entry_bytes) ||
+      c.notify_entry_bytes < min_notification_entry_bytes ||
+      c.notify_entry_bytes > max_notification_entry_bytes)
+    bad("notify_entry_bytes must be 128, 256 or 512");
   if (c.packet_size < 128 || c.packet_size % 64)
     bad("packet_size must be a multiple of 64, >= 128");
   if (!is_power_of_two(c.rx_packets)) bad("rx_packets must be a power of two");
@@ -63,6 +68,7 @@ card_geometry geometry_of(const Counts& c) {
   g.packet_size = c.packet_size;
   g.rx_packets = c.rx_packets;
   g.notify_capacity = c.notify_capacity;
+  g.notify_entry_bytes = c.notify_entry_bytes;
   g.area_bytes = c.area_bytes;
   return card_geometry_for(g);
 }
@@ -79,8 +85,11 @@ std::string header_problem(const card_header& h, size_t mapped, int proc, int np
   if (h.slot_count < 1 || h.slot_count > max_slot_count || h.metadata_entries > (1u << 24) ||
       h.notification_queues < 1 || h.notification_queues > 64 ||
       !is_power_of_two(h.notify_capacity) || h.notify_capacity > (1ull << 24) ||
-      h.packet_size < 128 || h.packet_size % 64 || h.packet_size > (1u << 26) ||
-      !is_power_of_two(h.rx_packets) || h.rx_packets > (1u << 20) || h.area_bytes > (1ull << 40))
+      !is_power_of_two(h.notify_entry_bytes) ||
+      h.notify_entry_bytes < min_notification_entry_bytes ||
+      h.notify_entry_bytes > max_notification_entry_bytes || h.packet_size < 128 ||
+      h.packet_size % 64 || h.packet_size > (1u << 26) || !is_power_of_two(h.rx_packets) ||
+      h.rx_packets > (1u << 20) || h.area_bytes > (1ull << 40))
     return "counts out of range";
   const card_geometry g = geometry_of(h);
   if (h.slots_offset != g.slots_offset || h.metadata_offset != g.metadata_offset ||
@@ -117,7 +126,8 @@ void card::layout_segment() {
   h->slot_count = g.slot_count;
   h->metadata_entries = g.metadata_entries;
   h->notification_queues = g.notification_queues;
-  h->notify_capacity = g.notify_capacity;
+  h->notify_capacity = static_cast<uint32_t>(g.notify_capacity);
+  h->notify_entry_bytes = g.notify_entry_bytes;
   h->packet_size = g.packet_size;
   h->rx_packets = g.rx_packets;
   h->slots_offset = g.slots_offset;
@@ -137,9 +147,8 @@ void card::layout_segment() {
   bind_view(v);
   for (uint32_t q = 0; q < g.notification_queues; ++q) {
     v.queue(q)->capacity = g.notify_capacity;  // informative: users take geo's
-    v.queue(q)->entries_offset =
-        g.entries_offset + q * g.notify_capacity * sizeof(notification_entry);
-    notification_queue_init(*v.queue(q), v.entries(q), g.notify_capacity);
+    v.queue(q)->entries_offset = g.entries_offset + q * g.notify_capacity * g.notify_entry_bytes;
+    notification_queue_init(*v.queue(q), v.ring(q));
   }
   v.rx_free->init(rx_free_capacity(cfg_.rx_packets));
   v.rx_ready.init();
@@ -164,7 +173,7 @@ card::card(const card_config& cfg)
   layout_segment();
   slots_.bind(v.slots, v.metadata, v.area,
               {cfg_.slot_count, cfg_.metadata_entries, cfg_.notification_queues, cfg_.area_bytes,
-               static_cast<uint32_t>(my_proc_)});
+               static_cast<uint32_t>(my_proc_), notification_room(cfg_.notify_entry_bytes)});
   offer_hold_lines(v);
   v.segment.publish();  // peers attach from here: the header is complete
   v.attached = true;

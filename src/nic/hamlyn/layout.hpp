@@ -20,13 +20,14 @@ namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
 constexpr uint32_t card_version =
-    7;  // 2: notification entries carry the whole cursor;
+    8;  // 2: notification entries carry the whole cursor;
         // 3: entries of 128 bytes that can carry a message; inline_limit;
         // 4: the inbound ready FIFO's cells carry small packets;
         // 5: hold lines for direct deposits (card_header::direct_holds);
         // 6: hold lines hold fast-mode arrivals too (hold_line::arrival_plus_one);
         // 7: a fast-mode arrival held by a hold line is counted there
         //    (hold_line::fast_arrivals; readers add it: arrival_totals)
+        // 8: notification entries of 128 to 512 bytes (card_header::notify_entry_bytes)
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -61,7 +62,8 @@ struct slot {
   uint32_t generation;          // bumped each time the slot is set up
   uint32_t inline_limit;        // fast mode: a message of up to this many bytes travels
                                 // in its notification entry, not at base + offset
-                                // (0: never; at most notification_inline_bytes)
+                                // (0: never; at most the room of its queue's entries,
+                                // notification_room)
   uint32_t reserved;            // zero
 };
 static_assert(std::is_standard_layout_v<slot>);
@@ -92,8 +94,13 @@ static_assert(sizeof(metadata_entry) == 128);
 static_assert(offsetof(metadata_entry, packet_accumulator) == 60);
 static_assert(offsetof(metadata_entry, paranoid_key) == 64);
 
-// Bytes of a message a notification entry can carry (inline delivery).
+// Bytes of a message a 128-byte notification entry can carry (inline
+// delivery). A card's entries may be longer (card_header::notify_entry_bytes,
+// a power of two from 128 to 512 bytes): the room then goes on past the
+// struct below, up to the entry's end (notification_room).
 constexpr uint32_t notification_inline_bytes = 96;
+constexpr uint32_t min_notification_entry_bytes = 128;
+constexpr uint32_t max_notification_entry_bytes = 512;
 
 // notification_entry::flags
 constexpr uint16_t entry_flag_carried = 1u << 0;  // the message itself is in the entry
@@ -115,8 +122,12 @@ constexpr uint16_t known_entry_flags = entry_flag_carried;
 // pointer; a slot that asks for it (slot::inline_limit) has its small
 // fast-mode messages written into the entry too, in place of the message
 // area, as a modern NIC writes small packets into its completion queue
-// entry. The reader then finds the message in the lines it polls, and the
-// entry stays two cache lines whatever carries it.
+// entry. The reader then finds the message in the lines it polls. The
+// struct is an entry's first 128 bytes: a card whose entries are longer
+// (the AM card's, 512 bytes by default, so that an MPI message of up to 440
+// bytes with its packet's headers travels in its entry, as Medusa's in its
+// RX_READY cell) spaces them notify_entry_bytes apart, and their room runs
+// on to the entry's end.
 struct notification_entry {
   std::atomic<uint64_t> wrap_flag;  // encode_wrap_flag(cursor value, entry_state)
   uint32_t slot;                    // slot index
@@ -132,6 +143,23 @@ static_assert(sizeof(notification_entry) == 128);
 static_assert(offsetof(notification_entry, metadata) == 24);
 static_assert(offsetof(notification_entry, message) == 32);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// Bytes of message an entry of entry_bytes carries.
+constexpr uint32_t notification_room(uint32_t entry_bytes) {
+  return entry_bytes - static_cast<uint32_t>(offsetof(notification_entry, message));
+}
+constexpr uint32_t max_notification_inline_bytes =
+    notification_room(max_notification_entry_bytes);  // 480
+static_assert(notification_room(min_notification_entry_bytes) == notification_inline_bytes);
+// The entry size that carries messages of up to `inline_bytes` (<=
+// max_notification_inline_bytes): the smallest power of two from 128 up.
+constexpr uint32_t notification_entry_bytes_for(uint32_t inline_bytes) {
+  uint32_t b = min_notification_entry_bytes;
+  while (notification_room(b) < inline_bytes) b *= 2;
+  return b;
+}
+static_assert(notification_entry_bytes_for(0) == 128 && notification_entry_bytes_for(96) == 128 &&
+              notification_entry_bytes_for(97) == 256 && notification_entry_bytes_for(480) == 512);
 
 // What an entry's wrap flag says of the cursor value it names.
 enum class entry_state : uint64_t {
@@ -245,7 +273,8 @@ struct card_header {
   uint32_t slot_count;                   // slots in the table
   uint32_t metadata_entries;             // entries in the metadata pool
   uint32_t notification_queues;          // notification queues
-  uint64_t notify_capacity;              // entries per notification queue
+  uint32_t notify_capacity;              // entries per notification queue
+  uint32_t notify_entry_bytes;           // bytes per entry (power of two, 128..512)
   uint32_t packet_size;                  // bytes per packet, header included
   uint32_t rx_packets;                   // inbound packet buffers (fallback path)
   uint64_t slots_offset;                 // card offset of slot[slot_count]

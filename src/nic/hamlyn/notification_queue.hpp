@@ -70,8 +70,30 @@ struct notification {
   uint64_t metadata;        // card offset of the metadata entry, or the fast-mode word
   uint64_t length;          // data bytes of the completing packet (< 2^32)
   bool carried = false;     // reader: the entry carried the message itself (its `length`
-                            // bytes, <= notification_inline_bytes: inline delivery)
+                            // bytes, <= its queue's notification_ring::room: inline delivery)
 };
+
+// Where one queue's entries lie as its user knows them (its card_view's
+// checked geometry, or its own configuration), never the control block's
+// copy, which any process mapping the card could change: the entry for
+// cursor value 0, the capacity and the spacing of the entries (a power of
+// two from 128 to 512 bytes: layout.hpp).
+struct notification_ring {
+  std::byte* base = nullptr;                          // the entry for cursor value 0
+  uint32_t cap = 0;                                   // entries (power of two)
+  uint32_t entry_bytes = sizeof(notification_entry);  // bytes per entry
+  // The entry for cursor value c.
+  notification_entry& at(uint64_t c) const noexcept {
+    return *reinterpret_cast<notification_entry*>(base +
+                                                  sys::ring_math::slot(c, cap) * entry_bytes);
+  }
+  // Bytes of message one entry carries.
+  uint32_t room() const noexcept { return notification_room(entry_bytes); }
+};
+// An entry's room (room() bytes from here on).
+[[gnu::always_inline]] inline std::byte* entry_message(notification_entry& e) noexcept {
+  return reinterpret_cast<std::byte*>(&e) + offsetof(notification_entry, message);
+}
 
 namespace detail {
 // How an idle reader looks for holes: see is_hole.
@@ -95,26 +117,21 @@ struct notification_reader {
   uint64_t claimed_since = 0;          // ... and when (monotonic ns; 0: not waiting)
 };
 
-// `cap` is the queue's capacity as the caller knows it (its card_view's
-// checked geometry, or its own configuration), never the control block's
-// copy, which any process mapping the card could change.
-
 // Sets a new queue's entries free for cursor values 0 .. cap-1 (the owner,
 // before it publishes the card).
-inline void notification_queue_init(notification_queue_control& q, notification_entry* entries,
-                                    uint64_t cap) noexcept {
-  for (uint64_t i = 0; i < cap; ++i)
-    entries[i].wrap_flag.store(encode_wrap_flag(i, entry_state::free), std::memory_order_relaxed);
+inline void notification_queue_init(notification_queue_control& q,
+                                    const notification_ring& ring) noexcept {
+  for (uint64_t i = 0; i < ring.cap; ++i)
+    ring.at(i).wrap_flag.store(encode_wrap_flag(i, entry_state::free), std::memory_order_relaxed);
   q.cursor.store(0, std::memory_order_relaxed);
 }
 
 namespace detail {
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
-inline uint64_t first_free(const notification_entry* entries, uint64_t cap,
-                           uint64_t from) noexcept {
-  for (uint64_t back = 1; back < cap; ++back, --from)
-    if (entries[sys::ring_math::slot(from - 1, cap)].wrap_flag.load(std::memory_order_relaxed) !=
+inline uint64_t first_free(const notification_ring& ring, uint64_t from) noexcept {
+  for (uint64_t back = 1; back < ring.cap; ++back, --from)
+    if (ring.at(from - 1).wrap_flag.load(std::memory_order_relaxed) !=
         encode_wrap_flag(from - 1, entry_state::free))
       break;
   return from;
@@ -122,9 +139,9 @@ inline uint64_t first_free(const notification_entry* entries, uint64_t cap,
 }  // namespace detail
 
 namespace detail {
-// A carried message of n <= notification_inline_bytes bytes into entry
-// e's room, after the fields, every store to the entry's first line
-// before any to its second. The store buffer writes stores back in
+// A carried message of n <= its ring's room bytes into entry e's room,
+// after the fields, every store to the entry's first line before any to
+// the rest. The store buffer writes stores back in
 // program order: a store to the second line (which the writer may have to
 // take back from the reader, which read the entry a lap before) between two
 // stores to the first holds the later ones back until that line comes,
@@ -133,8 +150,8 @@ namespace detail {
 // lines' stores (it did: an 8-byte MPI message's one-way latency went from
 // 0.29 to 0.31 µs). So a message longer than 64 bytes (the first line's
 // 32 and more than 32 for the second) goes in two parts around an empty
-// asm that reads the first line and writes the second, which keeps the
-// compiler's stores on either side of it (and nothing else). Up to 64
+// asm that reads the first line and writes the rest of the entry, which
+// keeps the compiler's stores on either side of it (and nothing else). Up to 64
 // bytes the one copy stays when n is known only at run time (its
 // first-line moves before its second-line ones, as GCC makes it: split
 // there, a 0-byte MPI message's 64-byte packet took 0.30 µs one way
@@ -142,35 +159,41 @@ namespace detail {
 // 64 bytes, since send_request keeps its length in a local) becomes fixed
 // moves that GCC schedules freely: it stored 0x20, 0x50, 0x30, 0x40 of the
 // entry, and the round trip over Hamlyn (am_bench) went from ~520 to ~570
-// ns. Such a length is split too: it costs no branch.
+// ns. Such a length is split too: it costs no branch. Past the first line,
+// up to 96 bytes go by copy_up_to_96's moves, more (an entry longer than
+// 128 bytes) by memcpy.
 [[gnu::always_inline]] inline void copy_into_entry(notification_entry& e, const std::byte* message,
                                                    uint32_t n) noexcept {
   constexpr uint32_t first = 64 - offsetof(notification_entry, message);  // room in line one
   static_assert(offsetof(notification_entry, message) < 64 && sizeof(notification_entry) == 128);
+  std::byte* room = entry_message(e);
   if (n <= 2 * first && !(__builtin_constant_p(n) && n > first)) {
-    sys::copy_up_to_96(e.message, message, n);
+    sys::copy_up_to_96(room, message, n);
     return;
   }
-  sys::copy_up_to_96(e.message, message, first);
+  sys::copy_up_to_96(room, message, first);
   using line = std::byte[64];
+  using rest = std::byte[max_notification_entry_bytes - 64];
   auto* lines = reinterpret_cast<line*>(&e);
-  asm volatile("" : "+m"(lines[1]) : "m"(lines[0]));
-  sys::copy_up_to_96(e.message + first, message + first, n - first);
+  asm volatile("" : "+m"(*reinterpret_cast<rest*>(lines + 1)) : "m"(lines[0]));
+  if (__builtin_expect(n - first <= 96, 1))
+    sys::copy_up_to_96(room + first, message + first, n - first);
+  else
+    std::memcpy(room + first, message + first, n - first);
 }
 
 // Fills entry e, claimed for cursor value `at`, and publishes it: false when
 // the reader had passed over it meanwhile (it is no longer mine).
-[[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint64_t at,
-                                                    const notification& n,
+[[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint32_t room,
+                                                    uint64_t at, const notification& n,
                                                     const std::byte* message) noexcept {
   e.slot = n.slot;
   e.metadata_index = n.metadata_index;
   e.source = static_cast<uint16_t>(n.source);
   e.length = static_cast<uint32_t>(n.length);
   e.metadata = n.metadata;
-  const bool carry = message != nullptr && n.length <= notification_inline_bytes;
+  const bool carry = message != nullptr && n.length <= room;
   e.flags = carry ? entry_flag_carried : 0;
-  static_assert(notification_inline_bytes <= 96);
   if (carry) copy_into_entry(e, message, static_cast<uint32_t>(n.length));
   // Publish: the fields above (and the deposit that preceded this call)
   // are visible to a reader that sees the written flag. A compare-and-swap:
@@ -186,24 +209,24 @@ namespace detail {
 // memory before its usual case, which stores the fields straight from
 // registers.)
 [[gnu::noinline]] inline bool append_walk(notification_queue_control& q,
-                                          notification_entry* entries, uint64_t cap,
-                                          const notification n, const std::byte* message,
-                                          uint64_t at) noexcept {
+                                          const notification_ring ring, const notification n,
+                                          const std::byte* message, uint64_t at) noexcept {
+  const uint64_t cap = ring.cap;
   for (uint64_t looked = 0; looked < cap; ++looked, ++at) {
-    notification_entry& e = entries[sys::ring_math::slot(at, cap)];
+    notification_entry& e = ring.at(at);
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     const uint64_t mine = wrap_flag_cursor(flag);
     if (wrap_flag_state(flag) != static_cast<uint64_t>(entry_state::free) ||
         sys::ring_math::slot(mine, cap) != sys::ring_math::slot(at, cap))
       continue;        // claimed, written or damaged: not mine to take
     if (mine != at) {  // the hint was a lap or more off: go to the first free entry
-      at = first_free(entries, cap, mine) - 1;
+      at = first_free(ring, mine) - 1;
       continue;
     }
     if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(mine, entry_state::claimed),
                                              std::memory_order_acquire, std::memory_order_relaxed))
       continue;  // another writer (or the reader) got there first
-    if (!fill_and_publish(e, mine, n, message)) break;
+    if (!fill_and_publish(e, ring.room(), mine, n, message)) break;
     q.cursor.store(mine + 1, std::memory_order_relaxed);
     return true;
   }
@@ -214,22 +237,21 @@ namespace detail {
 
 // Appends one entry; false (and overruns+1) when no entry was free, or the
 // one claimed was taken away before it could be published. With `message`
-// (n.length <= notification_inline_bytes bytes; a longer one is not
-// carried), the entry carries the message itself (inline delivery). The
-// usual case first: the hint names the entry free for it, claimed by one
-// compare-and-swap; otherwise the walk.
+// (n.length <= ring.room() bytes; a longer one is not carried), the entry carries the message
+// itself (inline delivery). The usual case first: the hint names the entry free for it, claimed by
+// one compare-and-swap; otherwise the walk.
 [[gnu::always_inline]] inline bool notification_append(
-    notification_queue_control& q, notification_entry* entries, uint64_t cap, const notification& n,
+    notification_queue_control& q, const notification_ring& ring, const notification& n,
     const std::byte* message = nullptr) noexcept {
   const uint64_t at = q.cursor.load(std::memory_order_relaxed);  // where to start: a hint
-  notification_entry& e = entries[sys::ring_math::slot(at, cap)];
+  notification_entry& e = ring.at(at);
   uint64_t flag = encode_wrap_flag(at, entry_state::free);
   if (__builtin_expect(!e.wrap_flag.compare_exchange_strong(
                            flag, encode_wrap_flag(at, entry_state::claimed),
                            std::memory_order_acquire, std::memory_order_relaxed),
                        0))
-    return detail::append_walk(q, entries, cap, n, message, at);
-  if (__builtin_expect(!detail::fill_and_publish(e, at, n, message), 0)) {
+    return detail::append_walk(q, ring, n, message, at);
+  if (__builtin_expect(!detail::fill_and_publish(e, ring.room(), at, n, message), 0)) {
     q.overruns.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -238,7 +260,7 @@ namespace detail {
   // compare-and-swap and the publish's (which waits for the fill's stores)
   // need both its lines, last written by the reader, which frees each entry
   // it takes; fetched now, they come while the sender does other work.
-  sys::prefetch_lines<true>(&entries[sys::ring_math::slot(at + 1, cap)], true);
+  sys::prefetch_lines<true>(&ring.at(at + 1), true);
   return true;
 }
 
@@ -260,8 +282,9 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 // written), so it is a hole to pass over. A cursor that points nowhere a
 // writer could have reached from c is put back at c.
 [[gnu::noinline]] inline bool writers_went_past(notification_queue_control& q,
-                                                const notification_entry* entries, uint64_t cap,
-                                                uint64_t c, uint64_t hint) noexcept {
+                                                const notification_ring ring, uint64_t c,
+                                                uint64_t hint) noexcept {
+  const uint64_t cap = ring.cap;
   const uint64_t ahead = hint - c;  // hint: the caller's one copy of the NQCB cursor
   if (ahead == 0) return false;
   if (ahead > cap) {  // behind me or more than a lap ahead: only a scribble puts it there
@@ -269,8 +292,7 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
     return false;
   }
   for (uint64_t i = 1; i < ahead; ++i) {
-    const uint64_t f =
-        entries[sys::ring_math::slot(c + i, cap)].wrap_flag.load(std::memory_order_acquire);
+    const uint64_t f = ring.at(c + i).wrap_flag.load(std::memory_order_acquire);
     if (f == encode_wrap_flag(c + i, entry_state::claimed) ||
         f == encode_wrap_flag(c + i, entry_state::written))
       return true;
@@ -307,10 +329,9 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 // second line comes when the message is read, or by the take's prefetch
 // of the next entry (notification_take_in_place_usual).
 [[gnu::always_inline]] inline bool is_hole(notification_queue_control& q,
-                                           const notification_entry* entries, uint64_t cap,
-                                           notification_reader& r, uint64_t c) noexcept {
-  const uint64_t next =
-      entries[sys::ring_math::slot(c + 1, cap)].wrap_flag.load(std::memory_order_acquire);
+                                           const notification_ring& ring, notification_reader& r,
+                                           uint64_t c) noexcept {
+  const uint64_t next = ring.at(c + 1).wrap_flag.load(std::memory_order_acquire);
   if (next == encode_wrap_flag(c + 1, entry_state::claimed) ||
       next == encode_wrap_flag(c + 1, entry_state::written)) {
     r.wary = wary_looks;
@@ -323,7 +344,7 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
     return false;
   }
   r.wary = wary_looks;
-  return writers_went_past(q, entries, cap, c, hint);
+  return writers_went_past(q, ring, c, hint);
 }
 }  // namespace detail
 
@@ -331,12 +352,12 @@ namespace detail {
 // The entry e at the reader's cursor c is written for it: copies it out
 // (each field read once), gives it to the next lap's writers and advances.
 // False (counted) when it cannot be a writer's: unknown flags, or a carried
-// message longer than an entry holds.
+// message longer than an entry holds (`room`).
 // In place (notification_take_in_place): the message is not copied.
 template <bool in_place = false>
 [[gnu::always_inline]] inline bool take_written(notification_entry& e, uint64_t c, uint64_t cap,
-                                                notification_reader& r, notification& out,
-                                                std::byte* message) noexcept {
+                                                uint32_t room, notification_reader& r,
+                                                notification& out, std::byte* message) noexcept {
   out.slot = e.slot;
   out.metadata_index = e.metadata_index;
   out.source = e.source;
@@ -344,11 +365,13 @@ template <bool in_place = false>
   out.length = e.length;
   const uint16_t flags = e.flags;  // copied once
   out.carried = flags == entry_flag_carried;
-  const bool good = (flags & ~known_entry_flags) == 0 &&
-                    (!out.carried || out.length <= notification_inline_bytes);
-  // The whole room, whatever the length: a fixed-size copy is a few moves.
+  const bool good = (flags & ~known_entry_flags) == 0 && (!out.carried || out.length <= room);
+  // A 128-byte entry's whole room, whatever the length: a fixed-size copy
+  // is a few moves; from a longer entry, the message's length.
   if constexpr (!in_place)
-    if (out.carried && good && message) std::memcpy(message, e.message, notification_inline_bytes);
+    if (out.carried && good && message)
+      std::memcpy(message, entry_message(e),
+                  room == notification_inline_bytes ? notification_inline_bytes : out.length);
   // Give the entry to the next lap's writers only after it has been copied out.
   e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
   r.cursor = c + 1;
@@ -361,21 +384,22 @@ template <bool in_place = false>
 // notification_take beyond its usual cases: passes over (and counts)
 // entries that cannot be for the reader, at most cap of them per call.
 template <bool in_place = false>
-[[gnu::noinline]] inline bool take_walk(notification_queue_control& q, notification_entry* entries,
-                                        uint64_t cap, notification_reader& r, notification& out,
+[[gnu::noinline]] inline bool take_walk(notification_queue_control& q, const notification_ring ring,
+                                        notification_reader& r, notification& out,
                                         std::byte* message) noexcept {
+  const uint64_t cap = ring.cap;
   for (uint64_t looked = 0; looked < cap; ++looked) {
     const uint64_t c = r.cursor;
-    notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+    notification_entry& e = ring.at(c);
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
     if (flag == encode_wrap_flag(c, entry_state::written)) {
-      if (take_written<in_place>(e, c, cap, r, out, message)) return true;
+      if (take_written<in_place>(e, c, cap, ring.room(), r, out, message)) return true;
       continue;
     }
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
     if (claimed && !claimed_too_long(r, c)) return false;  // a writer is filling it
     const bool hole = flag == encode_wrap_flag(c, entry_state::free);
-    if (hole && !is_hole(q, entries, cap, r, c)) return false;  // nothing yet
+    if (hole && !is_hole(q, ring, r, c)) return false;  // nothing yet
     // Not for me: free it for the next lap. A compare-and-swap, so a writer
     // that claims (or publishes) it meanwhile keeps it (and I look at it again).
     if (!e.wrap_flag.compare_exchange_strong(flag, encode_wrap_flag(c + cap, entry_state::free),
@@ -394,24 +418,24 @@ template <bool in_place = false>
 // over (and counting) entries that cannot be (at most cap of them per call).
 // Each field is read once, into `out`; the caller checks the copy. When the
 // entry carries the message (out.carried), its room is copied into
-// `message` (notification_inline_bytes bytes; a reader that set up no
-// inline delivery may pass none and must then refuse it). Inline: the two
+// `message` (room for ring.room() bytes; a reader that set up no inline
+// delivery may pass none and must then refuse it). Inline: the two
 // usual cases (an entry written for the cursor, or a free one that is no
 // hole); the rest in take_walk.
 [[gnu::always_inline]] inline bool notification_take(notification_queue_control& q,
-                                                     notification_entry* entries, uint64_t cap,
+                                                     const notification_ring& ring,
                                                      notification_reader& r, notification& out,
                                                      std::byte* message = nullptr) noexcept {
   const uint64_t c = r.cursor;
-  notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+  notification_entry& e = ring.at(c);
   const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
   if (flag == encode_wrap_flag(c, entry_state::written)) {
-    if (__builtin_expect(detail::take_written(e, c, cap, r, out, message), 1)) return true;
-  } else if (flag == encode_wrap_flag(c, entry_state::free) &&
-             !detail::is_hole(q, entries, cap, r, c)) {
+    if (__builtin_expect(detail::take_written(e, c, ring.cap, ring.room(), r, out, message), 1))
+      return true;
+  } else if (flag == encode_wrap_flag(c, entry_state::free) && !detail::is_hole(q, ring, r, c)) {
     return false;  // nothing yet
   }
-  return detail::take_walk(q, entries, cap, r, out, message);
+  return detail::take_walk(q, ring, r, out, message);
 }
 
 // notification_take for a reader that reads a carried message where it
@@ -438,36 +462,36 @@ enum class take_outcome {
 // before. A malformed entry written for the cursor is passed over and
 // counted here, as there.
 [[gnu::always_inline]] inline take_outcome notification_take_in_place_usual(
-    notification_queue_control& q, notification_entry* entries, uint64_t cap,
-    notification_reader& r, notification& out, const std::byte*& message) noexcept {
+    notification_queue_control& q, const notification_ring& ring, notification_reader& r,
+    notification& out, const std::byte*& message) noexcept {
   const uint64_t c = r.cursor;
-  notification_entry& e = entries[sys::ring_math::slot(c, cap)];
+  notification_entry& e = ring.at(c);
   const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
   if (flag == encode_wrap_flag(c, entry_state::written)) {
-    if (__builtin_expect(detail::take_written<true>(e, c, cap, r, out, nullptr), 1)) {
-      message = e.message;
+    if (__builtin_expect(detail::take_written<true>(e, c, ring.cap, ring.room(), r, out, nullptr),
+                         1)) {
+      message = entry_message(e);
       // The next entry, asked for while this packet is handled: in a
       // stream it is written already, and its two lines are the next take's
       // misses.
-      sys::prefetch_lines<false>(&entries[sys::ring_math::slot(c + 1, cap)], true);
+      sys::prefetch_lines<false>(&ring.at(c + 1), true);
       return take_outcome::taken;
     }
-  } else if (flag == encode_wrap_flag(c, entry_state::free) &&
-             !detail::is_hole(q, entries, cap, r, c)) {
+  } else if (flag == encode_wrap_flag(c, entry_state::free) && !detail::is_hole(q, ring, r, c)) {
     return take_outcome::nothing;
   }
   return take_outcome::other;
 }
 
 [[gnu::always_inline]] inline bool notification_take_in_place(notification_queue_control& q,
-                                                              notification_entry* entries,
-                                                              uint64_t cap, notification_reader& r,
+                                                              const notification_ring& ring,
+                                                              notification_reader& r,
                                                               notification& out,
                                                               const std::byte*& message) noexcept {
-  const take_outcome got = notification_take_in_place_usual(q, entries, cap, r, out, message);
+  const take_outcome got = notification_take_in_place_usual(q, ring, r, out, message);
   if (got != take_outcome::other) return got == take_outcome::taken;
-  if (!detail::take_walk<true>(q, entries, cap, r, out, nullptr)) return false;
-  message = entries[sys::ring_math::slot(r.cursor - 1, cap)].message;
+  if (!detail::take_walk<true>(q, ring, r, out, nullptr)) return false;
+  message = entry_message(ring.at(r.cursor - 1));
   return true;
 }
 
@@ -476,13 +500,11 @@ enum class take_outcome {
 // schedule, which this look advances as a take's would). A poll that finds
 // nothing stops here.
 [[gnu::always_inline]] inline bool notification_waiting(notification_queue_control& q,
-                                                        const notification_entry* entries,
-                                                        uint64_t cap,
+                                                        const notification_ring& ring,
                                                         notification_reader& r) noexcept {
   const uint64_t c = r.cursor;
-  const uint64_t flag =
-      entries[sys::ring_math::slot(c, cap)].wrap_flag.load(std::memory_order_acquire);
-  return flag != encode_wrap_flag(c, entry_state::free) || detail::is_hole(q, entries, cap, r, c);
+  const uint64_t flag = ring.at(c).wrap_flag.load(std::memory_order_acquire);
+  return flag != encode_wrap_flag(c, entry_state::free) || detail::is_hole(q, ring, r, c);
 }
 
 }  // namespace hpam::nic::hamlyn

@@ -38,7 +38,6 @@ receiving_interface::receiving_interface(card& c, const std::vector<card_view>& 
       nprocs_(static_cast<uint32_t>(cfg.nprocs)),
       my_proc_(static_cast<uint32_t>(cfg.my_proc)),
       notification_queues_(cfg.notification_queues),
-      notify_capacity_(cfg.notify_capacity),
       rx_packets_(cfg.rx_packets),
       packet_size_(cfg.packet_size),
       direct_holds_(cfg.direct_holds && sys::join_global_barriers()) {
@@ -165,7 +164,7 @@ status receiving_interface::arrive(const card_view& v, const packet_header& h, c
 [[gnu::noinline]] status receiving_interface::arrive_carried(const card_view& v, const slot_copy& s,
                                                              const packet_header& h,
                                                              const iovec* data, int n) {
-  std::byte carried[notification_inline_bytes];
+  std::byte carried[max_notification_inline_bytes];  // s.inline_limit at most (copy_slot)
   detail::gather(carried, data, n);
   count(v.header->counters.packets);
   complete(v, s, h, nullptr, carried);

@@ -119,8 +119,8 @@ class receiving_interface {
 
   // h_recv: deposits packets waiting in my inbound FIFO, then takes the next
   // notification of queue q, if any. A message the entry carried (inline
-  // delivery, n.carried) is copied into `message` (room for
-  // notification_inline_bytes), when given.
+  // delivery, n.carried) is copied into `message` (room for my entries'
+  // notification_room(card_config::notify_entry_bytes)), when given.
   bool receive(uint32_t q, notification& n, std::byte* message = nullptr);
   // Whether receive(q) has anything to do: inbound packets to deposit, or
   // an entry at my cursor of queue q (notification_waiting).
@@ -128,7 +128,7 @@ class receiving_interface {
   // My cursor of queue q (q < notification_queues) and what it passed over.
   const notification_reader& reader(uint32_t q) const { return readers_[q]; }
   // Queue q of my card as its reader sees it (q < notification_queues):
-  // the control block, the entries, the capacity of my configuration and
+  // the control block, the entries as my configuration places them and
   // my cursor, fixed for the card's life. For a client that takes its
   // notifications itself (notification_take, notification_waiting) with no
   // inbound FIFO to serve: the AM card, whose senders always deposit
@@ -136,13 +136,12 @@ class receiving_interface {
   // its take is the queue's alone, with no view looked up.
   struct reader_port {
     notification_queue_control* control;
-    notification_entry* entries;
-    uint64_t capacity;
+    notification_ring ring;
     notification_reader* reader;
   };
   reader_port port(uint32_t q) {
     const card_view& v = views_[my_proc_];
-    return {v.queue(q), v.entries(q), notify_capacity_, &readers_[q]};
+    return {v.queue(q), v.ring(q), &readers_[q]};
   }
   // Deposits up to `budget` inbound packets (fallback path); returns how many.
   uint32_t poll_inbound(uint32_t budget = 64);
@@ -211,7 +210,7 @@ class receiving_interface {
     // Its notification queue (copy.notification_queue, one the card has)
     // in the destination's mapped card.
     notification_queue_control* queue = nullptr;
-    notification_entry* entries = nullptr;
+    notification_ring ring;
   };
   // fast_only: a fast-mode arrival, which uses no metadata area (its
   // fields are neither copied nor checked).
@@ -276,7 +275,7 @@ class receiving_interface {
   // notify into a queue already located (the fast-slot cache's), the
   // message counted by the caller.
   static void notify_into(const card_view& v, notification_queue_control& q,
-                          notification_entry* entries, const notification& n,
+                          const notification_ring& ring, const notification& n,
                           const std::byte* message);
   void complete(const card_view& v, const slot_copy& s, const packet_header& h,
                 metadata_entry* entry, const std::byte* message);
@@ -311,7 +310,6 @@ class receiving_interface {
   uint32_t nprocs_;                      // processes in the job (valid packet sources)
   uint32_t my_proc_;                     // my card's process
   uint32_t notification_queues_;         // queues of my card
-  uint64_t notify_capacity_;             // entries per queue
   uint32_t rx_packets_;                  // inbound packet buffers of my card
   sys::token_return rx_free_return_;     // buffers whose rx_free cell a sender still holds
   uint32_t packet_size_;                 // bytes per inbound packet buffer
@@ -339,14 +337,13 @@ class receiving_interface {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
   if (__builtin_expect(inbound_waiting(), 0)) (void)poll_inbound();
-  return notification_take(*v.queue(q), v.entries(q), notify_capacity_, readers_[q], n, message);
+  return notification_take(*v.queue(q), v.ring(q), readers_[q], n, message);
 }
 
 [[gnu::always_inline]] inline bool receiving_interface::waiting(uint32_t q) {
   const card_view& v = views_[my_proc_];
   if (q >= notification_queues_) return false;
-  return inbound_waiting() ||
-         notification_waiting(*v.queue(q), v.entries(q), notify_capacity_, readers_[q]);
+  return inbound_waiting() || notification_waiting(*v.queue(q), v.ring(q), readers_[q]);
 }
 
 // The fast path of an arrival, inline: the AM card's sends (send_terminus::
@@ -488,7 +485,7 @@ template <bool fast_only>
   const bool card_memory = s.memory == static_cast<uint32_t>(area_memory::card);
   if (s.mode >= slot_mode_count ||
       (card_memory && !detail::inside(s.base, s.bound, 0, v.geo.area_bytes)) || !metadata_ok ||
-      s.inline_limit > notification_inline_bytes) {
+      s.inline_limit > notification_room(v.geo.notify_entry_bytes)) {
     detail::count(v.header->counters.malformed);  // the owner's table is damaged: touch nothing
     return false;
   }
@@ -539,7 +536,7 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                                                fast_slot_cache& fc) {
   if (!fast_mode_slot(v, sl, fc.copy)) return false;
   fc.queue = v.queue(fc.copy.notification_queue);
-  fc.entries = v.entries(fc.copy.notification_queue);
+  fc.ring = v.ring(fc.copy.notification_queue);
   return true;
 }
 
@@ -595,15 +592,16 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                                                                const std::byte* message) {
   const uint32_t q = s.notification_queue;  // one the card has (copy_slot)
   detail::count(v.header->counters.messages);
-  notify_into(v, *v.queue(q), v.entries(q), n, message);
+  notify_into(v, *v.queue(q), v.ring(q), n, message);
 }
 
 [[gnu::always_inline]] inline void receiving_interface::notify_into(const card_view& v,
                                                                     notification_queue_control& q,
-                                                                    notification_entry* entries,
+                                                                    const notification_ring& ring,
                                                                     const notification& n,
                                                                     const std::byte* message) {
-  (void)notification_append(q, entries, v.geo.notify_capacity, n, message);
+  (void)v;
+  (void)notification_append(q, ring, n, message);
 }
 
 // Works from the ticket: no packet header is built. The flags a fast-mode
@@ -673,7 +671,7 @@ template <bool routed>
       // (An empty message is carried too: any pointer will do for 0 bytes.)
       const std::byte* carried =
           carry ? (data ? data : reinterpret_cast<const std::byte*>(&word)) : nullptr;
-      notify_into(v, *held->queue, held->entries,  // the queue the hold located
+      notify_into(v, *held->queue, held->ring,  // the queue the hold located
                   notification{t.slot, fast_index, my_proc_, word, length}, carried);
     }
   }

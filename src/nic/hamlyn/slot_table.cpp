@@ -87,7 +87,7 @@ status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
   const bool fast = spec.mode == slot_mode::fast;
   if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
       spec.notification_queue >= limits_.notification_queues ||
-      (!fast && spec.metadata_count == 0) || spec.inline_limit > notification_inline_bytes)
+      (!fast && spec.metadata_count == 0) || spec.inline_limit > limits_.inline_room)
     return status::invalid_argument;
   if (spec.memory == area_memory::card &&
       (spec.base > limits_.area_bytes || spec.bound > limits_.area_bytes - spec.base))

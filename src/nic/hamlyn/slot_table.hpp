@@ -26,16 +26,20 @@ struct slot_spec {
   uint64_t key = 0;                        // protection key; 0 = a fresh random one
   uint32_t inline_limit = 0;               // fast-mode messages of up to this many bytes travel
                                            // in their notification entry, not at base + offset
-                                           // (inline delivery; <= notification_inline_bytes)
+                                           // (inline delivery; <= the room of the card's
+                                           // entries, notification_room)
 };
 
 // The counts of my card the table works within.
 struct slot_limits {
-  uint32_t slot_count = 0;           // slots in the table
-  uint32_t metadata_entries = 0;     // entries in the metadata pool
-  uint32_t notification_queues = 0;  // queues a slot may name
-  uint64_t area_bytes = 0;           // message-area memory
-  uint32_t my_proc = 0;              // the node tickets name
+  uint32_t slot_count = 0;                           // slots in the table
+  uint32_t metadata_entries = 0;                     // entries in the metadata pool
+  uint32_t notification_queues = 0;                  // queues a slot may name
+  uint64_t area_bytes = 0;                           // message-area memory
+  uint32_t my_proc = 0;                              // the node tickets name
+  uint32_t inline_room = notification_inline_bytes;  // what my notification entries carry
+                                                     // (notification_room): a slot's
+                                                     // inline_limit at most
 };
 
 class slot_table {

@@ -209,8 +209,7 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
   am_pair j(4, 2);
   const auto& v = j.c[0]->hamlyn().view(1);
   nic::hamlyn::notification n{0, nic::hamlyn::fast_index, 0, 9999, 100};
-  ASSERT_TRUE(
-      nic::hamlyn::notification_append(*v.queue(0), v.entries(0), v.geo.notify_capacity, n));
+  ASSERT_TRUE(nic::hamlyn::notification_append(*v.queue(0), v.ring(0), n));
   nic::rx_packet p;
   EXPECT_FALSE(j.c[1]->receive(p));
   EXPECT_EQ(j.c[1]->malformed(), 1u);
@@ -260,7 +259,7 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
   am_pair j(8, 2, {}, 3);
   const nic::hamlyn::card_view& v = j.c[2]->hamlyn().view(1);  // the hostile mapping
   nic::hamlyn::notification_queue_control& q = *v.queue(0);
-  nic::hamlyn::notification_entry* entries = v.entries(0);
+  const nic::hamlyn::notification_ring ring = v.ring(0);
   const uint64_t cap = v.geo.notify_capacity;
   std::mt19937_64 rng(12);
   uint32_t b;
@@ -270,7 +269,7 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
   for (uint64_t i = 0; i < 400; ++i) {
     q.cursor.store(q.cursor.load() + rng() % (4 * cap) - 2 * cap);  // behind, ahead, a lap off
     if (i % 3 == 0) q.cursor.store(rng());
-    nic::hamlyn::notification_entry& e = entries[rng() % cap];
+    nic::hamlyn::notification_entry& e = ring.at(rng() % cap);
     const uint64_t f = e.wrap_flag.load();
     const uint64_t lap_before = nic::hamlyn::wrap_flag_cursor(f) - cap;
     if (nic::hamlyn::wrap_flag_state(f) == static_cast<uint64_t>(nic::hamlyn::entry_state::free)) {
@@ -303,10 +302,8 @@ TEST(hamlyn_am_card, a_scribbled_notification_queue_neither_deafens_nor_replays)
 TEST(hamlyn_am_card, an_entry_held_claimed_does_not_deafen_the_reader) {
   am_pair j(8, 2, {}, 3);
   const nic::hamlyn::card_view& v = j.c[2]->hamlyn().view(1);  // the hostile mapping
-  nic::hamlyn::notification_entry* entries = v.entries(0);
-  const uint64_t cap = v.geo.notify_capacity;
   const nic::hamlyn::notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
-  nic::hamlyn::notification_entry& held = entries[r.cursor % cap];
+  nic::hamlyn::notification_entry& held = v.ring(0).at(r.cursor);
   uint64_t free_flag = nic::hamlyn::encode_wrap_flag(r.cursor, nic::hamlyn::entry_state::free);
   ASSERT_TRUE(held.wrap_flag.compare_exchange_strong(
       free_flag, nic::hamlyn::encode_wrap_flag(r.cursor, nic::hamlyn::entry_state::claimed)));
@@ -635,11 +632,12 @@ struct headless_pair {
 // A headless packet's wire header is neither written (the 0xAB bytes stay)
 // nor read: the receiver finds the packet's length and source in its
 // notification, its bytes from wire_header_size on where they were sent.
-// 72 and 96 bytes travel in the entry (notify_inline), 112 and 300 in the
-// block; a copy sent again (relaunch) goes the same way.
+// 72 to 480 bytes travel in the entry (notify_inline, by default 480: a
+// 512-byte entry), 481 and 700 in the block; a copy sent again (relaunch)
+// goes the same way.
 TEST(hamlyn_am_card, a_headless_packet_is_addressed_by_its_notification) {
   headless_pair j(true, true);
-  for (const uint32_t len : {72u, 96u, 112u, 300u}) {
+  for (const uint32_t len : {72u, 96u, 112u, 300u, 480u, 481u, 700u}) {
     for (const bool again : {false, true}) {
       EXPECT_TRUE(j.launch(len, again)) << len << " " << again;
       nic::rx_packet r{};
@@ -652,7 +650,7 @@ TEST(hamlyn_am_card, a_headless_packet_is_addressed_by_its_notification) {
       j.c[1]->release(r);
     }
   }
-  EXPECT_EQ(j.c[1]->hamlyn().arrivals().packets, 8u);
+  EXPECT_EQ(j.c[1]->hamlyn().arrivals().packets, 14u);
   EXPECT_EQ(j.c[1]->malformed(), 0u);
   EXPECT_EQ(j.c[0]->malformed(), 0u);
 }

@@ -35,19 +35,31 @@ uint32_t inline_slot(card& c, const guarded_area& a, uint32_t limit,
   return index;
 }
 
+// The room is the card's entries' (card_config::notify_entry_bytes less
+// the 32-byte header): 96, 224 or 480 bytes; a card of other entry sizes
+// is refused at setup.
 TEST(hamlyn_inline, setup_refuses_a_limit_over_the_entry_room) {
-  hamlyn_job j(2);
-  guarded_area a(j[1], 256);
-  slot_spec s;
-  s.base = a.offset;
-  s.bound = a.bytes;
-  s.mode = slot_mode::fast;
-  s.inline_limit = notification_inline_bytes + 1;
-  uint32_t index;
-  EXPECT_EQ(j[1].slots().create_slot(s, index), status::invalid_argument);
-  s.inline_limit = notification_inline_bytes;
-  EXPECT_EQ(j[1].slots().create_slot(s, index), status::ok);
-  EXPECT_EQ(j[1].slots().slot_at(index).inline_limit, notification_inline_bytes);
+  for (uint32_t entry_bytes : {128u, 256u, 512u}) {
+    hamlyn_job j(2, [entry_bytes](card_config& c) { c.notify_entry_bytes = entry_bytes; });
+    const uint32_t room = notification_room(entry_bytes);
+    EXPECT_EQ(j[1].view(1).geo.notify_entry_bytes, entry_bytes);
+    guarded_area a(j[1], 256);
+    slot_spec s;
+    s.base = a.offset;
+    s.bound = a.bytes;
+    s.mode = slot_mode::fast;
+    s.inline_limit = room + 1;
+    uint32_t index;
+    EXPECT_EQ(j[1].slots().create_slot(s, index), status::invalid_argument) << entry_bytes;
+    s.inline_limit = room;
+    EXPECT_EQ(j[1].slots().create_slot(s, index), status::ok) << entry_bytes;
+    EXPECT_EQ(j[1].slots().slot_at(index).inline_limit, room);
+  }
+  for (uint32_t entry_bytes : {0u, 64u, 192u, 1024u})
+    EXPECT_THROW(
+        hamlyn_job(2, [entry_bytes](card_config& c) { c.notify_entry_bytes = entry_bytes; }),
+        std::invalid_argument)
+        << entry_bytes;
 }
 
 // send_fast into a slot with inline_limit L: messages of up to L bytes come
@@ -294,13 +306,19 @@ struct inline_pair {
   }
 };
 
-// Packets on either side of notify_inline arrive byte-exact: up to it from
-// the receiver's private copy of the entry, longer ones in place in their
-// block; with notify_inline 0 every packet is in its block.
+// Packets on either side of notify_inline arrive byte-exact: up to it in
+// place in the entry, longer ones in place in their block; with
+// notify_inline 0 every packet is in its block. The card's entries are the
+// shortest of 128, 256 and 512 bytes that hold notify_inline.
 TEST(hamlyn_inline, am_card_packets_either_side_of_the_limit_arrive_byte_exact) {
-  for (uint32_t limit : {0u, 64u, notification_inline_bytes}) {
+  for (uint32_t limit :
+       {0u, 64u, notification_inline_bytes, 97u, 224u, 300u, max_notification_inline_bytes}) {
     inline_pair j(limit);
-    for (uint32_t len : {16u, 17u, 63u, 64u, 65u, 95u, 96u, 97u, 200u, 1024u}) {
+    EXPECT_EQ(j.c[1]->hamlyn().view(1).geo.notify_entry_bytes, limit <= 96    ? 128u
+                                                               : limit <= 224 ? 256u
+                                                                              : 512u);
+    for (uint32_t len : {16u, 17u, 63u, 64u, 65u, 95u, 96u, 97u, 128u, 129u, 200u, 223u, 224u, 225u,
+                         300u, 479u, 480u, 481u, 1024u}) {
       const auto body = j.launch(len, static_cast<uint8_t>(len));
       nic::rx_packet p;
       ASSERT_TRUE(j.c[1]->receive(p)) << limit << " " << len;
@@ -314,7 +332,7 @@ TEST(hamlyn_inline, am_card_packets_either_side_of_the_limit_arrive_byte_exact) 
     }
     EXPECT_EQ(j.c[1]->malformed(), 0u);
   }
-  EXPECT_THROW(inline_pair(notification_inline_bytes + 1), std::invalid_argument);
+  EXPECT_THROW(inline_pair(max_notification_inline_bytes + 1), std::invalid_argument);
 }
 
 // Inline delivery changes where a packet travels, not the flow control: a
@@ -346,35 +364,40 @@ TEST(hamlyn_inline, am_card_inline_packets_still_take_and_return_blocks) {
 }
 
 // A process mapping the receiver's card writes an entry for the reader's
-// cursor naming sender 0's real slot, saying it carries a packet longer
-// than an entry holds: the reader counts it and passes over, the honest
-// packet after it is delivered.
+// cursor naming sender 0's real slot, saying it carries a packet one byte
+// longer than an entry holds (97 in 128-byte entries, 481 in 512-byte
+// ones): the reader counts it and passes over, the honest packet after it
+// (as long as the room) is delivered.
 TEST(hamlyn_inline, am_card_a_forged_oversized_carried_entry_is_counted) {
-  inline_pair j(notification_inline_bytes);
-  const auto body = j.launch(64, 1);  // learn the real slot from an honest packet
-  nic::rx_packet p;
-  ASSERT_TRUE(j.c[1]->receive(p));
-  j.c[1]->release(p);
-  const card_view& v = j.c[0]->hamlyn().view(1);  // the hostile mapping
-  const notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
-  const uint64_t cap = v.geo.notify_capacity;
-  notification_entry& e = v.entries(0)[r.cursor % cap];
-  e.slot = v.entries(0)[(r.cursor - 1) % cap].slot;  // the honest packet's
-  e.metadata_index = fast_index;
-  e.source = 0;
-  e.metadata = 1;
-  e.length = 200;
-  e.flags = entry_flag_carried;
-  e.wrap_flag.store(encode_wrap_flag(r.cursor, entry_state::written));
-  v.queue(0)->cursor.store(r.cursor + 1);
-  const auto next = j.launch(80, 2);
-  ASSERT_TRUE(j.c[1]->receive(p));
-  EXPECT_TRUE(p.crc_ok);
-  EXPECT_EQ(p.length, 80u);
-  EXPECT_EQ(std::memcmp(p.data + nic::wire_header_size, next.data(), next.size()), 0);
-  j.c[1]->release(p);
-  EXPECT_FALSE(j.c[1]->receive(p));
-  EXPECT_EQ(r.malformed, 1u);
+  for (uint32_t limit : {notification_inline_bytes, max_notification_inline_bytes}) {
+    inline_pair j(limit);
+    const auto body = j.launch(64, 1);  // learn the real slot from an honest packet
+    nic::rx_packet p;
+    ASSERT_TRUE(j.c[1]->receive(p));
+    j.c[1]->release(p);
+    const card_view& v = j.c[0]->hamlyn().view(1);  // the hostile mapping
+    const notification_reader& r = j.c[1]->hamlyn().receiver().reader(0);
+    const notification_ring ring = v.ring(0);
+    ASSERT_EQ(ring.room(), limit);
+    notification_entry& e = ring.at(r.cursor);
+    e.slot = ring.at(r.cursor - 1).slot;  // the honest packet's
+    e.metadata_index = fast_index;
+    e.source = 0;
+    e.metadata = 1;
+    e.length = limit + 1;
+    e.flags = entry_flag_carried;
+    e.wrap_flag.store(encode_wrap_flag(r.cursor, entry_state::written));
+    v.queue(0)->cursor.store(r.cursor + 1);
+    const auto next = j.launch(limit, 2);
+    ASSERT_TRUE(j.c[1]->receive(p));
+    EXPECT_TRUE(p.crc_ok);
+    EXPECT_EQ(p.length, limit);
+    EXPECT_FALSE(j.in_card_memory(p.data));  // in its entry
+    EXPECT_EQ(std::memcmp(p.data + nic::wire_header_size, next.data(), next.size()), 0);
+    j.c[1]->release(p);
+    EXPECT_FALSE(j.c[1]->receive(p));
+    EXPECT_EQ(r.malformed, 1u) << limit;
+  }
 }
 
 // The wire's faults on short packets: a corrupted copy (the wire's own

@@ -16,26 +16,41 @@ namespace {
 
 using namespace nic::hamlyn;
 
-// A queue in private memory (the layout of a card's, without the card).
+// A queue in private memory (the layout of a card's, without the card),
+// of entries of entry_bytes (128, 256 or 512: layout.hpp).
 struct queue {
   static constexpr uint64_t cap = 8;
   notification_queue_control q{};
-  std::vector<notification_entry> e = std::vector<notification_entry>(cap);
+  std::vector<std::byte> storage;
+  notification_ring ring;
   notification_reader r;
-  queue() { notification_queue_init(q, e.data(), cap); }
-  bool append(const notification& n, const std::byte* m = nullptr) {
-    return notification_append(q, e.data(), cap, n, m);
+  explicit queue(uint32_t entry_bytes = min_notification_entry_bytes)
+      : storage(cap * entry_bytes + 64) {
+    // Entries on 64-byte boundaries, as in a card segment.
+    auto at = reinterpret_cast<uintptr_t>(storage.data());
+    ring = {storage.data() + ((64 - at % 64) % 64), static_cast<uint32_t>(cap), entry_bytes};
+    notification_queue_init(q, ring);
   }
-  bool take(notification& n, std::byte* m) { return notification_take(q, e.data(), cap, r, n, m); }
+  notification_entry& entry(uint64_t c) { return ring.at(c); }
+  bool append(const notification& n, const std::byte* m = nullptr) {
+    return notification_append(q, ring, n, m);
+  }
+  bool take(notification& n, std::byte* m) { return notification_take(q, ring, r, n, m); }
 };
 
-TEST(hamlyn_queue, the_entry_carries_every_length_up_to_its_room_byte_exact) {
-  queue k;
-  for (uint32_t len = 0; len <= notification_inline_bytes; ++len) {
+// The entry sizes a card may have.
+class hamlyn_queue_sizes : public ::testing::TestWithParam<uint32_t> {};
+INSTANTIATE_TEST_SUITE_P(entry_bytes, hamlyn_queue_sizes, ::testing::Values(128u, 256u, 512u));
+
+TEST_P(hamlyn_queue_sizes, the_entry_carries_every_length_up_to_its_room_byte_exact) {
+  queue k(GetParam());
+  const uint32_t room = notification_room(GetParam());
+  EXPECT_EQ(k.ring.room(), room);
+  for (uint32_t len = 0; len <= room; ++len) {
     const auto msg = bytes_of(len + 1, static_cast<uint8_t>(len));  // never a null pointer
     ASSERT_TRUE(k.append(notification{3, fast_index, 1, 0x77, len}, msg.data()));
     notification n;
-    std::byte got[notification_inline_bytes + 16];
+    std::byte got[max_notification_inline_bytes + 16];
     std::memset(got, 0xEE, sizeof got);
     ASSERT_TRUE(k.take(n, got));
     EXPECT_TRUE(n.carried) << len;
@@ -44,55 +59,79 @@ TEST(hamlyn_queue, the_entry_carries_every_length_up_to_its_room_byte_exact) {
     EXPECT_EQ(n.source, 1u);
     EXPECT_EQ(n.metadata, 0x77u);
     EXPECT_EQ(std::memcmp(got, msg.data(), len), 0) << len;
-    for (size_t i = notification_inline_bytes; i < sizeof got; ++i)
-      ASSERT_EQ(got[i], std::byte{0xEE}) << "the take wrote past the entry's room";
+    // A 128-byte entry's take copies its whole room (fixed moves); a longer
+    // entry's the message alone.
+    const size_t copied = room == notification_inline_bytes ? room : len;
+    for (size_t i = copied; i < sizeof got; ++i)
+      ASSERT_EQ(got[i], std::byte{0xEE}) << "the take wrote past the message or the room";
+    // In place, the message lies in the entry's room, and the bytes after
+    // the entry (the next one's flag) are untouched.
+    ASSERT_TRUE(k.append(notification{3, fast_index, 1, 0x78, len}, msg.data()));
+    const std::byte* in_place = nullptr;
+    ASSERT_TRUE(notification_take_in_place(k.q, k.ring, k.r, n, in_place));
+    EXPECT_TRUE(n.carried);
+    EXPECT_EQ(in_place, entry_message(k.entry(k.r.cursor - 1)));
+    EXPECT_EQ(std::memcmp(in_place, msg.data(), len), 0) << len;
+    EXPECT_EQ(k.entry(k.r.cursor).wrap_flag.load(),
+              encode_wrap_flag(k.r.cursor, entry_state::free));
   }
   EXPECT_EQ(k.r.malformed, 0u);
 }
 
-TEST(hamlyn_queue, a_message_longer_than_the_room_or_none_is_not_carried) {
-  queue k;
-  const auto msg = bytes_of(notification_inline_bytes + 1, 5);
-  ASSERT_TRUE(
-      k.append(notification{1, fast_index, 0, 1, notification_inline_bytes + 1}, msg.data()));
+TEST_P(hamlyn_queue_sizes, a_message_longer_than_the_room_or_none_is_not_carried) {
+  queue k(GetParam());
+  const uint32_t room = notification_room(GetParam());
+  const auto msg = bytes_of(room + 1, 5);
+  ASSERT_TRUE(k.append(notification{1, fast_index, 0, 1, room + 1}, msg.data()));
   ASSERT_TRUE(k.append(notification{1, fast_index, 0, 2, 40}));  // no message given
   notification n;
-  std::byte got[notification_inline_bytes];
+  std::byte got[max_notification_inline_bytes];
   ASSERT_TRUE(k.take(n, got));
   EXPECT_FALSE(n.carried);
-  EXPECT_EQ(n.length, notification_inline_bytes + 1);
+  EXPECT_EQ(n.length, room + 1);
   ASSERT_TRUE(k.take(n, got));
   EXPECT_FALSE(n.carried);
   EXPECT_EQ(n.metadata, 2u);
 }
 
 // Any process mapping the card can write an entry. One that claims to carry
-// more than an entry holds, or has flags no writer sets, is passed over and
-// counted, never copied past the room; the entries after it are taken.
-TEST(hamlyn_queue, a_forged_carried_length_or_flag_is_counted_and_passed_over) {
-  queue k;
-  for (uint16_t flags : {entry_flag_carried, uint16_t{2}, uint16_t{entry_flag_carried | 4}}) {
-    const uint64_t c = k.r.cursor;
-    notification_entry& e = k.e[c % queue::cap];
-    e.slot = 1;
-    e.metadata_index = fast_index;
-    e.length = flags == entry_flag_carried ? 0xFFFFFFFFu : 8;  // far over the room
-    e.flags = flags;
-    e.wrap_flag.store(encode_wrap_flag(c, entry_state::written));
-    k.q.cursor.store(c + 1);
-    const auto msg = bytes_of(24, 9);
-    ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, 24}, msg.data()));
+// more than an entry holds (one byte more, or far more), or has flags no
+// writer sets, is passed over and counted, never copied past the room; the
+// entries after it are taken. The same through the in-place take.
+TEST_P(hamlyn_queue_sizes, a_forged_carried_length_or_flag_is_counted_and_passed_over) {
+  const uint32_t room = notification_room(GetParam());
+  for (bool in_place : {false, true}) {
+    queue k(GetParam());
+    struct forged {
+      uint16_t flags;
+      uint32_t length;
+    };
+    for (forged f : {forged{entry_flag_carried, 0xFFFFFFFFu}, forged{entry_flag_carried, room + 1},
+                     forged{2, 8}, forged{entry_flag_carried | 4, 8}}) {
+      const uint64_t c = k.r.cursor;
+      notification_entry& e = k.entry(c);
+      e.slot = 1;
+      e.metadata_index = fast_index;
+      e.length = f.length;
+      e.flags = f.flags;
+      e.wrap_flag.store(encode_wrap_flag(c, entry_state::written));
+      k.q.cursor.store(c + 1);
+      const auto msg = bytes_of(room, 9);
+      ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, room}, msg.data()));
+      notification n;
+      std::byte got[max_notification_inline_bytes];
+      const std::byte* at = nullptr;
+      // the forged entry is skipped, the honest one taken
+      ASSERT_TRUE(in_place ? notification_take_in_place(k.q, k.ring, k.r, n, at) : k.take(n, got));
+      EXPECT_EQ(n.slot, 2u);
+      EXPECT_TRUE(n.carried);
+      EXPECT_EQ(std::memcmp(in_place ? at : got, msg.data(), room), 0);
+    }
+    EXPECT_EQ(k.r.malformed, 4u);
     notification n;
-    std::byte got[notification_inline_bytes];
-    ASSERT_TRUE(k.take(n, got));  // the forged entry is skipped, the honest one taken
-    EXPECT_EQ(n.slot, 2u);
-    EXPECT_TRUE(n.carried);
-    EXPECT_EQ(std::memcmp(got, msg.data(), 24), 0);
+    std::byte got[max_notification_inline_bytes];
+    EXPECT_FALSE(k.take(n, got));
   }
-  EXPECT_EQ(k.r.malformed, 3u);
-  notification n;
-  std::byte got[notification_inline_bytes];
-  EXPECT_FALSE(k.take(n, got));
 }
 
 // A reader that set up no inline delivery passes no buffer: it is told the
