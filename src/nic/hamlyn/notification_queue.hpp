@@ -184,6 +184,8 @@ namespace detail {
 
 // Fills entry e, claimed for cursor value `at`, and publishes it: false when
 // the reader had passed over it meanwhile (it is no longer mine).
+// room_checked: see notification_append.
+template <bool room_checked = false>
 [[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint32_t room,
                                                     uint64_t at, const notification& n,
                                                     const std::byte* message) noexcept {
@@ -192,7 +194,7 @@ namespace detail {
   e.source = static_cast<uint16_t>(n.source);
   e.length = static_cast<uint32_t>(n.length);
   e.metadata = n.metadata;
-  const bool carry = message != nullptr && n.length <= room;
+  const bool carry = message != nullptr && (room_checked || n.length <= room);
   e.flags = carry ? entry_flag_carried : 0;
   if (carry) copy_into_entry(e, message, static_cast<uint32_t>(n.length));
   // Publish: the fields above (and the deposit that preceded this call)
@@ -237,9 +239,14 @@ namespace detail {
 
 // Appends one entry; false (and overruns+1) when no entry was free, or the
 // one claimed was taken away before it could be published. With `message`
-// (n.length <= ring.room() bytes; a longer one is not carried), the entry carries the message
-// itself (inline delivery). The usual case first: the hint names the entry free for it, claimed by
-// one compare-and-swap; otherwise the walk.
+// (n.length <= ring.room() bytes; a longer one is not carried), the entry
+// carries the message itself (inline delivery). The usual case first: the
+// hint names the entry free for it, claimed by one compare-and-swap;
+// otherwise the walk. room_checked: the caller passes a message only when
+// it fits (the receiving interface: a slot's inline_limit, checked against
+// its card's room when the slot is copied), so the usual case does not
+// compare its length again.
+template <bool room_checked = false>
 [[gnu::always_inline]] inline bool notification_append(
     notification_queue_control& q, const notification_ring& ring, const notification& n,
     const std::byte* message = nullptr) noexcept {
@@ -251,7 +258,8 @@ namespace detail {
                            std::memory_order_acquire, std::memory_order_relaxed),
                        0))
     return detail::append_walk(q, ring, n, message, at);
-  if (__builtin_expect(!detail::fill_and_publish(e, ring.room(), at, n, message), 0)) {
+  if (__builtin_expect(!detail::fill_and_publish<room_checked>(e, ring.room(), at, n, message),
+                       0)) {
     q.overruns.fetch_add(1, std::memory_order_relaxed);
     return false;
   }

@@ -601,7 +601,9 @@ inline bool receiving_interface::fast_slot_for(const card_view& v, const slot& s
                                                                     const notification& n,
                                                                     const std::byte* message) {
   (void)v;
-  (void)notification_append(q, ring, n, message);
+  // A message only when n.length <= the slot's inline_limit, which
+  // copy_slot checked against the room of this card's entries.
+  (void)notification_append<true>(q, ring, n, message);
 }
 
 // Works from the ticket: no packet header is built. The flags a fast-mode
