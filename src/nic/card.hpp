@@ -165,7 +165,11 @@ struct card_setup {
   // rewrites a launched block after its destination has taken the packet
   // (the AM protocol: a block is written again only once its packet was
   // answered) and sends every further copy of a packet with relaunch.
+  // Hamlyn: the same, for a packet longer than by_reference_above bytes on
+  // a wire without faults or CRC (hamlyn_am_card.hpp): the destination
+  // reads it in the sender's outbound block, in the sender's card memory.
   bool deliver_by_reference = false;
+  uint32_t by_reference_above = 4096;  // Hamlyn: bytes (at least wire_header_size)
   // Medusa: a packet carried in its RX_READY cell, on a wire without
   // faults or CRC, leaves its wire header out of the cell
   // (medusa::entry_headless): 16 bytes fewer to move, and a 64-byte packet

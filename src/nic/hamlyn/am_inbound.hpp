@@ -4,6 +4,10 @@
 //   am_inbound_header | am_sender_entry[nprocs] | given-back line per sender |
 //   overflow counter | inbound regions (per_sender blocks per sender)
 //
+// and, in a second allocation the header names (outbound_offset), the
+// owner's outbound blocks, which receivers read a packet in when it is
+// delivered by reference.
+//
 // Each sender owns one region, under a fast-mode slot with its own key
 // (OSDI'96 2.7): it writes only there, its blocks in turn, and learns from
 // its given-back count how many of its packets the receiver has released
@@ -22,7 +26,7 @@
 namespace hpam::nic::hamlyn {
 
 constexpr uint64_t am_inbound_magic = 0x444e42494d414d50ull;  // "PMAMIBND"
-constexpr uint32_t am_inbound_version = 2;
+constexpr uint32_t am_inbound_version = 3;  // 3: the outbound area (delivery by reference)
 
 // One sender's way in: the slot over its region and that slot's key.
 struct am_sender_entry {
@@ -50,10 +54,18 @@ struct am_inbound_header {
   uint64_t given_back_offset;  // area offset of sender 0's given-back line (am_given_back)
   uint64_t overflow_offset;    // area offset of the overflow counter (atomic u64)
   uint64_t regions_offset;     // area offset of sender 0's region
+  // The owner's outbound blocks, in its card memory, where a receiver reads
+  // a packet delivered by reference (hamlyn_am_card.hpp): outbound_blocks
+  // blocks of block_size bytes from this area offset. A reader checks them
+  // against the area's size; nothing else in the layout depends on them,
+  // nor on whether the owner takes references.
+  uint64_t outbound_offset;
+  uint32_t outbound_blocks;
+  uint32_t takes_references;  // 1: the owner takes packets by reference (it checks no CRC), else 0
 };
 static_assert(std::is_standard_layout_v<am_inbound_header> &&
               std::is_trivially_copyable_v<am_inbound_header>);
-static_assert(sizeof(am_inbound_header) == 64);
+static_assert(sizeof(am_inbound_header) == 80);
 static_assert(offsetof(am_inbound_header, senders_offset) == 32);
 
 // Offsets relative to the start of the allocation (the header).

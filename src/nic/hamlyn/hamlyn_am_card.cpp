@@ -1,5 +1,6 @@
 #include "nic/hamlyn/hamlyn_am_card.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,10 @@ hamlyn::am_inbound_layout inbound_layout_for(const card_setup& s, uint32_t per_s
   return hamlyn::compute_inbound_layout(static_cast<uint32_t>(s.nprocs), per_sender, s.block_size);
 }
 
+uint64_t outbound_bytes(const card_setup& s) {
+  return uint64_t{s.tx_blocks ? s.tx_blocks : 1} * s.block_size;
+}
+
 hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender) {
   if (s.block_size < 64 || (s.block_size & (s.block_size - 1)))
     throw std::invalid_argument("hpam hamlyn: block_size must be a power of two >= 64");
@@ -42,9 +47,12 @@ hamlyn::card_config inner_config(const card_setup& s, uint32_t per_sender) {
   c.notify_capacity = next_pow2(uint64_t{per_sender} * static_cast<uint64_t>(s.nprocs));
   c.packet_size = s.block_size + static_cast<uint32_t>(sizeof(hamlyn::packet_header));
   c.rx_packets = 2;
-  // The inbound area, and room for the hold lines (one per process) in
-  // which senders hold a region's slot for each packet (hold_line).
+  // The inbound area, the outbound blocks (card memory, so that a receiver
+  // can read a packet delivered by reference there), and room for the hold
+  // lines (one per process) in which senders hold a region's slot for each
+  // packet (hold_line).
   c.area_bytes = sys::align_up(inbound_layout_for(s, per_sender).total, 64) +
+                 sys::align_up(outbound_bytes(s), 64) +
                  sizeof(hamlyn::hold_line) * static_cast<uint64_t>(s.nprocs);
   c.direct_holds = true;
   c.direct_io_limit = 256;
@@ -68,6 +76,9 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
       crc_(s.crc),
       headless_bits_(s.headless_cells && !s.faults.any() && !s.crc ? hamlyn::headless_word : 0),
       word_mask_(s.crc ? ~uint64_t{0} : ~hamlyn::headless_word),
+      by_reference_above_(s.deliver_by_reference && !s.faults.any() && !s.crc
+                              ? std::max(s.by_reference_above, uint32_t{wire_header_size})
+                              : ~0u),
       clock_(s.clock ? s.clock : &own_clock_),
       attach_timeout_ms_(s.attach_timeout_ms),
       notify_inline_(s.notify_inline),
@@ -98,11 +109,13 @@ hamlyn_am_card::hamlyn_am_card(const card_setup& s)
   counts_ = std::make_unique<sender_count[]>(static_cast<size_t>(nprocs_));
   my_overflow_ =
       reinterpret_cast<std::atomic<uint64_t>*>(card_.slots().area_address(at + layout_.overflow));
+  tx_blocks_ = s.tx_blocks;
+  if (!is_ok(card_.slots().allocate_area(outbound_bytes(s), tx_at_)))
+    throw std::runtime_error("hpam hamlyn: card memory too small for the outbound blocks");
+  tx_memory_ = card_.slots().area_address(tx_at_);
   auto* h = reinterpret_cast<hamlyn::am_inbound_header*>(card_.slots().area_address(at));
   *h = expected_header(at);
   card_.publish_client(at, hamlyn::am_inbound_magic);  // peers wait for it
-  tx_blocks_ = s.tx_blocks;
-  tx_memory_.reset(new std::byte[size_t{s.tx_blocks ? s.tx_blocks : 1} * block_size_]());
   for (uint32_t b = s.tx_blocks; b-- > 0;) tx_free_.push_back(b);
   peers_.resize(static_cast<size_t>(nprocs_));
 }
@@ -136,6 +149,9 @@ hamlyn::am_inbound_header hamlyn_am_card::expected_header(uint64_t at) const {
   h.given_back_offset = at + layout_.given_back;
   h.overflow_offset = at + layout_.overflow;
   h.regions_offset = at + layout_.regions;
+  h.outbound_offset = tx_at_;
+  h.outbound_blocks = tx_blocks_;
+  h.takes_references = crc_ ? 0 : 1;
   return h;
 }
 
@@ -145,7 +161,8 @@ void hamlyn_am_card::attach_peer(int proc) {
   const hamlyn::card_view& v = card_.view(proc);
   peer_state& ps = peers_[proc];
   if (ps.given_back) return;
-  const uint64_t at = peer_inbound(proc, v);
+  hamlyn::am_inbound_header in;
+  const uint64_t at = peer_inbound(proc, v, in);
   hamlyn::am_sender_entry mine;
   std::memcpy(&mine, v.area + at + layout_.senders + sizeof mine * static_cast<uint64_t>(my_proc_),
               sizeof mine);
@@ -155,6 +172,14 @@ void hamlyn_am_card::attach_peer(int proc) {
   ps.given_back =
       reinterpret_cast<const std::atomic<uint64_t>*>(v.area + at + given_back_offset(my_proc_));
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);
+  ps.outbound = v.area + in.outbound_offset;  // (within its area: peer_inbound)
+  ps.outbound_blocks = in.outbound_blocks;
+  // By reference only to a receiver that takes references, where the
+  // am_reference travels in the entry.
+  const uint32_t inline_limit = v.slots[mine.slot].inline_limit;
+  ps.by_reference_above = in.takes_references && inline_limit >= sizeof(hamlyn::am_reference)
+                              ? by_reference_above_
+                              : ~0u;
   ps.backlog.reserve(per_sender_);
   // The ticket of my region at proc, made once (my slot there, its key, the
   // region's range, fast mode: the word names the block, notify); block b
@@ -183,9 +208,9 @@ void hamlyn_am_card::attach_peer(int proc) {
 
 // Waits for proc's inbound header and checks it against the layout this
 // card computes for the same configuration. Returns its area offset.
-uint64_t hamlyn_am_card::peer_inbound(int proc, const hamlyn::card_view& v) const {
+uint64_t hamlyn_am_card::peer_inbound(int proc, const hamlyn::card_view& v,
+                                      hamlyn::am_inbound_header& h) const {
   const uint64_t deadline = sys::clock::monotonic_ns() + attach_timeout_ms_ * 1'000'000ull;
-  hamlyn::am_inbound_header h;
   uint64_t at = 0;
   hamlyn::client_lookup found;
   while ((found = hamlyn::find_client(v, hamlyn::am_inbound_magic, hamlyn::am_inbound_version, h,
@@ -195,10 +220,18 @@ uint64_t hamlyn_am_card::peer_inbound(int proc, const hamlyn::card_view& v) cons
                                " never finished setting up its inbound area");
     std::this_thread::yield();
   }
-  const hamlyn::am_inbound_header want = expected_header(at);
-  if (found != hamlyn::client_lookup::found || layout_.total > v.header->area_bytes - at)
+  hamlyn::am_inbound_header want = expected_header(at);
+  // Its outbound blocks, wherever it put them, within its area.
+  const uint64_t area = v.header->area_bytes;
+  if (found != hamlyn::client_lookup::found || layout_.total > area - at ||
+      h.outbound_blocks > area / block_size_ ||
+      h.outbound_offset > area - uint64_t{h.outbound_blocks} * block_size_ ||
+      h.takes_references > 1)
     throw std::runtime_error("hpam hamlyn: process " + std::to_string(proc) +
                              " has a damaged card");
+  want.outbound_offset = h.outbound_offset;
+  want.outbound_blocks = h.outbound_blocks;
+  want.takes_references = h.takes_references;
   if (std::memcmp(&h, &want, sizeof h) != 0)
     throw std::runtime_error(
         "hpam hamlyn: process " + std::to_string(proc) +
@@ -222,6 +255,81 @@ void hamlyn_am_card::relaunch(int dest, uint32_t b, uint32_t len) {
   transmit_block(dest, b, len, false);
 }
 
+// A first launch, out of line (a backlog's packets): by reference where
+// the packet is long enough and the peer takes references, else copied.
+bool hamlyn_am_card::transmit_first(int dest, uint32_t block, uint32_t len) {
+  return len > peers_[dest].by_reference_above ? transmit_reference(dest, block, len)
+                                               : transmit(dest, tx_block(block), len);
+}
+
+// transmit() of a first launch by reference: the next block of my region
+// at dest is lent as for any packet, but not written; the message, carried
+// in the entry, names my outbound block and the packet's length.
+bool hamlyn_am_card::transmit_reference(int dest, uint32_t block, uint32_t len) {
+  peer_state& ps = peers_[dest];
+  if (ps.lent - ps.returned >= per_sender_ && !refill(ps)) return false;
+  const uint32_t blk = ps.next;
+  const hamlyn::am_reference ref{block, len};
+  if (!is_ok(card_.terminus().send_fast_within(ps.route, ps.ticket, uint64_t{blk} * block_size_,
+                                               reinterpret_cast<const std::byte*>(&ref), sizeof ref,
+                                               blk | hamlyn::reference_word | headless_bits_))) {
+    malformed_++;  // refused by the receiving interface (revoked or wrong key): lost
+    return true;
+  }
+  by_reference_sends_++;
+  ps.lent++;
+  ps.next = blk + 1 == per_sender_ ? 0 : blk + 1;
+  return true;
+}
+
+// hand_over's refusals, and the packets delivered by reference, which it
+// leaves here: a reference is taken only by a receiver that checks no CRC,
+// its message carried and exactly an am_reference, in the sender's own
+// region (slot, source and word agree as for any packet), naming one of
+// the sender's published outbound blocks and a length in
+// [wire_header_size, block_size]; the wire header is checked unless the
+// word says headless. Anything else is refused and counted.
+[[gnu::noinline]] bool hamlyn_am_card::hand_over_reference(const hamlyn::notification& n,
+                                                           const std::byte* carried, rx_packet& p) {
+  const uint32_t sender = n.slot < slot_senders_ ? slot_sender_[n.slot] : ~0u;
+  const uint64_t blk = n.metadata & ~(hamlyn::reference_word | hamlyn::headless_word);
+  if (crc_ || !(n.metadata & hamlyn::reference_word) || n.source != sender ||
+      n.metadata_index != hamlyn::fast_index || blk >= per_sender_ || !n.carried ||
+      n.length != sizeof(hamlyn::am_reference)) {
+    malformed_++;
+    return false;
+  }
+  hamlyn::am_reference ref;
+  std::memcpy(&ref, carried, sizeof ref);
+  peer_state& ps = peers_[sender];
+  if (!ps.outbound) {  // its first reference, and I never attached its card: map it
+    try {
+      attach_peer(static_cast<int>(sender));
+    } catch (const std::exception&) {
+    }
+  }
+  if (!ps.outbound || ref.block >= ps.outbound_blocks ||
+      ref.length - wire_header_size > block_size_ - wire_header_size) {
+    malformed_++;
+    return false;
+  }
+  counts_[sender].taken++;
+  p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
+  p.length = ref.length;
+  p.data = ps.outbound + size_t{ref.block} * block_size_;
+  p.src = static_cast<uint16_t>(sender);
+  p.rejected = false;
+  p.crc_ok = true;
+  if (!(n.metadata & hamlyn::headless_word) &&
+      read_wire_address(p.data) !=
+          wire_address(p.length, sender, static_cast<uint32_t>(my_proc_))) {
+    malformed_++;
+    p.crc_ok = false;
+    p.rejected = true;
+  }
+  return true;
+}
+
 // A packet that may not wait (a copy sent again, or one the wire made: held
 // back, corrupted): now, or dropped and counted at dest.
 [[gnu::noinline]] void hamlyn_am_card::send_copy(int dest, const std::byte* packet, uint32_t len) {
@@ -237,7 +345,7 @@ void hamlyn_am_card::overflow(int dest) {
 [[gnu::cold, gnu::noinline]] void hamlyn_am_card::wait_or_drop(int dest, uint32_t block,
                                                                uint32_t len) {
   peer_state& ps = peers_[dest];
-  if (!ps.backlog.empty() && flush_backlog(dest) && transmit(dest, tx_block(block), len)) return;
+  if (!ps.backlog.empty() && flush_backlog(dest) && transmit_first(dest, block, len)) return;
   for (size_t i = ps.backlog_head; i < ps.backlog.size(); ++i)
     if (ps.backlog[i].block == block) {  // already waiting: it goes out with its latest bytes
       ps.backlog[i].length = len;
@@ -260,7 +368,7 @@ bool hamlyn_am_card::flush_backlog(int dest) {
   peer_state& ps = peers_[dest];
   while (ps.backlog_head < ps.backlog.size()) {
     const waiting w = ps.backlog[ps.backlog_head];
-    if (!transmit(dest, tx_block(w.block), w.length)) return false;
+    if (!transmit_first(dest, w.block, w.length)) return false;
     ps.backlog_head++;
   }
   if (!ps.backlog.empty()) backlogged_--;

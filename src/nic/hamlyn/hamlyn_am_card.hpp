@@ -44,6 +44,31 @@
 // on a wire with faults or CRC, and any a sender deposits by other means)
 // has its wire header checked against the notification as before.
 //
+// Delivered by reference (card_setup::deliver_by_reference, on a wire
+// without faults and without CRC, as Medusa's): a packet longer than
+// card_setup::by_reference_above, launched the first time, is not copied
+// into its block at the receiver. The outbound blocks lie in my card memory
+// (their area offset and count published in my inbound header), and the
+// packet travels as a fast-mode message of exactly an am_reference (my
+// outbound block, the packet's length), carried in the notification entry,
+// its word naming the region block it still takes (lent as any packet's,
+// so flow control and the given-back count are unchanged) with
+// reference_word set. The receiver checks every reference (a receiver that
+// checks CRCs takes none; the message carried and exactly an am_reference;
+// the block one of the sender's published outbound blocks; the length in
+// [wire_header_size, block_size]; the wire header unless headless) and
+// hands over the packet in the sender's block, mapping the sender's card
+// at its first reference if it never attached it; anything else is refused
+// and counted (malformed). The sender's side of the bargain: a block is
+// written again only once the destination has taken its packet, which the
+// AM protocol gives (a request's block once the request was answered, a
+// reply's or an ack's once the next request on its instance came), and a
+// further copy (relaunch, a copy the wire made) is always copied into a
+// block. A sender sends by reference only to a receiver that says it
+// takes references (am_inbound_header::takes_references) and whose region
+// slot carries an am_reference in the entry (its inline_limit), both read
+// at attach.
+//
 // Faults (card_setup.faults: drop, duplicate, corrupt, reorder, delay) come
 // from the shared seeded wire (nic/wire/wire.hpp), the same as the Medusa
 // card's: the wire decides, this card's sink deposits. The sink knows the
@@ -75,6 +100,15 @@ namespace hamlyn {
 // bit headless_shift for a headless packet (its wire header not written).
 constexpr uint32_t headless_shift = 32;
 constexpr uint64_t headless_word = uint64_t{1} << headless_shift;
+// Bit reference_shift: the packet is delivered by reference, the message
+// carried in the entry exactly an am_reference.
+constexpr uint32_t reference_shift = 33;
+constexpr uint64_t reference_word = uint64_t{1} << reference_shift;
+struct am_reference {
+  uint32_t block;   // the sender's outbound block (below its published outbound_blocks)
+  uint32_t length;  // the packet's bytes there, wire header included
+};
+static_assert(sizeof(am_reference) == 8);
 }  // namespace hamlyn
 
 class hamlyn_am_card {
@@ -87,7 +121,7 @@ class hamlyn_am_card {
   int my_proc() const { return my_proc_; }
   int nprocs() const { return nprocs_; }
   uint32_t block_size() const { return block_size_; }
-  std::byte* tx_block(uint32_t b) { return tx_memory_.get() + size_t{b} * block_size_; }
+  std::byte* tx_block(uint32_t b) { return tx_memory_ + size_t{b} * block_size_; }
   bool claim_tx_block(uint32_t& b);
   // The packet's first 16 bytes are the wire header. Inline (below), with
   // the checks, the wire and the send to the destination's slot: a send's
@@ -125,6 +159,7 @@ class hamlyn_am_card {
   const wire_counters& wire_stats() const { return wire_.counters(); }
   uint64_t overflow_drops() const { return my_overflow_->load(std::memory_order_relaxed); }
   uint64_t malformed() const { return malformed_; }
+  uint64_t by_reference_sends() const { return by_reference_sends_; }
   void announce_done() { card_.announce_done(); }
   bool peer_done(int proc) const { return card_.peer_done(proc); }
   bool peer_alive(int proc) const { return card_.peer_alive(proc); }
@@ -167,6 +202,11 @@ class hamlyn_am_card {
     const std::atomic<uint64_t>* given_back = nullptr;  // the peer's count of mine it released
     hamlyn::ticket ticket;                              // my region at the peer (fast mode, notify)
     hamlyn::fast_route route;                           // the ticket's, found at attach
+    // Packets longer than this go to the peer by reference (~0u: none).
+    uint32_t by_reference_above = ~0u;
+    // The peer's outbound blocks, in its card memory (null: not attached).
+    const std::byte* outbound = nullptr;
+    uint32_t outbound_blocks = 0;
   };
   // Per sender, in my own memory: its packets I handed over and released.
   struct sender_count {
@@ -178,6 +218,9 @@ class hamlyn_am_card {
   // transmit_block past its checks: the wire header and the wire.
   inline void transmit_built(int dest, uint32_t b, std::byte* pkt, uint32_t len, bool may_wait);
   inline bool transmit(int dest, const std::byte* data, uint32_t len);
+  bool transmit_reference(int dest, uint32_t block, uint32_t len);
+  bool transmit_first(int dest, uint32_t block, uint32_t len);
+  bool hand_over_reference(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
   inline void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void send_held();
   inline bool hand_over(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
@@ -193,7 +236,7 @@ class hamlyn_am_card {
   }
   uint32_t create_sender_slot(uint64_t region);
   hamlyn::am_inbound_header expected_header(uint64_t at) const;
-  uint64_t peer_inbound(int proc, const hamlyn::card_view& v) const;
+  uint64_t peer_inbound(int proc, const hamlyn::card_view& v, hamlyn::am_inbound_header& h) const;
 
   int my_proc_;
   int nprocs_;
@@ -205,6 +248,9 @@ class hamlyn_am_card {
   // The words I take: the headless bit kept only where I take headless
   // packets (no CRC to check); elsewhere it leaves the block out of range.
   uint64_t word_mask_;
+  // Packets longer than this go by reference where the peer takes them
+  // (~0u: none; deliver_by_reference, no faults, no CRC).
+  uint32_t by_reference_above_;
   sys::clock own_clock_;
   const sys::clock* clock_;
   uint64_t attach_timeout_ms_;
@@ -225,14 +271,16 @@ class hamlyn_am_card {
   hamlyn::am_given_back* given_back_ = nullptr;  // [sender]: the counts I write
   std::unique_ptr<sender_count[]> counts_;       // [sender]
   wire wire_;                                    // the seeded fault model between cards
-  std::unique_ptr<std::byte[]> tx_memory_;
-  uint32_t tx_blocks_ = 0;         // outbound blocks
-  std::vector<uint32_t> tx_free_;  // outbound blocks not yet claimed
+  std::byte* tx_memory_ = nullptr;               // my outbound blocks, in my card memory
+  uint64_t tx_at_ = 0;                           // their area offset
+  uint32_t tx_blocks_ = 0;                       // outbound blocks
+  std::vector<uint32_t> tx_free_;                // outbound blocks not yet claimed
   std::vector<peer_state> peers_;
   uint32_t backlogged_ = 0;  // peers with packets waiting in their backlog
   std::atomic<uint64_t>* my_overflow_ =
       nullptr;  // packets senders dropped for want of a block here
   uint64_t malformed_ = 0;
+  uint64_t by_reference_sends_ = 0;
 };
 
 // ---- hot path (inline: the protocol's send reaches the destination's slot
@@ -283,7 +331,11 @@ class hamlyn_am_card {
 [[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
                                                                 const std::byte* packet,
                                                                 uint32_t len) {
-  if (__builtin_expect(peers_[dest].backlog.empty(), 1) && transmit(dest, packet, len)) return;
+  const peer_state& ps = peers_[dest];
+  if (__builtin_expect(ps.backlog.empty(), 1) &&
+      (__builtin_expect(len > ps.by_reference_above, 0) ? transmit_reference(dest, block, len)
+                                                        : transmit(dest, packet, len)))
+    return;
   wait_or_drop(dest, block, len);
 }
 
@@ -329,10 +381,8 @@ class hamlyn_am_card {
   if (__builtin_expect(n.source != sender || n.metadata_index != hamlyn::fast_index ||
                            blk >= per_sender_ ||
                            n.length - wire_header_size > block_size_ - wire_header_size,
-                       0)) {
-    malformed_++;
-    return false;
-  }
+                       0))
+    return hand_over_reference(n, carried, p);  // (or refused and counted)
   counts_[sender].taken++;
   p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
   p.length = static_cast<uint32_t>(n.length);

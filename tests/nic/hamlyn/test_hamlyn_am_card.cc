@@ -768,6 +768,236 @@ TEST(hamlyn_am_card, a_headless_word_is_checked_and_gives_no_say_over_the_addres
   }
 }
 
+// --- delivered by reference (card_setup::deliver_by_reference) -----------
+
+// Process 0's region at process 1, as a ticket for block `b` (what the
+// card makes at attach), for deposits by hand.
+nic::hamlyn::ticket region_ticket_of(const hamlyn_am_card& sender_card, hamlyn_am_card& sender,
+                                     uint32_t b) {
+  const nic::hamlyn::card_view& v = sender.hamlyn().view(1);
+  nic::hamlyn::am_inbound_header in{};
+  uint64_t at = 0;
+  EXPECT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, in, at),
+            nic::hamlyn::client_lookup::found);
+  nic::hamlyn::am_sender_entry mine;
+  std::memcpy(&mine, v.area + in.senders_offset, sizeof mine);
+  nic::hamlyn::ticket t{};
+  t.node = 1;
+  t.slot = mine.slot;
+  t.metadata_index = nic::hamlyn::fast_index;
+  t.protection_key = mine.key;
+  t.offset = uint64_t{b} * sender_card.block_size();
+  t.range = sender_card.block_size();
+  t.flags = nic::hamlyn::ticket_flags::notify;
+  return t;
+}
+
+// Cards 0 and 1 of one job (1 KiB blocks, 4 outbound blocks, a region of
+// 8), packets longer than 256 bytes asked to go by reference.
+struct byref_pair {
+  std::unique_ptr<hamlyn_am_card> c[2];
+  uint32_t block = 0;
+  struct options {
+    bool asked = true;
+    bool crc = false;
+    nic::fault_config faults{};
+    int crc_at = -1;                // this card alone checks CRCs
+    bool receiver_attaches = true;  // card 1 maps card 0's card before any packet
+    bool headless = false;
+    uint32_t receiver_inline = nic::hamlyn::notification_inline_bytes;
+  };
+  explicit byref_pair(const options& o) {
+    const std::string job = unique_job("hambyref");
+    for (int p = 0; p < 2; ++p) {
+      nic::card_setup s = am_setup(job, 2, p, 8, 4);
+      s.deliver_by_reference = o.asked;
+      s.by_reference_above = 256;
+      s.headless_cells = o.headless;
+      s.crc = o.crc || p == o.crc_at;
+      s.faults = o.faults;
+      if (p == 1) s.notify_inline = o.receiver_inline;
+      c[p] = std::make_unique<hamlyn_am_card>(s);
+    }
+    c[0]->attach_peer(0);
+    c[0]->attach_peer(1);
+    c[1]->attach_peer(1);
+    if (o.receiver_attaches) c[1]->attach_peer(0);
+    EXPECT_TRUE(c[0]->claim_tx_block(block));
+  }
+  // Writes `len` bytes (byte i of the payload: i * 7) in the block and
+  // launches them (or, again, relaunches).
+  void launch(uint32_t len, bool again = false) {
+    std::byte* b = c[0]->tx_block(block);
+    for (uint32_t i = nic::wire_header_size; i < len; ++i) b[i] = static_cast<std::byte>(i * 7);
+    if (again)
+      c[0]->relaunch(1, block, len);
+    else
+      c[0]->launch(1, block, len);
+  }
+  static bool payload_exact(const nic::rx_packet& r, uint32_t len) {
+    for (uint32_t i = nic::wire_header_size; i < len; ++i)
+      if (r.data[i] != static_cast<std::byte>(i * 7)) return false;
+    return true;
+  }
+  // A message of `n` bytes deposited by hand into region block `rb` with
+  // fast-mode word `word`: past the key check, as process 0 could.
+  void forge(uint32_t rb, uint64_t word, const void* msg, size_t n) {
+    nic::hamlyn::message m;
+    iovec piece{const_cast<void*>(msg), n};
+    m.gather = &piece;
+    m.gather_count = 1;
+    m.fast_word = word;
+    nic::hamlyn::send_handle h;
+    ASSERT_EQ(c[0]->hamlyn().terminus().send(region_ticket_of(*c[0], *c[0], rb), m, h), status::ok);
+  }
+};
+
+// A packet longer than by_reference_above is read in the sender's outbound
+// block (the receiver, which never attached the sender, maps its card at
+// the first reference): a byte the sender writes there afterwards is seen
+// through the packet. Shorter packets and copies sent again (relaunch) are
+// copied into the region as before; the region's blocks are lent and given
+// back as for any packet, round after round.
+TEST(hamlyn_am_card, a_long_packet_is_read_in_its_senders_outbound_block) {
+  for (const bool headless : {false, true}) {
+    byref_pair::options o;
+    o.receiver_attaches = false;
+    o.headless = headless;
+    byref_pair j(o);
+    uint64_t by_reference = 0;
+    for (int round = 0; round < 20; ++round) {
+      for (const uint32_t len : {257u, 600u, 1024u, 256u, 100u}) {
+        for (const bool again : {false, true}) {
+          j.launch(len, again);
+          if (len > 256 && !again) ++by_reference;
+          EXPECT_EQ(j.c[0]->by_reference_sends(), by_reference) << len << " " << again;
+          nic::rx_packet r{};
+          ASSERT_TRUE(j.c[1]->receive(r)) << len << " " << again;
+          EXPECT_TRUE(r.crc_ok);
+          EXPECT_FALSE(r.rejected);
+          EXPECT_EQ(r.length, len);
+          EXPECT_EQ(r.src, 0);
+          EXPECT_TRUE(byref_pair::payload_exact(r, len)) << len << " " << again;
+          // Written after the send: seen through the packet only by reference.
+          std::byte* mark = j.c[0]->tx_block(j.block) + len - 1;
+          const std::byte before = *mark;
+          *mark = ~before;
+          EXPECT_EQ(r.data[len - 1] != before, len > 256 && !again) << len << " " << again;
+          *mark = before;
+          j.c[1]->release(r);
+        }
+      }
+    }
+    EXPECT_EQ(by_reference, 20u * 3);
+    EXPECT_EQ(j.c[1]->malformed(), 0u);
+    EXPECT_EQ(j.c[0]->malformed(), 0u);
+    EXPECT_EQ(j.c[0]->overflow_drops(), 0u);
+  }
+}
+
+// Not asked, a CRC (at either end), a wire that may hold a packet back, or
+// a receiver whose entry does not carry the reference: every packet is
+// copied into its block, and arrives whole.
+TEST(hamlyn_am_card, by_reference_only_where_asked_on_a_clean_wire_into_an_entry) {
+  nic::fault_config reorder;
+  reorder.reorder = 1e-9;  // a wire that may hold a packet back, which it never does here
+  std::vector<byref_pair::options> variants(5);
+  variants[0].asked = false;
+  variants[1].crc = true;
+  variants[2].faults = reorder;
+  variants[3].receiver_inline = 0;
+  variants[4].crc_at = 0;
+  for (size_t v = 0; v < variants.size(); ++v) {
+    byref_pair j(variants[v]);
+    j.launch(600);
+    EXPECT_EQ(j.c[0]->by_reference_sends(), 0u) << v;
+    nic::rx_packet r{};
+    ASSERT_TRUE(j.c[1]->receive(r)) << v;
+    EXPECT_TRUE(r.crc_ok) << v;
+    EXPECT_EQ(r.length, 600u);
+    EXPECT_TRUE(byref_pair::payload_exact(r, 600)) << v;
+    j.c[1]->release(r);
+    EXPECT_EQ(j.c[1]->malformed(), 0u) << v;
+  }
+}
+
+// References forged by hand into the sender's own region, with its slot
+// and key (past the key check): an honest one is taken; one naming a block
+// beyond the sender's published outbound blocks, a length outside
+// [wire header, block], a message of another size than an am_reference, a
+// region block beyond the region or another bit in the word is refused and
+// counted; a wire header that disagrees with the reference is rejected and
+// counted; a headless reference is taken under its own length.
+TEST(hamlyn_am_card, forged_references_are_refused_and_counted) {
+  byref_pair j({});
+  j.launch(600);  // an honest packet by reference: the block's wire header says 600 bytes
+  nic::rx_packet r{};
+  ASSERT_TRUE(j.c[1]->receive(r));
+  j.c[1]->release(r);
+  ASSERT_EQ(j.c[0]->by_reference_sends(), 1u);
+  const uint64_t ref = nic::hamlyn::reference_word;
+  struct forgery {
+    uint32_t region_block;  // deposited into
+    uint64_t word;          // its fast-mode word
+    nic::hamlyn::am_reference reference;
+    size_t size;  // of the message
+    int outcome;  // 0 refused, 1 taken, 2 taken and rejected
+  };
+  const uint32_t b = j.block;
+  const forgery forged[] = {
+      {1, 1 | ref, {b, 600}, 8, 1},
+      {2, 2 | ref, {4, 600}, 8, 0},  // the sender has 4 outbound blocks
+      {2, 2 | ref, {~0u, 600}, 8, 0},
+      {2, 2 | ref, {b, 15}, 8, 0},  // shorter than a wire header
+      {2, 2 | ref, {b, 0}, 8, 0},
+      {2, 2 | ref, {b, 1025}, 8, 0},  // longer than a block
+      {2, 2 | ref, {b, ~0u}, 8, 0},
+      {2, 2 | ref, {b, 600}, 16, 0},  // not exactly an am_reference
+      {2, 2 | ref, {b, 600}, 7, 0},
+      {2, 8 | ref, {b, 600}, 8, 0},  // the word's block beyond the region's 8 blocks
+      {2, 2 | ref | (uint64_t{1} << 40), {b, 600}, 8, 0},
+      {2, 2 | ref | (uint64_t{1} << 34), {b, 600}, 8, 0},
+      {2, 2 | ref, {b, 500}, 8, 2},                               // its wire header says 600
+      {3, 3 | ref | nic::hamlyn::headless_word, {b, 500}, 8, 1},  // headless: not read
+  };
+  uint64_t refused = 0;
+  for (const forgery& f : forged) {
+    uint8_t msg[16] = {};
+    std::memcpy(msg, &f.reference, sizeof f.reference);
+    j.forge(f.region_block, f.word, msg, f.size);
+    nic::rx_packet p{};
+    const bool taken = j.c[1]->receive(p);
+    EXPECT_EQ(taken, f.outcome != 0) << f.reference.block << " " << f.reference.length;
+    if (f.outcome != 1) ++refused;
+    EXPECT_EQ(j.c[1]->malformed(), refused) << f.reference.block << " " << f.reference.length;
+    if (!taken) continue;
+    EXPECT_EQ(p.rejected, f.outcome == 2);
+    EXPECT_EQ(p.crc_ok, f.outcome == 1);
+    EXPECT_EQ(p.length, f.reference.length);
+    EXPECT_EQ(p.src, 0);
+    EXPECT_EQ(p.block, f.region_block);
+    if (f.outcome == 1) EXPECT_TRUE(byref_pair::payload_exact(p, p.length));
+    j.c[1]->release(p);
+  }
+  // A receiver whose entries carry nothing, and one that checks CRCs, take
+  // no reference at all.
+  byref_pair::options no_room;
+  no_room.receiver_inline = 0;
+  byref_pair::options checks;
+  checks.crc_at = 1;
+  for (const byref_pair::options& o : {no_room, checks}) {
+    byref_pair k(o);
+    k.launch(600);
+    ASSERT_TRUE(k.c[1]->receive(r));
+    k.c[1]->release(r);
+    const nic::hamlyn::am_reference honest{k.block, 600};
+    k.forge(1, 1 | ref, &honest, sizeof honest);
+    EXPECT_FALSE(k.c[1]->receive(r));
+    EXPECT_EQ(k.c[1]->malformed(), 1u);
+  }
+}
+
 // --- the protocol over the card ------------------------------------------
 
 using ep = am::endpoint<hamlyn_am_card>;
