@@ -41,8 +41,8 @@ struct endpoint_config {
                                      // most ack_hold_polls polls, deferred_acks.hpp) instead
                                      // of launching them
   bool ordered = false;        // requests to a peer take its D instances in turn (see endpoint.hpp)
-  bool by_reference = true;    // Medusa: a long packet on a clean wire is read in its sender's
-                               // block (nic::card_setup::deliver_by_reference)
+  bool by_reference = true;    // Medusa and Hamlyn: a long packet on a clean wire is read in
+                               // its sender's block (nic::card_setup::deliver_by_reference)
   bool headless_cells = true;  // Medusa: a packet in its RX_READY cell on a clean wire leaves
                                // its wire header out (nic::card_setup::headless_cells);
                                // Hamlyn: every packet on a clean wire leaves it unwritten

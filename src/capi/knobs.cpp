@@ -274,7 +274,8 @@ constexpr knob table[] = {
     {flag("by_reference", "by_reference", 5,
           "Medusa: a packet longer than an RX_READY cell, on a wire without faults, is read by "
           "its receiver in the sender's block (the card's DMA at no cost to the sending host) "
-          "instead of copied into a block of the receiver's"),
+          "instead of copied into a block of the receiver's; Hamlyn: the same for a packet "
+          "longer than 4 KiB, on a wire without faults or CRC"),
      1, bind<field<&am_cfg::by_reference>, field<&core::by_reference>>(), nullptr},
     {flag("headless_cells", "headless_cells", 5,
           "Medusa: a packet carried in its RX_READY cell, on a wire without faults, leaves its "

@@ -79,7 +79,8 @@ typedef struct hpam_config {
                               /* once, without the TX_READY/TX_FREE round trip (default 1) */
   int by_reference;           /* Medusa: a packet longer than an RX_READY cell, on a wire */
                               /* without faults, is read in the sender's block instead of */
-                              /* a copy in the receiver's (the card's DMA; default 1)     */
+                              /* a copy in the receiver's (the card's DMA; default 1);    */
+                              /* Hamlyn: longer than 4 KiB, without faults or CRC         */
   int headless_cells;         /* Medusa: a packet carried in its RX_READY cell, on a wire */
                               /* without faults, leaves its wire header out (default 1)   */
   uint32_t rx_ready_cell;     /* Medusa: bytes per RX_READY cell; a packet of up to this  */

@@ -8,12 +8,17 @@
 // deposits into its own region (any bytes, wire header included; short ones
 // travel in the entry, as the region's slot asks; or headless, as the card
 // sends on a clean wire: the fast-mode word saying so, or with any bits
-// beyond the block's), raw wrap flags, the NQCB
+// beyond the block's), references to a packet in its outbound blocks (an
+// am_reference of any block and length, or any message with the reference
+// bit, as the card sends a packet by reference), raw wrap flags, the NQCB
 // cursor and entry fields (a carried length and flags of any value, any
 // bytes in the entry's room), as a hostile writer sharing the card could.
 // The card's entries are the AM card's default, 512 bytes (a room of 480).
 // Findings: a sanitizer report, or a guard byte around process 0's segment
-// changed.
+// changed. Built as fuzz_notification_queue_clean (HPAM_FUZZ_CLEAN_WIRE),
+// neither card checks CRCs, the configuration of every run without faults,
+// so process 0 takes headless packets and references besides refusing
+// every forged form.
 #include <unistd.h>
 
 #include <memory>
@@ -28,6 +33,11 @@ namespace {
 
 using card_t = nic::hamlyn_am_card;
 constexpr uint64_t job_key = 0x7a7a6b6579000002ull;
+#ifdef HPAM_FUZZ_CLEAN_WIRE
+constexpr bool clean_wire = true;  // neither card checks CRCs
+#else
+constexpr bool clean_wire = false;
+#endif
 
 void on_any4(hpam_token* t, void*, uint64_t a0, uint64_t, uint64_t, uint64_t) {
   if (t->is_request && (a0 & 1)) {
@@ -71,6 +81,7 @@ struct world {
     c.card.job = "fuzz-nq-" + std::to_string(getpid());
     c.card.nprocs = 2;
     c.card.block_size = 1024;
+    c.card.crc = !clean_wire;
     c.key = job_key;
     c.manual_time = &time;
     c.defer_acks = false;
@@ -196,7 +207,29 @@ struct world {
       case 1: {  // a deposit into my region: a packet of any bytes (short ones in the entry)
         const uint32_t blk = in.take<uint8_t>() % 8;
         const std::vector<uint8_t> packet = packet_from(in, op);
-        if (op & 4) {
+        if ((op & 4) && (op & 128)) {
+          // By reference: the packet in one of my outbound blocks (any of
+          // them, or one beyond), the message an am_reference naming it
+          // (with op & 8: any bytes, and the word any bits besides).
+          const uint32_t n = peer->tx_blocks();
+          const uint32_t b = in.take<uint8_t>() % (n + 2);
+          if (b < n && !packet.empty())
+            std::memcpy(peer->tx_block(b), packet.data(), packet.size());
+          nic::hamlyn::am_reference ref{b, static_cast<uint32_t>(packet.size())};
+          if (op & 64) ref.length = in.take<uint32_t>();
+          std::vector<uint8_t> msg(sizeof ref);
+          std::memcpy(msg.data(), &ref, sizeof ref);
+          uint64_t word = blk | nic::hamlyn::reference_word;
+          if (op & 8) {
+            size_t k = 0;
+            const uint8_t* bytes = in.rest(k, in.take<uint8_t>() % 24);
+            msg.assign(bytes, bytes + k);
+            word |= uint64_t{in.take<uint8_t>()} << 32;
+          } else if (op & 32) {
+            word |= nic::hamlyn::headless_word;
+          }
+          deposit(blk, msg.data(), msg.size(), word);
+        } else if (op & 4) {
           // Headless, as the card sends on a clean wire: the word says so
           // (or, with op & 8, has any bits beyond the block's).
           const uint64_t field =

@@ -4,7 +4,7 @@
 # it finds in $(builddir)/tests/fuzz/corpus/<harness>; `make check` runs each
 # for a few seconds from the committed seed corpus tests/fuzz/corpus/<harness>
 # (tests/fuzz/run.sh). Without a libFuzzer clang both say so and skip.
-FUZZ_HARNESSES = am_medusa am_medusa_clean hamlyn_arrival deposit_operation hybrid_op notification_queue hamlyn_manager
+FUZZ_HARNESSES = am_medusa am_medusa_clean hamlyn_arrival deposit_operation hybrid_op notification_queue notification_queue_clean hamlyn_manager
 FUZZ_SECONDS = 60
 EXTRA_DIST += tests/fuzz/fuzz_input.hpp $(FUZZ_HARNESSES:%=tests/fuzz/fuzz_%.cc) tests/fuzz/corpus
 TESTS += tests/fuzz/run.sh
@@ -32,6 +32,12 @@ tests/fuzz/fuzz_%: $(top_srcdir)/tests/fuzz/fuzz_%.cc $(top_srcdir)/tests/fuzz/f
 # The clean-wire build of am_medusa includes its source.
 tests/fuzz/fuzz_am_medusa_clean: $(top_srcdir)/tests/fuzz/fuzz_am_medusa_clean.cc \
     $(top_srcdir)/tests/fuzz/fuzz_am_medusa.cc $(top_srcdir)/tests/fuzz/fuzz_input.hpp \
+    $(fuzz_core_objects)
+	$(AM_V_CXXLD)$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_CPPFLAGS) -o $@ $< \
+	  $(fuzz_core_objects) $(HWLOC_LIBS) -lrt -lpthread
+# So does the clean-wire build of notification_queue.
+tests/fuzz/fuzz_notification_queue_clean: $(top_srcdir)/tests/fuzz/fuzz_notification_queue_clean.cc \
+    $(top_srcdir)/tests/fuzz/fuzz_notification_queue.cc $(top_srcdir)/tests/fuzz/fuzz_input.hpp \
     $(fuzz_core_objects)
 	$(AM_V_CXXLD)$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_CPPFLAGS) -o $@ $< \
 	  $(fuzz_core_objects) $(HWLOC_LIBS) -lrt -lpthread

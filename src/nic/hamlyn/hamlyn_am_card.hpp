@@ -121,6 +121,7 @@ class hamlyn_am_card {
   int my_proc() const { return my_proc_; }
   int nprocs() const { return nprocs_; }
   uint32_t block_size() const { return block_size_; }
+  uint32_t tx_blocks() const { return tx_blocks_; }
   std::byte* tx_block(uint32_t b) { return tx_memory_ + size_t{b} * block_size_; }
   bool claim_tx_block(uint32_t& b);
   // The packet's first 16 bytes are the wire header. Inline (below), with

@@ -977,7 +977,9 @@ TEST(hamlyn_am_card, forged_references_are_refused_and_counted) {
     EXPECT_EQ(p.length, f.reference.length);
     EXPECT_EQ(p.src, 0);
     EXPECT_EQ(p.block, f.region_block);
-    if (f.outcome == 1) EXPECT_TRUE(byref_pair::payload_exact(p, p.length));
+    if (f.outcome == 1) {
+      EXPECT_TRUE(byref_pair::payload_exact(p, p.length));
+    }
     j.c[1]->release(p);
   }
   // A receiver whose entries carry nothing, and one that checks CRCs, take
