@@ -172,14 +172,14 @@ void hamlyn_am_card::attach_peer(int proc) {
   ps.given_back =
       reinterpret_cast<const std::atomic<uint64_t>*>(v.area + at + given_back_offset(my_proc_));
   ps.overflow = reinterpret_cast<std::atomic<uint64_t>*>(v.area + at + layout_.overflow);
-  ps.outbound = v.area + in.outbound_offset;  // (within its area: peer_inbound)
-  ps.outbound_blocks = in.outbound_blocks;
+  note_outbound(proc, v, in);
   // By reference only to a receiver that takes references, where the
   // am_reference travels in the entry.
   const uint32_t inline_limit = v.slots[mine.slot].inline_limit;
   ps.by_reference_above = in.takes_references && inline_limit >= sizeof(hamlyn::am_reference)
                               ? by_reference_above_
                               : ~0u;
+  ps.send_now_up_to = ps.by_reference_above;
   ps.backlog.reserve(per_sender_);
   // The ticket of my region at proc, made once (my slot there, its key, the
   // region's range, fast mode: the word names the block, notify); block b
@@ -204,6 +204,30 @@ void hamlyn_am_card::attach_peer(int proc) {
   if (uint64_t{per_sender_} * block_size_ > t.range ||
       block_size_ > card_.terminus().packet_data_bytes())
     throw std::logic_error("hpam hamlyn: my blocks do not fit my region's ticket");
+}
+
+// proc's outbound blocks, as its inbound header publishes them (within its
+// area: peer_inbound checked them).
+void hamlyn_am_card::note_outbound(int proc, const hamlyn::card_view& v,
+                                   const hamlyn::am_inbound_header& in) {
+  peers_[proc].outbound = v.area + in.outbound_offset;
+  peers_[proc].outbound_blocks = in.outbound_blocks;
+}
+
+// A sender's first reference, its card never attached here: maps its card
+// and finds its outbound blocks, nothing else (attach_peer sets up my way
+// to it when I first send). False: it cannot be mapped (its card damaged).
+bool hamlyn_am_card::map_outbound(int proc) noexcept {
+  try {
+    card_.attach_peer(proc);
+    hamlyn::am_inbound_header in;
+    const hamlyn::card_view& v = card_.view(proc);
+    (void)peer_inbound(proc, v, in);
+    note_outbound(proc, v, in);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 // Waits for proc's inbound header and checks it against the layout this
@@ -289,7 +313,7 @@ bool hamlyn_am_card::transmit_reference(int dest, uint32_t block, uint32_t len) 
 // the sender's published outbound blocks and a length in
 // [wire_header_size, block_size]; the wire header is checked unless the
 // word says headless. Anything else is refused and counted.
-[[gnu::noinline]] bool hamlyn_am_card::hand_over_reference(const hamlyn::notification& n,
+[[gnu::noinline]] bool hamlyn_am_card::hand_over_reference(hamlyn::notification n,
                                                            const std::byte* carried, rx_packet& p) {
   const uint32_t sender = n.slot < slot_senders_ ? slot_sender_[n.slot] : ~0u;
   const uint64_t blk = n.metadata & ~(hamlyn::reference_word | hamlyn::headless_word);
@@ -302,13 +326,9 @@ bool hamlyn_am_card::transmit_reference(int dest, uint32_t block, uint32_t len) 
   hamlyn::am_reference ref;
   std::memcpy(&ref, carried, sizeof ref);
   peer_state& ps = peers_[sender];
-  if (!ps.outbound) {  // its first reference, and I never attached its card: map it
-    try {
-      attach_peer(static_cast<int>(sender));
-    } catch (const std::exception&) {
-    }
-  }
-  if (!ps.outbound || ref.block >= ps.outbound_blocks ||
+  // (Its first reference, its card never attached here: mapped now.)
+  if ((!ps.outbound && !map_outbound(static_cast<int>(sender))) ||
+      ref.block >= ps.outbound_blocks ||
       ref.length - wire_header_size > block_size_ - wire_header_size) {
     malformed_++;
     return false;
@@ -340,6 +360,15 @@ void hamlyn_am_card::overflow(int dest) {
   peers_[dest].overflow->fetch_add(1, std::memory_order_relaxed);
 }
 
+// send_or_wait's cases out of line: a packet by reference sent now if
+// nothing is waiting and a block is free; otherwise wait_or_drop.
+[[gnu::noinline]] void hamlyn_am_card::send_or_wait_other(int dest, uint32_t block, uint32_t len) {
+  const peer_state& ps = peers_[dest];
+  if (ps.backlog.empty() && len > ps.by_reference_above && transmit_reference(dest, block, len))
+    return;
+  wait_or_drop(dest, block, len);
+}
+
 // send_or_wait's other cases: packets already waiting go first; then this
 // one is sent if a block is left, or waits, or (backlog full) is dropped.
 [[gnu::cold, gnu::noinline]] void hamlyn_am_card::wait_or_drop(int dest, uint32_t block,
@@ -359,7 +388,10 @@ void hamlyn_am_card::overflow(int dest) {
     ps.backlog.erase(ps.backlog.begin(), ps.backlog.begin() + static_cast<long>(ps.backlog_head));
     ps.backlog_head = 0;
   }
-  if (ps.backlog.empty()) backlogged_++;
+  if (ps.backlog.empty()) {
+    backlogged_++;
+    ps.send_now_up_to = 0;  // send_or_wait: every first launch comes here while some wait
+  }
   ps.backlog.push_back(waiting{block, len});
 }
 
@@ -372,6 +404,7 @@ bool hamlyn_am_card::flush_backlog(int dest) {
     ps.backlog_head++;
   }
   if (!ps.backlog.empty()) backlogged_--;
+  ps.send_now_up_to = ps.by_reference_above;
   ps.backlog.clear();
   ps.backlog_head = 0;
   return true;

@@ -197,14 +197,18 @@ class hamlyn_am_card {
     uint64_t lent = 0;      // packets deposited in my region at the peer (blocks lent, in turn)
     uint64_t returned = 0;  // of them, released by the peer (its count, as last believed)
     uint32_t next = 0;      // lent mod per_sender: the block the next packet goes to
+    // A first launch of at most this many bytes goes straight to transmit
+    // (send_or_wait): by_reference_above, or 0 while packets wait in the
+    // backlog, so that one compare stands for both tests.
+    uint32_t send_now_up_to = ~0u;
+    // Packets longer than this go to the peer by reference (~0u: none).
+    uint32_t by_reference_above = ~0u;
     std::vector<waiting> backlog;               // packets waiting for a free block (FIFO, bounded)
     size_t backlog_head = 0;                    // first waiting entry
     std::atomic<uint64_t>* overflow = nullptr;  // the peer's count of packets dropped for it
     const std::atomic<uint64_t>* given_back = nullptr;  // the peer's count of mine it released
     hamlyn::ticket ticket;                              // my region at the peer (fast mode, notify)
     hamlyn::fast_route route;                           // the ticket's, found at attach
-    // Packets longer than this go to the peer by reference (~0u: none).
-    uint32_t by_reference_above = ~0u;
     // The peer's outbound blocks, in its card memory (null: not attached).
     const std::byte* outbound = nullptr;
     uint32_t outbound_blocks = 0;
@@ -221,7 +225,11 @@ class hamlyn_am_card {
   inline bool transmit(int dest, const std::byte* data, uint32_t len);
   bool transmit_reference(int dest, uint32_t block, uint32_t len);
   bool transmit_first(int dest, uint32_t block, uint32_t len);
-  bool hand_over_reference(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
+  void send_or_wait_other(int dest, uint32_t block, uint32_t len);
+  // (n by value: the usual take's notification stays out of memory.)
+  bool hand_over_reference(hamlyn::notification n, const std::byte* carried, rx_packet& p);
+  bool map_outbound(int proc) noexcept;
+  void note_outbound(int proc, const hamlyn::card_view& v, const hamlyn::am_inbound_header& in);
   inline void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void send_held();
   inline bool hand_over(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
@@ -328,16 +336,14 @@ class hamlyn_am_card {
 
 // Sends now when my region at dest has a free block and nothing is waiting
 // before this packet; otherwise the packet waits in the backlog (or, when
-// that is full, is dropped).
+// that is full, is dropped). A packet that goes by reference takes the
+// same way out of line (send_or_wait_other).
 [[gnu::always_inline]] inline void hamlyn_am_card::send_or_wait(int dest, uint32_t block,
                                                                 const std::byte* packet,
                                                                 uint32_t len) {
   const peer_state& ps = peers_[dest];
-  if (__builtin_expect(ps.backlog.empty(), 1) &&
-      (__builtin_expect(len > ps.by_reference_above, 0) ? transmit_reference(dest, block, len)
-                                                        : transmit(dest, packet, len)))
-    return;
-  wait_or_drop(dest, block, len);
+  if (__builtin_expect(len <= ps.send_now_up_to, 1) && transmit(dest, packet, len)) return;
+  send_or_wait_other(dest, block, len);
 }
 
 // One packet (len <= block_size_: launch checks it, launch_built's callers
