@@ -1,4 +1,4 @@
-// The protocol over Medusa cards that deliver long packets by reference
+// The protocol over Medusa and Hamlyn cards that deliver long packets by reference
 // (am::endpoint_config::by_reference, nic::card_setup::deliver_by_reference):
 // a request read in its sender's block, resent while that first copy still
 // waits unread, answered through the first copy, and its block written with
@@ -16,34 +16,37 @@ namespace hpam::test {
 namespace {
 
 constexpr unsigned h_keep = 5;
-constexpr size_t long_message = 600;  // longer than an RX_READY cell holds
+constexpr size_t long_message = 600;  // Medusa: longer than an RX_READY cell holds
+// Hamlyn: longer than card_setup::by_reference_above (4 KiB)
+constexpr size_t long_hamlyn_message = 6000;
 
 void keep(hpam_token*, void* ctx, void* data, size_t len, uint64_t) {
   const auto* p = static_cast<const uint8_t*>(data);
   static_cast<std::vector<std::vector<uint8_t>>*>(ctx)->emplace_back(p, p + len);
 }
 
-std::vector<uint8_t> message(uint8_t tag) {
-  std::vector<uint8_t> m(long_message);
+std::vector<uint8_t> message(uint8_t tag, size_t len) {
+  std::vector<uint8_t> m(len);
   for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<uint8_t>(tag * 37 + i);
   return m;
 }
 
-TEST(by_reference, a_resent_request_and_its_rewritten_block_arrive_byte_exact) {
+template <class Card>
+void a_resent_request_and_its_rewritten_block_arrive_byte_exact(size_t len) {
   for (bool by_reference : {true, false}) {
     job_options o;
     o.depth = 1;  // the next request takes the same block
     o.receive_budget = 1;
     o.adaptive_timeout = false;  // the paper's timer: a timeout resends, polled or not
     o.by_reference = by_reference;
-    local_job<nic::medusa_card> j(o, "byref");
+    local_job<Card> j(o, "byref");
     std::vector<std::vector<uint8_t>> seen;
     ASSERT_EQ(j[1].register_handler_bulk(h_keep, keep, &seen), hpam::status::ok);
     auto send = [&](const std::vector<uint8_t>& m) {
       iovec iov{const_cast<uint8_t*>(m.data()), m.size()};
       return j[0].request_medium(1, h_keep, &iov, 1, 0, false);
     };
-    const std::vector<uint8_t> a = message(1), b = message(2);
+    const std::vector<uint8_t> a = message(1, len), b = message(2, len);
     ASSERT_EQ(send(a), hpam::status::ok);
     j.time().advance(2 * o.timeout_ns);
     for (int i = 0; i < 4 && j[0].peer_counters(1).retransmissions == 0; ++i) (void)j[0].poll();
@@ -58,7 +61,17 @@ TEST(by_reference, a_resent_request_and_its_rewritten_block_arrive_byte_exact) {
     EXPECT_EQ(seen[1], b);
     EXPECT_EQ(j[1].peer_counters(0).duplicates_reflected, 1u);  // a's resent copy
     EXPECT_EQ(j[0].card().by_reference_sends(), by_reference ? 2u : 0u);
+    EXPECT_EQ(j[1].card().malformed(), 0u);
   }
+}
+
+TEST(by_reference, a_resent_request_and_its_rewritten_block_arrive_byte_exact) {
+  a_resent_request_and_its_rewritten_block_arrive_byte_exact<nic::medusa_card>(long_message);
+}
+
+TEST(by_reference, hamlyn_a_resent_request_and_its_rewritten_block_arrive_byte_exact) {
+  a_resent_request_and_its_rewritten_block_arrive_byte_exact<nic::hamlyn_am_card>(
+      long_hamlyn_message);
 }
 
 }  // namespace
