@@ -21,6 +21,8 @@ void slot_table::bind(slot* slots, metadata_entry* metadata, std::byte* area,
   used_area_.clear();
   free_metadata_.clear();
   spare_metadata_node_ = {};
+  spare_count_ = 0;
+  spare_mark_.assign(l.slot_count, 0);
   free_area_[0] = l.area_bytes;
   if (l.metadata_entries) free_metadata_[0] = l.metadata_entries;
 }
@@ -83,19 +85,13 @@ void slot_table::free_area(uint64_t offset) {
   free_area_[start] = len;
 }
 
-status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
-  const bool fast = spec.mode == slot_mode::fast;
-  if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
-      spec.notification_queue >= limits_.notification_queues ||
-      (!fast && spec.metadata_count == 0) || spec.inline_limit > limits_.inline_room)
-    return status::invalid_argument;
-  if (spec.memory == area_memory::card &&
-      (spec.base > limits_.area_bytes || spec.bound > limits_.area_bytes - spec.base))
-    return status::invalid_argument;
+// A free slot and `count` entries of the metadata pool (none taken if
+// either is missing: no_resource).
+status slot_table::take_slot_and_metadata(uint32_t count, uint32_t& index,
+                                          uint32_t& metadata_base) {
   uint32_t s = 0;
   while (s < limits_.slot_count && slots_[s].state.load(std::memory_order_relaxed) != 0) ++s;
   if (s == limits_.slot_count) return status::no_resource;
-  const uint32_t count = fast ? 0 : spec.metadata_count;
   uint32_t meta_base = 0;
   if (count) {
     auto it = free_metadata_.begin();
@@ -111,15 +107,54 @@ status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
     } else {
       spare_metadata_node_ = std::move(node);
     }
-    for (uint32_t i = 0; i < count; ++i) {
-      metadata_entry& e = metadata_[meta_base + i];
-      e.packet_accumulator.store(0, std::memory_order_relaxed);
-      e.paranoid_key.store(0, std::memory_order_relaxed);
-      e.paranoid_low = e.paranoid_high = 0;
-      e.one_shot_used.store(0, std::memory_order_relaxed);
-      e.metadata_length = 0;
-      e.messages = 0;
+  }
+  index = s;
+  metadata_base = meta_base;
+  return status::ok;
+}
+
+void slot_table::give_back_spares() {
+  while (spare_count_ != 0) {
+    const spare_slot& sp = spare_slots_[--spare_count_];
+    spare_mark_[sp.index] = 0;
+    free_metadata_range(sp.metadata_base, 1);
+    slots_[sp.index].state.store(static_cast<uint32_t>(slot_state::free),
+                                 std::memory_order_release);
+  }
+}
+
+status slot_table::create_slot(const slot_spec& spec, uint32_t& index) {
+  const bool fast = spec.mode == slot_mode::fast;
+  if (static_cast<uint32_t>(spec.mode) >= slot_mode_count || spec.bound == 0 ||
+      spec.notification_queue >= limits_.notification_queues ||
+      (!fast && spec.metadata_count == 0) || spec.inline_limit > limits_.inline_room)
+    return status::invalid_argument;
+  if (spec.memory == area_memory::card &&
+      (spec.base > limits_.area_bytes || spec.bound > limits_.area_bytes - spec.base))
+    return status::invalid_argument;
+  const uint32_t count = fast ? 0 : spec.metadata_count;
+  uint32_t s = 0, meta_base = 0;
+  if (count == 1 && spare_count_ != 0) {  // the last slot released with one entry, revoked
+    const spare_slot& sp = spare_slots_[--spare_count_];
+    spare_mark_[sp.index] = 0;
+    s = sp.index;
+    meta_base = sp.metadata_base;
+  } else {
+    status st = take_slot_and_metadata(count, s, meta_base);
+    if (st == status::no_resource && spare_count_ != 0) {
+      give_back_spares();
+      st = take_slot_and_metadata(count, s, meta_base);
     }
+    if (!is_ok(st)) return st;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    metadata_entry& e = metadata_[meta_base + i];
+    e.packet_accumulator.store(0, std::memory_order_relaxed);
+    e.paranoid_key.store(0, std::memory_order_relaxed);
+    e.paranoid_low = e.paranoid_high = 0;
+    e.one_shot_used.store(0, std::memory_order_relaxed);
+    e.metadata_length = 0;
+    e.messages = 0;
   }
   slot& sl = slots_[s];
   sl.base = spec.base;
@@ -187,7 +222,7 @@ bool slot_table::held(uint32_t index) const {
 }
 
 status slot_table::rekey(uint32_t index, uint64_t key) {
-  if (index >= limits_.slot_count || key == 0) return status::invalid_argument;
+  if (index >= limits_.slot_count || key == 0 || is_spare(index)) return status::invalid_argument;
   slot& sl = slots_[index];
   if (sl.state.load(std::memory_order_relaxed) == static_cast<uint32_t>(slot_state::free))
     return status::invalid_argument;
@@ -225,9 +260,16 @@ void slot_table::free_metadata_range(uint32_t base, uint32_t count) {
 }
 
 status slot_table::release_slot(uint32_t index) {
+  if (is_spare(index)) return status::invalid_argument;  // released already
   const status r = revoke(index);
   if (!is_ok(r)) return r;
   slot& sl = slots_[index];
+  if (sl.metadata_count == 1 && spare_count_ < spare_slots_max) {  // kept revoked, a spare
+    spare_slots_[spare_count_++] = {index, sl.metadata_base};
+    spare_mark_[index] = 1;
+    sl.metadata_count = 0;
+    return status::ok;
+  }
   if (sl.metadata_count) free_metadata_range(sl.metadata_base, sl.metadata_count);
   sl.metadata_count = 0;
   sl.state.store(static_cast<uint32_t>(slot_state::free), std::memory_order_release);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "nic/hamlyn/layout.hpp"
 #include "nic/hamlyn/ticket.hpp"
@@ -59,6 +60,10 @@ class slot_table {
   }
   std::byte* area_address(uint64_t offset) const { return area_ + offset; }
   status create_slot(const slot_spec& spec, uint32_t& index);
+  // Slots released with one metadata entry kept as spares (below), at most:
+  // a window of 64 rendezvous sends in flight (osu_bw's, bench/mpi_pingpong's)
+  // registers 64 slots, then releases them one by one.
+  static constexpr uint32_t spare_slots_max = 64;
   // No further deposit with the old key. Waits for deposits that passed the
   // checks before it to finish (would_block after 2 s: a sender died inside).
   status revoke(uint32_t index);
@@ -88,6 +93,23 @@ class slot_table {
   // A node of free_metadata_ kept from an exact fit for the next release:
   // a registration per MPI rendezvous allocates and frees none.
   std::map<uint32_t, uint32_t>::node_type spare_metadata_node_;
+  // Slots released with one metadata entry, kept revoked with that entry:
+  // the next one-entry create_slot takes the last one back without the
+  // table's walk for a free slot or the metadata pool's free ranges (an MPI
+  // rendezvous registers and releases one slot per message on each side).
+  // A spare is refused to senders as a free slot is (only an active slot
+  // takes deposits) and to the owner's calls (is_spare). A create_slot that
+  // finds no free slot or no metadata range gives them back first.
+  struct spare_slot {
+    uint32_t index;          // the slot, revoked
+    uint32_t metadata_base;  // its one metadata entry
+  };
+  spare_slot spare_slots_[spare_slots_max] = {};
+  uint32_t spare_count_ = 0;
+  std::vector<uint8_t> spare_mark_;  // per slot: 1 while it is a spare (sized at bind)
+  bool is_spare(uint32_t index) const { return index < spare_mark_.size() && spare_mark_[index]; }
+  void give_back_spares();  // their slots free, their entries back into the pool
+  status take_slot_and_metadata(uint32_t count, uint32_t& index, uint32_t& metadata_base);
 };
 
 }  // namespace hpam::nic::hamlyn

@@ -297,5 +297,80 @@ TEST(hamlyn_card, metadata_ranges_given_back_join_their_neighbours) {
   ASSERT_EQ(t.release_slot(whole), status::ok);
 }
 
+// A slot released with one metadata entry stays revoked as a spare until
+// the next one-entry slot takes it back (slot_table::spare_slots_max, what
+// an MPI rendezvous's registration per message saves): meanwhile a deposit
+// with its ticket is refused and counted, nothing written, and the owner's
+// calls on it are refused as on a freed slot; taken back, it has a new
+// generation and key, so the old ticket stays refused. Once spares hold
+// every slot, a slot of two entries still gets one (the spares are given
+// back first).
+TEST(hamlyn_card, a_released_slot_kept_as_a_spare_refuses_its_old_ticket) {
+  hamlyn_job j(2, [](card_config& c) {
+    c.slot_count = 4;
+    c.metadata_entries = 8;
+  });
+  guarded_area a(j[1], 256);
+  slot_table& t = j[1].slots();
+  slot_spec spec;
+  spec.base = a.offset;
+  spec.bound = a.bytes;
+  spec.metadata_count = 1;
+  uint32_t s;
+  ASSERT_EQ(t.create_slot(spec, s), status::ok);
+  const uint64_t key = t.slot_at(s).protection_key.load();
+  const uint32_t generation = t.slot_at(s).generation;
+  packet_header h{};
+  h.destination = 1;
+  h.slot = s;
+  h.protection_key = key;
+  h.length = 8;
+  h.flags = encode_flags(packet_kind::data, false) | flag_single;
+  std::vector<std::byte> data(8, std::byte{7});
+  iovec d{data.data(), data.size()};
+  auto deposit = [&](const packet_header& p) {
+    return j[0].receiver().arrive(j[0].view(1), p, &d, 1, nullptr, false);
+  };
+  ASSERT_EQ(deposit(h), status::ok);
+  ASSERT_EQ(a.memory[0], std::byte{7});
+  std::memset(a.memory, static_cast<int>(guarded_area::pattern), 8);
+  ASSERT_EQ(t.release_slot(s), status::ok);
+  const uint64_t revoked = j[1].arrivals().revoked_rejections;
+  EXPECT_EQ(deposit(h), status::rejected);
+  EXPECT_EQ(j[1].arrivals().revoked_rejections, revoked + 1);
+  EXPECT_TRUE(a.untouched());
+  EXPECT_EQ(t.release_slot(s), status::invalid_argument);
+  EXPECT_EQ(t.rekey(s, key), status::invalid_argument);
+  EXPECT_EQ(t.metadata(s, 0), nullptr);
+  uint32_t again;
+  ASSERT_EQ(t.create_slot(spec, again), status::ok);
+  EXPECT_EQ(again, s);  // the spare, taken back
+  EXPECT_EQ(t.slot_at(s).generation, generation + 1);
+  EXPECT_NE(t.slot_at(s).protection_key.load(), key);
+  EXPECT_EQ(deposit(h), status::rejected);  // the old ticket
+  EXPECT_TRUE(a.untouched());
+  packet_header fresh = h;
+  fresh.protection_key = t.slot_at(s).protection_key.load();
+  EXPECT_EQ(deposit(fresh), status::ok);
+  EXPECT_EQ(a.memory[0], std::byte{7});
+  // Every slot a spare: a slot of two entries gives them back and takes one.
+  uint32_t more[3];
+  for (uint32_t& x : more) ASSERT_EQ(t.create_slot(spec, x), status::ok);
+  uint32_t none;
+  EXPECT_EQ(t.create_slot(spec, none), status::no_resource);
+  ASSERT_EQ(t.release_slot(s), status::ok);
+  for (uint32_t x : more) ASSERT_EQ(t.release_slot(x), status::ok);
+  spec.metadata_count = 2;
+  uint32_t two;
+  ASSERT_EQ(t.create_slot(spec, two), status::ok);
+  EXPECT_NE(t.metadata(two, 1), nullptr);
+  spec.metadata_count = 1;
+  std::vector<uint32_t> ones;
+  for (uint32_t x; is_ok(t.create_slot(spec, x));) ones.push_back(x);
+  EXPECT_EQ(ones.size(), 3u);  // the other slots, freed with the spares
+  for (uint32_t x : ones) ASSERT_EQ(t.release_slot(x), status::ok);
+  ASSERT_EQ(t.release_slot(two), status::ok);
+}
+
 }  // namespace
 }  // namespace hpam::test
