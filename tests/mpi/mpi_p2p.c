@@ -1,6 +1,7 @@
 /* Point-to-point over the BTL under test: every size from 0 B to 4 MiB
- * (powers of two and odd neighbours) checked byte for byte, any-source /
- * any-tag receives, probe, persistent requests, non-contiguous datatypes.
+ * (powers of two and odd neighbours) checked byte for byte, a window of
+ * rendezvous in flight, any-source / any-tag receives, probe, persistent
+ * requests, non-contiguous datatypes.
  * Any number of ranks >= 2: rank r exchanges with its ring neighbours. */
 #include <string.h>
 
@@ -37,6 +38,48 @@ static void sizes_exchange(void)
     }
     free(out);
     free(in);
+}
+
+/* A window of rendezvous in flight, as a stream sends them: 80 messages
+ * (more than the 64 registrations a card keeps as spare slots, so spares
+ * are taken, made and given back while others are alive), each from and
+ * into a buffer of its own, of sizes on both sides of btl/hpam's eager
+ * limit (32,704 bytes with ob1's header) and above it, in three rounds
+ * that shift the sizes; every byte checked, and nothing past the end. */
+static void rendezvous_window(void)
+{
+    enum { window = 80, rounds = 3 };
+    static const size_t sizes[] = {32672, 32680, 32688, 32696, 32704, 32712,
+                                   32720, 32736, 65537, 262144, (1u << 20) + 3};
+    const int nsizes = (int) (sizeof sizes / sizeof sizes[0]);
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    unsigned char *out[window], *in[window];
+    MPI_Request rq[2 * window];
+    for (int round = 0; round < rounds; ++round) {
+        for (int k = 0; k < window; ++k) {
+            const size_t s = sizes[(k + round) % nsizes];
+            out[k] = malloc(s);
+            in[k] = malloc(s + 1);
+            CHECK(out[k] != NULL && in[k] != NULL, "window buffers");
+            fill_pattern(out[k], s, rank, right, 1000 + k);
+            memset(in[k], 0xA5, s + 1);
+            MPI_Irecv(in[k], (int) s, MPI_BYTE, left, 1000 + k, MPI_COMM_WORLD, &rq[k]);
+        }
+        for (int k = 0; k < window; ++k) {
+            const size_t s = sizes[(k + round) % nsizes];
+            MPI_Isend(out[k], (int) s, MPI_BYTE, right, 1000 + k, MPI_COMM_WORLD, &rq[window + k]);
+        }
+        MPI_Waitall(2 * window, rq, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < window; ++k) {
+            const size_t s = sizes[(k + round) % nsizes];
+            const size_t bad = check_pattern(in[k], s, left, rank, 1000 + k);
+            CHECK(bad == s, "round %d, message %d of %zu bytes: byte %zu differs", round, k, s, bad);
+            CHECK(in[k][s] == 0xA5, "round %d, message %d of %zu bytes: wrote past the end", round,
+                  k, s);
+            free(out[k]);
+            free(in[k]);
+        }
+    }
 }
 
 static void any_source_any_tag(void)
@@ -149,6 +192,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2, "needs 2 ranks or more");
     sizes_exchange();
+    rendezvous_window();
     any_source_any_tag();
     MPI_Barrier(MPI_COMM_WORLD); /* no later message may meet the wildcard receives */
     probe();
