@@ -78,11 +78,15 @@ static int burst_iters(size_t n)
 }
 
 /* Windows per bandwidth burst (at least 256 KiB), and bursts for n: as many
- * as asked, but at most about 1 GiB in all (7 bursts at least). */
+ * as asked, but at most about 4 GiB in all (7 bursts at least): 64 bursts
+ * of one window at 1 MiB, 16 at 4 MiB. A burst there lasts about a
+ * scheduler slice, so the median needs enough of them that those another
+ * process cut into stay a minority (with a 1 GiB cap, 16 at 1 MiB did not:
+ * docs/decisions.md, h30m). */
 static int bw_iters(size_t n) { return n >= 4096 ? 1 : (int) (4096 / n); }
 static int bw_bursts(size_t n, int bursts)
 {
-    const double per = (double) n * window * bw_iters(n), fit = (double) (1u << 30) / per;
+    const double per = (double) n * window * bw_iters(n), fit = (double) (1ull << 32) / per;
     return fit >= bursts ? bursts : fit > 7 ? (int) fit : 7;
 }
 
