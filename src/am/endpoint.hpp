@@ -63,10 +63,13 @@ struct handler_entry {
 };
 
 // A packet's protocol header as accept() copied and checked it: everything
-// after accept reads this copy, never the card block.
+// after accept reads this copy, never the card block. Its control word,
+// decoded, is not kept here: accept hands it to the inline request path
+// (in registers), and the replies' out-of-line functions decode it again
+// from h.control (stored in the arrival at every packet, it cost about 9
+// instructions of vector shuffles a packet).
 struct arrival {
   int src;                        // sending process, as the card knows it
-  control_word c;                 // decoded control word
   am_header h;                    // the header (words beyond header_bytes(c.kind) unused)
   const std::byte* payload;       // bytes after the header, in the card block
   uint32_t payload_len;           // their number (an ack trailer not included)
@@ -255,13 +258,14 @@ class endpoint {
   [[gnu::always_inline]] inline uint32_t receive_packets(uint32_t budget);
   [[gnu::cold]] status news();
   [[gnu::always_inline]] inline void handle_packet(const nic::rx_packet& p);
-  [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a);
-  [[gnu::always_inline]] inline refusal check_request(const arrival& a) const;
-  [[gnu::always_inline]] inline void on_request(const arrival& a);
-  [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a);
+  [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a, control_word& c);
+  [[gnu::always_inline]] inline refusal check_request(const arrival& a, msg_kind kind) const;
+  [[gnu::always_inline]] inline void on_request(const arrival& a, control_word c);
+  [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a,
+                                                         msg_kind kind);
   void serve_get(hpam_token& t, const am_header& h);
   void on_reply(const arrival& a);
-  bool reply_ok(const request_desc& d, const arrival& a) const;
+  bool reply_ok(const request_desc& d, const arrival& a, msg_kind kind) const;
   [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
                                               bool answers_resend);
   [[gnu::cold]] void refused(int peer, const request_desc& d, const char* why);
@@ -290,7 +294,7 @@ class endpoint {
   }
   void launch_acks(int peer, uint64_t waiting);
   bool acks_well_formed(arrival& a) const;
-  void on_ack_packet(const arrival& a);
+  void on_ack_packet(const arrival& a, control_word c);
   // An ack of my request [instance] at sequence (why: its refusal value),
   // from an ack packet or carried inside another packet.
   // sequence: with entry_answers_resend when the ack was made for a resent copy.

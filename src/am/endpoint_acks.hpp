@@ -125,13 +125,14 @@ void endpoint<Card>::launch_acks(int peer, uint64_t waiting) {
 // anything else makes the whole packet malformed (nothing in it is taken).
 template <class Card>
 bool endpoint<Card>::acks_well_formed(arrival& a) const {
+  const control_word c = read_control(a.h);
   const uint32_t n = a.payload_len / sizeof(ack_entry);
-  if (a.c.cls != msg_class::reply ||
+  if (c.cls != msg_class::reply ||
       refusal_of(a.h.refusal) != static_cast<uint16_t>(refusal::none) ||
       a.payload_len % sizeof(ack_entry) != 0 || n > acks_.capacity())
     return false;
   std::memcpy(a.more, a.payload, a.payload_len);
-  uint64_t named = uint64_t{1} << a.c.instance;
+  uint64_t named = uint64_t{1} << c.instance;
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t i = a.more[k].instance;
     if (i >= depth_ || (named >> i) & 1) return false;
@@ -146,10 +147,10 @@ bool endpoint<Card>::acks_well_formed(arrival& a) const {
 // stale one (a duplicate, or an answer to a resent request already
 // answered) is counted and dropped without touching the others.
 template <class Card>
-void endpoint<Card>::on_ack_packet(const arrival& a) {
+void endpoint<Card>::on_ack_packet(const arrival& a, control_word c) {
   answer_batch_.open = early_resend_ && a.more_acks != 0;
-  take_ack(a.src, a.c.instance,
-           a.c.sequence | ((a.h.refusal & answers_resend) ? entry_answers_resend : 0),
+  take_ack(a.src, c.instance,
+           c.sequence | ((a.h.refusal & answers_resend) ? entry_answers_resend : 0),
            refusal_of(a.h.refusal));
   for (uint32_t k = 0; k < a.more_acks; ++k)
     take_ack(a.src, a.more[k].instance, a.more[k].sequence, static_cast<uint16_t>(refusal::none));

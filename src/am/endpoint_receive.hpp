@@ -103,7 +103,7 @@ uint32_t endpoint<Card>::receive_packets(uint32_t budget) {
 // process of the job (not this one: the card never delivers my own packets
 // to me, but a forged entry could name me, so that stays checked).
 template <class Card>
-bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
+bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c) {
   if (__builtin_expect(!p.crc_ok, 0)) {
     if (!p.rejected) counters_[my_proc_].crc_failures++;  // a refused header the card counted
     return false;
@@ -119,12 +119,12 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
     counters_[src].key_rejections++;
     return false;
   }
-  a.c = read_control(a.h);
-  const bool request = a.c.cls == msg_class::request;
+  c = read_control(a.h);
+  const bool request = c.cls == msg_class::request;
   a.has_ack = request && (a.h.refusal & carries_ack) != 0;
   const uint32_t trailer = a.has_ack ? sizeof(ack_entry) : 0;
-  if (a.c.instance >= depth_ || static_cast<uint32_t>(a.c.kind) >= msg_kind_count ||
-      a.h.handler >= max_handlers || p.length < header_bytes(a.c.kind) + trailer ||
+  if (c.instance >= depth_ || static_cast<uint32_t>(c.kind) >= msg_kind_count ||
+      a.h.handler >= max_handlers || p.length < header_bytes(c.kind) + trailer ||
       (request && (a.h.refusal & ~request_flags) != 0)) {
     counters_[src].malformed++;
     return false;
@@ -139,10 +139,10 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
   const bool was_connected = connected_[src] != 0;  // one load on the way of a known peer
   if (__builtin_expect(!was_connected, 0)) connect_on_arrival(src);
   a.src = src;
-  a.payload = p.data + header_bytes(a.c.kind);
-  a.payload_len = p.length - header_bytes(a.c.kind) - trailer;
+  a.payload = p.data + header_bytes(c.kind);
+  a.payload_len = p.length - header_bytes(c.kind) - trailer;
   a.more_acks = 0;
-  if (a.c.kind == msg_kind::ack && a.payload_len != 0 && !acks_well_formed(a)) {
+  if (c.kind == msg_kind::ack && a.payload_len != 0 && !acks_well_formed(a)) {
     counters_[src].malformed++;
     return false;
   }
@@ -152,11 +152,12 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a) {
 template <class Card>
 void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   arrival a;
-  if (!accept(p, a)) return;
-  if (a.c.cls == msg_class::request) {
+  control_word c;
+  if (!accept(p, a, c)) return;
+  if (c.cls == msg_class::request) {
     if (a.has_ack)  // first: it may free the instance the handler's send needs
       take_ack(a.src, a.ack.instance, a.ack.sequence, static_cast<uint16_t>(refusal::none));
-    on_request(a);
+    on_request(a, c);
   } else {
     on_reply(a);
   }
@@ -165,10 +166,10 @@ void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
 // Whether a request is malformed (dropped), refused (negatively
 // acknowledged) or accepted.
 template <class Card>
-refusal endpoint<Card>::check_request(const arrival& a) const {
+refusal endpoint<Card>::check_request(const arrival& a, msg_kind kind) const {
   const am_header& h = a.h;
   const handler_entry& e = handlers_[h.handler];
-  switch (a.c.kind) {
+  switch (kind) {
     case msg_kind::short4:
       if (a.payload_len != 0) return refusal::malformed;
       return e.short4 ? refusal::none : refusal::no_handler;
@@ -196,9 +197,8 @@ refusal endpoint<Card>::check_request(const arrival& a) const {
 // no answer; a refused one consumes its sequence number and is answered by
 // a negative acknowledgement (stored, so a duplicate gets it too).
 template <class Card>
-void endpoint<Card>::on_request(const arrival& a) {
+void endpoint<Card>::on_request(const arrival& a, const control_word c) {
   const int src = a.src;
-  const control_word& c = a.c;
   reply_desc& r = replies_.at(src, c.instance);
   if (c.sequence != r.expected) {
     if (c.sequence == previous_sequence(r.expected) && r.length != 0) {
@@ -215,7 +215,7 @@ void endpoint<Card>::on_request(const arrival& a) {
     }
     return;
   }
-  const refusal why = check_request(a);
+  const refusal why = check_request(a, c.kind);
   if (why == refusal::malformed) {
     counters_[src].malformed++;
     return;
@@ -231,19 +231,19 @@ void endpoint<Card>::on_request(const arrival& a) {
     return;
   }
   hpam_token t{this, owner_, src, c.instance, c.sequence, true, false};
-  run_request_handler(t, a);
+  run_request_handler(t, a, c.kind);
   if (!t.replied) send_ack(src, c.instance, t.sequence, refusal::none, r);
   counters_[src].requests_received++;
 }
 
 template <class Card>
-void endpoint<Card>::run_request_handler(hpam_token& t, const arrival& a) {
+void endpoint<Card>::run_request_handler(hpam_token& t, const arrival& a, const msg_kind kind) {
   state_ = handler_state::request;
   current_token_ = &t;
-  if (a.c.kind == msg_kind::get)
+  if (kind == msg_kind::get)
     serve_get(t, a.h);
   else
-    dispatch(t, a.c.kind, a.h.handler, a.h.word, a.payload, a.payload_len);
+    dispatch(t, kind, a.h.handler, a.h.word, a.payload, a.payload_len);
   state_ = handler_state::none;
   current_token_ = nullptr;
 }
@@ -262,12 +262,11 @@ void endpoint<Card>::serve_get(hpam_token& t, const am_header& h) {
 // by a store of exactly the bytes asked for; a store reply to anything else
 // lands inside my segment; the handler it names exists.
 template <class Card>
-bool endpoint<Card>::reply_ok(const request_desc& d, const arrival& a) const {
+bool endpoint<Card>::reply_ok(const request_desc& d, const arrival& a, const msg_kind kind) const {
   const am_header& h = a.h;
   if (d.kind == msg_kind::get)
-    return a.c.kind == msg_kind::store && a.payload_len == d.get_length &&
-           handlers_[d.handler].bulk;
-  switch (a.c.kind) {
+    return kind == msg_kind::store && a.payload_len == d.get_length && handlers_[d.handler].bulk;
+  switch (kind) {
     case msg_kind::short4:
       return a.payload_len == 0 && handlers_[h.handler].short4;
     case msg_kind::store:
@@ -286,9 +285,9 @@ bool endpoint<Card>::reply_ok(const request_desc& d, const arrival& a) const {
 template <class Card>
 void endpoint<Card>::on_reply(const arrival& a) {
   const int src = a.src;
-  const control_word& c = a.c;
+  const control_word c = read_control(a.h);  // as accept decoded it
   if (c.kind == msg_kind::ack) {
-    on_ack_packet(a);
+    on_ack_packet(a, c);
     return;
   }
   request_desc& d = requests_.at(src, c.instance);
@@ -296,9 +295,9 @@ void endpoint<Card>::on_reply(const arrival& a) {
     counters_[src].stale_replies++;
     return;
   }
-  if (!reply_ok(d, a)) {
+  if (!reply_ok(d, a, c.kind)) {
     counters_[src].malformed++;
-    if (a.c.kind == msg_kind::store && d.kind != msg_kind::get) counters_[src].segment_rejections++;
+    if (c.kind == msg_kind::store && d.kind != msg_kind::get) counters_[src].segment_rejections++;
     refused(src, d, "its reply did not match the request or lay outside my segment; ignored");
   } else {
     hpam_token t{this, owner_, src, c.instance, c.sequence, false, false};
