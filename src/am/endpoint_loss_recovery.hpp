@@ -28,6 +28,7 @@ void endpoint<Card>::stamp_sent(int dest, request_desc& d) {
   const uint64_t now = clock_.now_ns();
   peer_timer& t = timers_[dest];
   d.timestamp = d.first_sent = now;
+  d.stamped = true;
   d.timeout = t.rtt.rto_ns;
   d.waited_arrivals = false;
   d.suspected = false;

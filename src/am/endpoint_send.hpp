@@ -107,9 +107,11 @@ status endpoint<Card>::send_request(int dest, msg_kind kind, unsigned handler, b
   // The real clock is not read here (rdtsc, ~14 ns on this guest, on every
   // send): the timeout walk's first look at the busy descriptor stamps it.
   // A manual clock (the protocol tests) stamps at the send, exactly, and so
-  // does a wire that can lose packets (the round trip is measured).
-  d.stamped = stamp_at_send_;
-  if (__builtin_expect(d.stamped, 0)) stamp_sent(dest, d);
+  // does a wire that can lose packets (the round trip is measured), and
+  // sets d.stamped (the setting is tested, not copied into d and tested
+  // there: one instruction less a send).
+  d.stamped = false;
+  if (__builtin_expect(stamp_at_send_, 0)) stamp_sent(dest, d);
   d.kind = kind;
   d.handler = static_cast<uint16_t>(handler);
   if (kind == msg_kind::get) {  // a constant here: other kinds never read these
