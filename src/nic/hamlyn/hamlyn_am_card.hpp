@@ -34,10 +34,12 @@
 // wire header, and nobody reads it, because the notification says what it
 // would (the length the card deposited, the sender whose region's slot and
 // key took it, the receiver whose queue it is in). The packet travels
-// whole, its first wire_header_size bytes whatever its block held (so a
-// carried packet lies in the entry where the full form would, its lines
-// and alignment unchanged). The fast-mode word says so per packet
-// (headless_word); the receiver then checks no wire header, and a receiver
+// whole, its first wire_header_size bytes whatever its block held. The
+// fast-mode word says so per packet (hamlyn::headless_word); a carried
+// headless packet travels in a compact notification entry (layout.hpp):
+// from the entry's first byte, the entry's wrap flag and fields where its
+// wire header would be, one cache line fewer than after a full entry's 32
+// bytes of fields. The receiver then checks no wire header, and a receiver
 // that checks CRCs (a headless packet has none) refuses and counts such a
 // word. (A sender's faults are its own wire's: its packets are then never
 // headless, and it takes others' headless packets.) A packet in the full form (every packet
@@ -95,11 +97,10 @@ namespace hpam::nic {
 // The purpose in a Hamlyn AM card's segment name (sys::segment_name).
 inline constexpr const char* hamlyn_am_segment_purpose = "hamlyn-am";
 
-namespace hamlyn {
 // The fast-mode word of an AM card's packet: the block (low 32 bits), and
-// bit headless_shift for a headless packet (its wire header not written).
-constexpr uint32_t headless_shift = 32;
-constexpr uint64_t headless_word = uint64_t{1} << headless_shift;
+// hamlyn::headless_word (layout.hpp) for a headless packet (its wire header
+// not written), which its notification may carry compact.
+namespace hamlyn {
 // Bit reference_shift: the packet is delivered by reference, the message
 // carried in the entry exactly an am_reference.
 constexpr uint32_t reference_shift = 33;

@@ -20,7 +20,7 @@ namespace hpam::nic::hamlyn {
 
 constexpr uint64_t card_magic = 0x4e594c4d41484d50ull;  // "PMHAMLYN"
 constexpr uint32_t card_version =
-    8;  // 2: notification entries carry the whole cursor;
+    9;  // 2: notification entries carry the whole cursor;
         // 3: entries of 128 bytes that can carry a message; inline_limit;
         // 4: the inbound ready FIFO's cells carry small packets;
         // 5: hold lines for direct deposits (card_header::direct_holds);
@@ -28,6 +28,7 @@ constexpr uint32_t card_version =
         // 7: a fast-mode arrival held by a hold line is counted there
         //    (hold_line::fast_arrivals; readers add it: arrival_totals)
         // 8: notification entries of 128 to 512 bytes (card_header::notify_entry_bytes)
+        // 9: compact entries (entry_state::written_compact, compact_fields)
 
 // Slot modes (OSDI'96 2.7).
 enum class slot_mode : uint32_t {
@@ -163,17 +164,47 @@ static_assert(notification_entry_bytes_for(0) == 128 && notification_entry_bytes
 
 // What an entry's wrap flag says of the cursor value it names.
 enum class entry_state : uint64_t {
-  free = 0,     // nobody has written it for this cursor value yet
-  claimed = 1,  // a writer owns it and is filling the fields
-  written = 2,  // ready for the reader
+  free = 0,             // nobody has written it for this cursor value yet
+  claimed = 1,          // a writer owns it and is filling the fields
+  written = 2,          // ready for the reader
+  written_compact = 3,  // ready for the reader, in the compact form (below)
 };
+
+// A fast-mode word with this bit (and a 16-bit value beside it) says that
+// the message's first 16 bytes are not read by its receiver (a headless
+// packet of the Hamlyn AM card, whose wire header is not written). A
+// notification that carries such a message of 16 bytes or more, with a
+// slot index below 2^16, may be written compact: the message from the
+// entry's first byte, its first 16 bytes replaced by the wrap flag and
+// one word of fields (compact_fields), so that a message of n bytes spans
+// the lines of entry bytes [0, n) instead of [32, 32 + n): one line fewer
+// for most lengths (an 8-byte MPI message's 72-byte packet, 0 B's 64: one
+// line), as Medusa's headless cell. The reader gets the fast-mode word
+// back whole (headless_word | its 16 bits), metadata_index fast_index,
+// and the message at the entry's start, of its length.
+constexpr uint32_t headless_shift = 32;
+constexpr uint64_t headless_word = uint64_t{1} << headless_shift;
+// The compact entry's word at byte 8: slot, source, length and the fast-mode
+// word's low 16 bits, 16 bits each from the low end.
+constexpr uint64_t compact_fields(uint64_t slot, uint64_t source, uint64_t length, uint64_t word) {
+  return slot | uint64_t{static_cast<uint16_t>(source)} << 16 | length << 32 | word << 48;
+}
+// Whether a carried message (length <= its entry's room) may go compact:
+// the word headless, its other bits and the slot index below 2^16, the
+// length from 16 bytes (the source, < 65535, fits).
+constexpr bool compact_fits(uint64_t slot, uint64_t length, uint64_t word) {
+  return ((word - headless_word) | slot | (length - 16)) < 0x10000;
+}
+static_assert(compact_fits(0, 16, headless_word) &&
+              compact_fits(0xffff, 480, headless_word | 0xffff) &&
+              !compact_fits(0, 15, headless_word) && !compact_fits(0x10000, 64, headless_word) &&
+              !compact_fits(0, 64, 5) && !compact_fits(0, 64, headless_word << 1));
 constexpr uint64_t encode_wrap_flag(uint64_t cursor, entry_state s) {
   return (cursor << 2) | static_cast<uint64_t>(s);
 }
 constexpr uint64_t wrap_flag_cursor(uint64_t flag) {
   return flag >> 2;
 }
-// 3 is no state: only a damaged flag decodes to it.
 constexpr uint64_t wrap_flag_state(uint64_t flag) {
   return flag & 3;
 }

@@ -127,6 +127,14 @@ inline void notification_queue_init(notification_queue_control& q,
 }
 
 namespace detail {
+// Whether `flag` says written for cursor value c, in either form (written
+// and written_compact differ in the low bit alone).
+[[gnu::always_inline]] inline bool written_for(uint64_t flag, uint64_t c) noexcept {
+  static_assert((static_cast<uint64_t>(entry_state::written) | 1) ==
+                static_cast<uint64_t>(entry_state::written_compact));
+  return (flag | 1) == encode_wrap_flag(c, entry_state::written_compact);
+}
+
 // The first of the run of free entries that ends at the free entry for
 // cursor value `from`: where the writers' tail really is.
 inline uint64_t first_free(const notification_ring& ring, uint64_t from) noexcept {
@@ -182,26 +190,79 @@ namespace detail {
     std::memcpy(room + first, message + first, n - first);
 }
 
+// A compact entry (layout.hpp): its fields' word at byte 8 and the carried
+// message's bytes [16, n), 16 <= n <= the ring's room, at the same bytes of
+// the entry (its first 16 the entry's own), every store to the first line
+// before any to the rest, as copy_into_entry: up to 64 bytes one copy, which
+// stays in the first line; past it the first line's 48 bytes, the empty
+// asm, then the rest.
+[[gnu::always_inline]] inline void fill_compact(notification_entry& e, uint64_t fields,
+                                                const std::byte* message, uint32_t n) noexcept {
+  constexpr uint32_t head = 16, first = 64 - head;  // the message's bytes in line one past it
+  auto* base = reinterpret_cast<std::byte*>(&e);
+  std::memcpy(base + 8, &fields, sizeof fields);
+  if (n <= 64) {
+    sys::copy_up_to_96(base + head, message + head, n - head);
+    return;
+  }
+  sys::copy_up_to_96(base + head, message + head, first);
+  using line = std::byte[64];
+  using rest = std::byte[max_notification_entry_bytes - 64];
+  auto* lines = reinterpret_cast<line*>(&e);
+  asm volatile("" : "+m"(*reinterpret_cast<rest*>(lines + 1)) : "m"(lines[0]));
+  // The rest: up to 32 bytes (an MPI message of up to 32 bytes: its riding
+  // ack and a few payload bytes) in two moves of the widest word that fits,
+  // inline (copy_up_to_96 calls sys::short_copy below 32 bytes: a call
+  // with its spills, 26 instructions a send against 8 here); 33 to 96 by
+  // copy_up_to_96's moves; more by memcpy.
+  const uint32_t r = n - 64;
+  std::byte* to = base + 64;
+  const std::byte* from = message + 64;
+  if (__builtin_expect(r <= 16, 1)) {
+    if (r >= 8)
+      sys::detail::copy_two<uint64_t>(to, from, r);
+    else if (r >= 4)
+      sys::detail::copy_two<uint32_t>(to, from, r);
+    else
+      sys::short_copy(to, from, r);
+  } else if (r <= 32) {
+    sys::detail::copy_two<unsigned __int128>(to, from, r);
+  } else if (r <= 96) {
+    sys::copy_up_to_96(to, from, r);
+  } else {
+    std::memcpy(to, from, r);
+  }
+}
+
 // Fills entry e, claimed for cursor value `at`, and publishes it: false when
-// the reader had passed over it meanwhile (it is no longer mine).
-// room_checked: see notification_append.
+// the reader had passed over it meanwhile (it is no longer mine). A carried
+// message whose first 16 bytes its reader does not read (a headless
+// fast-mode word: compact_fits) goes compact; any other entry in the full
+// form. room_checked: see notification_append.
 template <bool room_checked = false>
 [[gnu::always_inline]] inline bool fill_and_publish(notification_entry& e, uint32_t room,
                                                     uint64_t at, const notification& n,
                                                     const std::byte* message) noexcept {
-  e.slot = n.slot;
-  e.metadata_index = n.metadata_index;
-  e.source = static_cast<uint16_t>(n.source);
-  e.length = static_cast<uint32_t>(n.length);
-  e.metadata = n.metadata;
   const bool carry = message != nullptr && (room_checked || n.length <= room);
-  e.flags = carry ? entry_flag_carried : 0;
-  if (carry) copy_into_entry(e, message, static_cast<uint32_t>(n.length));
+  entry_state written = entry_state::written;
+  if (carry && compact_fits(n.slot, n.length, n.metadata)) {
+    fill_compact(e, compact_fields(n.slot, n.source, n.length, n.metadata), message,
+                 static_cast<uint32_t>(n.length));
+    written = entry_state::written_compact;
+  } else {
+    e.slot = n.slot;
+    e.metadata_index = n.metadata_index;
+    e.source = static_cast<uint16_t>(n.source);
+    e.length = static_cast<uint32_t>(n.length);
+    e.metadata = n.metadata;
+    e.flags = carry ? entry_flag_carried : 0;
+    if (carry) copy_into_entry(e, message, static_cast<uint32_t>(n.length));
+  }
   // Publish: the fields above (and the deposit that preceded this call)
   // are visible to a reader that sees the written flag. A compare-and-swap:
   // if the reader passed over the entry meanwhile, it is no longer mine.
   uint64_t expect = encode_wrap_flag(at, entry_state::claimed);
-  return e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(at, entry_state::written),
+  return e.wrap_flag.compare_exchange_strong(expect, encode_wrap_flag(at, written),
                                              std::memory_order_release, std::memory_order_relaxed);
 }
 
@@ -301,9 +362,7 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
   }
   for (uint64_t i = 1; i < ahead; ++i) {
     const uint64_t f = ring.at(c + i).wrap_flag.load(std::memory_order_acquire);
-    if (f == encode_wrap_flag(c + i, entry_state::claimed) ||
-        f == encode_wrap_flag(c + i, entry_state::written))
-      return true;
+    if (f == encode_wrap_flag(c + i, entry_state::claimed) || written_for(f, c + i)) return true;
   }
   return false;
 }
@@ -340,8 +399,7 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
                                            const notification_ring& ring, notification_reader& r,
                                            uint64_t c) noexcept {
   const uint64_t next = ring.at(c + 1).wrap_flag.load(std::memory_order_acquire);
-  if (next == encode_wrap_flag(c + 1, entry_state::claimed) ||
-      next == encode_wrap_flag(c + 1, entry_state::written)) {
+  if (next == encode_wrap_flag(c + 1, entry_state::claimed) || written_for(next, c + 1)) {
     r.wary = wary_looks;
     return true;
   }
@@ -357,28 +415,50 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 }  // namespace detail
 
 namespace detail {
-// The entry e at the reader's cursor c is written for it: copies it out
-// (each field read once), gives it to the next lap's writers and advances.
-// False (counted) when it cannot be a writer's: unknown flags, or a carried
-// message longer than an entry holds (`room`).
+// Where the message of an entry taken in place lies: a compact entry's at
+// its first byte, a full one's after its fields.
+[[gnu::always_inline]] inline const std::byte* carried_at(notification_entry& e,
+                                                          bool compact) noexcept {
+  return compact ? reinterpret_cast<const std::byte*>(&e) : entry_message(e);
+}
+
+// The entry e at the reader's cursor c is written for it (compact: in the
+// compact form): copies it out (each field read once), gives it to the
+// next lap's writers and advances. False (counted) when it cannot be a
+// writer's: unknown flags, a carried message longer than an entry holds
+// (`room`), or a compact one shorter than its 16 bytes of head.
 // In place (notification_take_in_place): the message is not copied.
 template <bool in_place = false>
 [[gnu::always_inline]] inline bool take_written(notification_entry& e, uint64_t c, uint64_t cap,
                                                 uint32_t room, notification_reader& r,
-                                                notification& out, std::byte* message) noexcept {
-  out.slot = e.slot;
-  out.metadata_index = e.metadata_index;
-  out.source = e.source;
-  out.metadata = e.metadata;
-  out.length = e.length;
-  const uint16_t flags = e.flags;  // copied once
-  out.carried = flags == entry_flag_carried;
-  const bool good = (flags & ~known_entry_flags) == 0 && (!out.carried || out.length <= room);
+                                                notification& out, std::byte* message,
+                                                bool compact = false) noexcept {
+  bool good;
+  if (compact) {
+    uint64_t f;  // copied once
+    std::memcpy(&f, reinterpret_cast<const std::byte*>(&e) + 8, sizeof f);
+    out.slot = static_cast<uint32_t>(f & 0xffff);
+    out.metadata_index = fast_index;
+    out.source = static_cast<uint32_t>(f >> 16 & 0xffff);
+    out.metadata = headless_word | f >> 48;
+    out.length = f >> 32 & 0xffff;
+    out.carried = true;
+    good = out.length - 16 <= room - 16;
+  } else {
+    out.slot = e.slot;
+    out.metadata_index = e.metadata_index;
+    out.source = e.source;
+    out.metadata = e.metadata;
+    out.length = e.length;
+    const uint16_t flags = e.flags;  // copied once
+    out.carried = flags == entry_flag_carried;
+    good = (flags & ~known_entry_flags) == 0 && (!out.carried || out.length <= room);
+  }
   // A 128-byte entry's whole room, whatever the length: a fixed-size copy
   // is a few moves; from a longer entry, the message's length.
   if constexpr (!in_place)
     if (out.carried && good && message)
-      std::memcpy(message, entry_message(e),
+      std::memcpy(message, carried_at(e, compact),
                   room == notification_inline_bytes ? notification_inline_bytes : out.length);
   // Give the entry to the next lap's writers only after it has been copied out.
   e.wrap_flag.store(encode_wrap_flag(c + cap, entry_state::free), std::memory_order_release);
@@ -391,17 +471,23 @@ template <bool in_place = false>
 
 // notification_take beyond its usual cases: passes over (and counts)
 // entries that cannot be for the reader, at most cap of them per call.
+// In place: `at` is where the taken entry's message lies (carried_at).
 template <bool in_place = false>
 [[gnu::noinline]] inline bool take_walk(notification_queue_control& q, const notification_ring ring,
                                         notification_reader& r, notification& out,
-                                        std::byte* message) noexcept {
+                                        std::byte* message,
+                                        const std::byte** at = nullptr) noexcept {
   const uint64_t cap = ring.cap;
   for (uint64_t looked = 0; looked < cap; ++looked) {
     const uint64_t c = r.cursor;
     notification_entry& e = ring.at(c);
     uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
-    if (flag == encode_wrap_flag(c, entry_state::written)) {
-      if (take_written<in_place>(e, c, cap, ring.room(), r, out, message)) return true;
+    if (written_for(flag, c)) {
+      const bool compact = flag & 1;
+      if (take_written<in_place>(e, c, cap, ring.room(), r, out, message, compact)) {
+        if (at) *at = carried_at(e, compact);
+        return true;
+      }
       continue;
     }
     const bool claimed = flag == encode_wrap_flag(c, entry_state::claimed);
@@ -437,8 +523,9 @@ template <bool in_place = false>
   const uint64_t c = r.cursor;
   notification_entry& e = ring.at(c);
   const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
-  if (flag == encode_wrap_flag(c, entry_state::written)) {
-    if (__builtin_expect(detail::take_written(e, c, ring.cap, ring.room(), r, out, message), 1))
+  if (detail::written_for(flag, c)) {
+    if (__builtin_expect(
+            detail::take_written(e, c, ring.cap, ring.room(), r, out, message, flag & 1), 1))
       return true;
   } else if (flag == encode_wrap_flag(c, entry_state::free) && !detail::is_hole(q, ring, r, c)) {
     return false;  // nothing yet
@@ -475,10 +562,15 @@ enum class take_outcome {
   const uint64_t c = r.cursor;
   notification_entry& e = ring.at(c);
   const uint64_t flag = e.wrap_flag.load(std::memory_order_acquire);
-  if (flag == encode_wrap_flag(c, entry_state::written)) {
-    if (__builtin_expect(detail::take_written<true>(e, c, ring.cap, ring.room(), r, out, nullptr),
-                         1)) {
-      message = entry_message(e);
+  if (detail::written_for(flag, c)) {
+    const bool compact = flag & 1;
+    if (__builtin_expect(
+            detail::take_written<true>(e, c, ring.cap, ring.room(), r, out, nullptr, compact), 1)) {
+      message = detail::carried_at(e, compact);
+      // A compact entry's second line, asked for as soon as its first has
+      // come: the message's rest (an MPI message's riding ack at 8 B) lies
+      // there, and the handler gets to it only after the first line's bytes.
+      if (compact && out.length > 64) __builtin_prefetch(message + 64);
       // The next entry, asked for while this packet is handled: in a
       // stream it is written already, and its two lines are the next take's
       // misses.
@@ -498,9 +590,7 @@ enum class take_outcome {
                                                               const std::byte*& message) noexcept {
   const take_outcome got = notification_take_in_place_usual(q, ring, r, out, message);
   if (got != take_outcome::other) return got == take_outcome::taken;
-  if (!detail::take_walk<true>(q, ring, r, out, nullptr)) return false;
-  message = entry_message(ring.at(r.cursor - 1));
-  return true;
+  return detail::take_walk<true>(q, ring, r, out, nullptr, &message);
 }
 
 // Whether notification_take has something to do at the reader's cursor: an

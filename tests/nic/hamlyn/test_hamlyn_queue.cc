@@ -1,6 +1,6 @@
 // The notification queue on its own (notification_queue.hpp), in private
 // memory: entries that carry a message (inline delivery: every length up to
-// the room byte-exact, forged lengths and flags), and when an idle reader
+// the room byte-exact, forged lengths and flags; compact entries), and when an idle reader
 // finds a hole (a free entry writers went past) without reading the NQCB
 // cursor at every poll.
 #include <gtest/gtest.h>
@@ -132,6 +132,121 @@ TEST_P(hamlyn_queue_sizes, a_forged_carried_length_or_flag_is_counted_and_passed
     std::byte got[max_notification_inline_bytes];
     EXPECT_FALSE(k.take(n, got));
   }
+}
+
+// --- compact entries (layout.hpp): a carried message whose first 16 bytes
+// its reader does not read (a headless fast-mode word) lies from the
+// entry's first byte, those 16 bytes the entry's flag and fields.
+
+// Every length from 16 to the room: written compact, taken by either take
+// (and by the walk, past a hole) with its fields and the word whole, the
+// message's bytes past its first 16 exact, nothing written past it.
+TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_at_every_length) {
+  queue k(GetParam());
+  const uint32_t room = notification_room(GetParam());
+  const uint64_t word = headless_word | 0xBEEF;
+  for (uint32_t len = 16; len <= room; ++len) {
+    const auto msg = bytes_of(len, static_cast<uint8_t>(len));
+    for (int how = 0; how < 3; ++how) {                // copied, in place, in place past a hole
+      if (how == 2) k.q.cursor.store(k.r.cursor + 1);  // a writer one ahead: a hole
+      ASSERT_TRUE(k.append(notification{0xFFFF, fast_index, 65534, word, len}, msg.data()));
+      const uint64_t c = k.r.cursor + (how == 2);
+      EXPECT_EQ(k.entry(c).wrap_flag.load(), encode_wrap_flag(c, entry_state::written_compact));
+      notification n;
+      std::byte got[max_notification_inline_bytes + 16];
+      std::memset(got, 0xEE, sizeof got);
+      const std::byte* at = nullptr;
+      if (how == 0)
+        ASSERT_TRUE(k.take(n, got)) << len;
+      else
+        ASSERT_TRUE(notification_take_in_place(k.q, k.ring, k.r, n, at)) << len;
+      EXPECT_TRUE(n.carried);
+      EXPECT_EQ(n.length, len);
+      EXPECT_EQ(n.slot, 0xFFFFu);
+      EXPECT_EQ(n.source, 65534u);
+      EXPECT_EQ(n.metadata_index, fast_index);
+      EXPECT_EQ(n.metadata, word);
+      const std::byte* m = how == 0 ? got : at;
+      if (how != 0) EXPECT_EQ(at, reinterpret_cast<const std::byte*>(&k.entry(c))) << len;
+      EXPECT_EQ(std::memcmp(m + 16, msg.data() + 16, len - 16), 0) << len << " " << how;
+      if (how == 0) {
+        const size_t copied = room == notification_inline_bytes ? room : len;
+        for (size_t i = copied; i < sizeof got; ++i)
+          ASSERT_EQ(got[i], std::byte{0xEE}) << "the take wrote past the message or the room";
+      }
+      EXPECT_EQ(k.r.cursor, c + 1);
+      EXPECT_EQ(k.entry(c + 1).wrap_flag.load(), encode_wrap_flag(c + 1, entry_state::free));
+    }
+  }
+  EXPECT_EQ(k.r.malformed, 0u);
+  EXPECT_EQ(k.r.holes, room - 15);
+}
+
+// Anything else goes in the full form, byte-exact: shorter than 16 bytes,
+// a slot index or word beyond 16 bits, no headless bit, another bit above it.
+TEST(hamlyn_queue, what_does_not_fit_goes_in_the_full_form) {
+  queue k(512);
+  struct c {
+    uint32_t slot;
+    uint64_t word;
+    uint32_t len;
+  };
+  for (const c x : {c{1, headless_word, 15}, c{1, headless_word, 0}, c{0x10000, headless_word, 64},
+                    c{1, headless_word | 0x10000, 64}, c{1, 5, 64}, c{1, headless_word << 1, 64},
+                    c{1, headless_word | uint64_t{1} << 40, 64}}) {
+    const auto msg = bytes_of(x.len + 1, 3);
+    ASSERT_TRUE(k.append(notification{x.slot, fast_index, 1, x.word, x.len}, msg.data()));
+    const uint64_t c0 = k.r.cursor;
+    EXPECT_EQ(k.entry(c0).wrap_flag.load(), encode_wrap_flag(c0, entry_state::written));
+    notification n;
+    const std::byte* at = nullptr;
+    ASSERT_TRUE(notification_take_in_place(k.q, k.ring, k.r, n, at));
+    EXPECT_EQ(at, entry_message(k.entry(c0)));
+    EXPECT_EQ(n.slot, x.slot);
+    EXPECT_EQ(n.metadata, x.word);
+    EXPECT_EQ(n.length, x.len);
+    EXPECT_EQ(std::memcmp(at, msg.data(), x.len), 0);
+  }
+}
+
+// A forged compact entry (any process mapping the card can write one)
+// shorter than its 16 bytes of head or longer than the room is passed over
+// and counted, by both takes; the honest entry after it is taken.
+TEST_P(hamlyn_queue_sizes, a_forged_compact_length_is_counted_and_passed_over) {
+  const uint32_t room = notification_room(GetParam());
+  for (bool in_place : {false, true}) {
+    queue k(GetParam());
+    for (const uint64_t len : {uint64_t{0}, uint64_t{15}, uint64_t{room} + 1, uint64_t{0xFFFF}}) {
+      const uint64_t c = k.r.cursor;
+      const uint64_t f = compact_fields(1, 1, len, 7);
+      std::memcpy(reinterpret_cast<std::byte*>(&k.entry(c)) + 8, &f, sizeof f);
+      k.entry(c).wrap_flag.store(encode_wrap_flag(c, entry_state::written_compact));
+      k.q.cursor.store(c + 1);
+      const auto msg = bytes_of(room, 9);
+      ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, room}, msg.data()));
+      notification n;
+      std::byte got[max_notification_inline_bytes];
+      const std::byte* at = nullptr;
+      ASSERT_TRUE(in_place ? notification_take_in_place(k.q, k.ring, k.r, n, at) : k.take(n, got));
+      EXPECT_EQ(n.slot, 2u);
+      EXPECT_EQ(std::memcmp(in_place ? at : got, msg.data(), room), 0);
+    }
+    EXPECT_EQ(k.r.malformed, 4u);
+  }
+}
+
+// A compact entry behind a free one tells the reader the free one is a hole
+// at once (detail::is_hole), as a full one does.
+TEST(hamlyn_queue, a_compact_entry_shows_a_hole_at_once) {
+  queue k(256);
+  k.q.cursor.store(1);
+  const auto msg = bytes_of(40, 2);
+  ASSERT_TRUE(k.append(notification{1, fast_index, 0, headless_word | 9, 40}, msg.data()));
+  notification n;
+  std::byte got[max_notification_inline_bytes];
+  ASSERT_TRUE(k.take(n, got));
+  EXPECT_EQ(n.metadata, headless_word | 9);
+  EXPECT_EQ(k.r.holes, 1u);
 }
 
 // A reader that set up no inline delivery passes no buffer: it is told the
