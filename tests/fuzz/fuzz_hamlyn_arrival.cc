@@ -5,7 +5,8 @@
 // process doing the receiving interface's work: check_packet, deposit,
 // counting, notification; or the lean fast-mode arrival, arrive_fast, from a
 // ticket, or arrive_fast_routed on the ticket's route when it has one (the
-// AM card's packets), held by the sender's hold line, or by slot::users from card 2,
+// AM card's packets; at times with a headless word, so that what the entry
+// carries goes compact), held by the sender's hold line, or by slot::users from card 2,
 // which holds no lines; or a batch of up to four packets, arrive_batch, as
 // the send terminus carries out its batched deposits), a packet through the owner's inbound FIFO
 // (serve_packet), a read request (answered through the sender's FIFO), or
@@ -123,6 +124,8 @@ struct world {
     if (choose & 16) h.length %= 600;
     if (choose & 32) h.metadata_length %= 64;
     if (choose & 64) h.source = h.source & 1;
+    // A headless fast-mode word (layout.hpp): a carried message goes compact.
+    if ((choose & 0x30) == 0x30) h.fast_word = headless_word | (h.fast_word & 0xFFFF);
     return h;
   }
 

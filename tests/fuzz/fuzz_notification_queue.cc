@@ -8,9 +8,11 @@
 // deposits into its own region (any bytes, wire header included; short ones
 // travel in the entry, as the region's slot asks; or headless, as the card
 // sends on a clean wire: the fast-mode word saying so, or with any bits
-// beyond the block's), references to a packet in its outbound blocks (an
+// beyond the block's; carried headless packets go in compact entries),
+// references to a packet in its outbound blocks (an
 // am_reference of any block and length, or any message with the reference
-// bit, as the card sends a packet by reference), raw wrap flags, the NQCB
+// bit, as the card sends a packet by reference), raw wrap flags (compact
+// ones among them), the NQCB
 // cursor and entry fields (a carried length and flags of any value, any
 // bytes in the entry's room), as a hostile writer sharing the card could.
 // The card's entries are the AM card's default, 512 bytes (a room of 480).
@@ -255,8 +257,9 @@ struct world {
         nic::hamlyn::notification_entry& e = v.ring(0).at(i);
         e.wrap_flag.store(flag, std::memory_order_release);
         if (op & 16) q.cursor.store(q.cursor.load() + in.take<uint16_t>() % (4 * cap) - 2 * cap);
-        if (op & 32) {  // fields of an entry
+        if (op & 32) {  // fields of an entry (a compact entry's, state 3: slot and index)
           e.slot = in.take<uint32_t>();
+          e.metadata_index = in.take<uint32_t>();
           e.metadata = in.take<uint64_t>();
         }
         if (op & 4) {  // what it says it carries: any flags and length, any bytes in its room

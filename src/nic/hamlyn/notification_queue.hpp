@@ -568,9 +568,10 @@ enum class take_outcome {
             detail::take_written<true>(e, c, ring.cap, ring.room(), r, out, nullptr, compact), 1)) {
       message = detail::carried_at(e, compact);
       // A compact entry's second line, asked for as soon as its first has
-      // come: the message's rest (an MPI message's riding ack at 8 B) lies
-      // there, and the handler gets to it only after the first line's bytes.
-      if (compact && out.length > 64) __builtin_prefetch(message + 64);
+      // come, when the message ends there (65-128 bytes): its last bytes
+      // (an MPI message's riding ack at 8 B, alone in that line) are read
+      // only after the first line's.
+      if (compact && out.length - 65 < 64) __builtin_prefetch(message + 64);
       // The next entry, asked for while this packet is handled: in a
       // stream it is written already, and its two lines are the next take's
       // misses.
