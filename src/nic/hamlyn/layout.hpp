@@ -189,14 +189,25 @@ constexpr uint64_t headless_word = uint64_t{1} << headless_shift;
 constexpr uint64_t compact_fields(uint64_t slot, uint64_t source, uint64_t length, uint64_t word) {
   return slot | uint64_t{static_cast<uint16_t>(source)} << 16 | length << 32 | word << 48;
 }
-// Whether a carried message (length <= its entry's room) may go compact:
-// the word headless, its other bits and the slot index below 2^16, the
-// length from 16 bytes (the source, < 65535, fits).
-constexpr bool compact_fits(uint64_t slot, uint64_t length, uint64_t word) {
-  return ((word - headless_word) | slot | (length - 16)) < 0x10000;
+// Whether a carried message (length <= its entry's room) goes compact:
+// where that saves a line, i.e. its length modulo 64 is 0 or past 32
+// (from byte 32 of the entry, the full form's message ends in the line
+// after the compact one's; otherwise both end in the same line, as an
+// 8-byte MPI message's 72-byte packet: the full form then, which costs
+// fewer instructions), and may: the word headless, its other bits and
+// the slot index below 2^16, the length from 16 bytes (the source,
+// < 65535, fits).
+constexpr bool compact_saves_a_line(uint64_t length) {
+  return ((length + 31) & 63) < 32;
 }
-static_assert(compact_fits(0, 16, headless_word) &&
-              compact_fits(0xffff, 480, headless_word | 0xffff) &&
+constexpr bool compact_fits(uint64_t slot, uint64_t length, uint64_t word) {
+  return compact_saves_a_line(length) && ((word - headless_word) | slot | (length - 16)) < 0x10000;
+}
+static_assert(compact_saves_a_line(64) && compact_saves_a_line(128) && compact_saves_a_line(33) &&
+              compact_saves_a_line(63) && !compact_saves_a_line(72) && !compact_saves_a_line(96) &&
+              !compact_saves_a_line(65) && !compact_saves_a_line(16) && !compact_saves_a_line(32));
+static_assert(compact_fits(0, 48, headless_word) && compact_fits(0, 64, headless_word) &&
+              compact_fits(0xffff, 448, headless_word | 0xffff) &&
               !compact_fits(0, 15, headless_word) && !compact_fits(0x10000, 64, headless_word) &&
               !compact_fits(0, 64, 5) && !compact_fits(0, 64, headless_word << 1));
 constexpr uint64_t encode_wrap_flag(uint64_t cursor, entry_state s) {

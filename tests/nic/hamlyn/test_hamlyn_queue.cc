@@ -138,10 +138,12 @@ TEST_P(hamlyn_queue_sizes, a_forged_carried_length_or_flag_is_counted_and_passed
 // its reader does not read (a headless fast-mode word) lies from the
 // entry's first byte, those 16 bytes the entry's flag and fields.
 
-// Every length from 16 to the room: written compact, taken by either take
-// (and by the walk, past a hole) with its fields and the word whole, the
-// message's bytes past its first 16 exact, nothing written past it.
-TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_at_every_length) {
+// Every length from 16 to the room: written compact where that saves a
+// line (its length modulo 64 is 0 or past 32), in the full form otherwise,
+// taken by either take (and by the walk, past a hole) with its fields and
+// the word whole, the message's bytes past its first 16 exact (all of them
+// in the full form), nothing written past it.
+TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_where_that_saves_a_line) {
   queue k(GetParam());
   const uint32_t room = notification_room(GetParam());
   const uint64_t word = headless_word | 0xBEEF;
@@ -151,7 +153,10 @@ TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_at_every_length) {
       if (how == 2) k.q.cursor.store(k.r.cursor + 1);  // a writer one ahead: a hole
       ASSERT_TRUE(k.append(notification{0xFFFF, fast_index, 65534, word, len}, msg.data()));
       const uint64_t c = k.r.cursor + (how == 2);
-      EXPECT_EQ(k.entry(c).wrap_flag.load(), encode_wrap_flag(c, entry_state::written_compact));
+      const bool compact = len % 64 == 0 || len % 64 > 32;
+      EXPECT_EQ(k.entry(c).wrap_flag.load(),
+                encode_wrap_flag(c, compact ? entry_state::written_compact : entry_state::written))
+          << len;
       notification n;
       std::byte got[max_notification_inline_bytes + 16];
       std::memset(got, 0xEE, sizeof got);
@@ -167,8 +172,12 @@ TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_at_every_length) {
       EXPECT_EQ(n.metadata_index, fast_index);
       EXPECT_EQ(n.metadata, word);
       const std::byte* m = how == 0 ? got : at;
-      if (how != 0) EXPECT_EQ(at, reinterpret_cast<const std::byte*>(&k.entry(c))) << len;
-      EXPECT_EQ(std::memcmp(m + 16, msg.data() + 16, len - 16), 0) << len << " " << how;
+      if (how != 0)
+        EXPECT_EQ(at, compact ? reinterpret_cast<const std::byte*>(&k.entry(c))
+                              : entry_message(k.entry(c)))
+            << len;
+      const size_t from = compact ? 16 : 0;
+      EXPECT_EQ(std::memcmp(m + from, msg.data() + from, len - from), 0) << len << " " << how;
       if (how == 0) {
         const size_t copied = room == notification_inline_bytes ? room : len;
         for (size_t i = copied; i < sizeof got; ++i)
@@ -183,7 +192,8 @@ TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_at_every_length) {
 }
 
 // Anything else goes in the full form, byte-exact: shorter than 16 bytes,
-// a slot index or word beyond 16 bits, no headless bit, another bit above it.
+// a slot index or word beyond 16 bits, no headless bit, another bit above
+// it, a length whose full form ends in the same line (72, 96 bytes).
 TEST(hamlyn_queue, what_does_not_fit_goes_in_the_full_form) {
   queue k(512);
   struct c {
@@ -193,7 +203,8 @@ TEST(hamlyn_queue, what_does_not_fit_goes_in_the_full_form) {
   };
   for (const c x : {c{1, headless_word, 15}, c{1, headless_word, 0}, c{0x10000, headless_word, 64},
                     c{1, headless_word | 0x10000, 64}, c{1, 5, 64}, c{1, headless_word << 1, 64},
-                    c{1, headless_word | uint64_t{1} << 40, 64}}) {
+                    c{1, headless_word | uint64_t{1} << 40, 64}, c{1, headless_word, 72},
+                    c{1, headless_word, 96}}) {
     const auto msg = bytes_of(x.len + 1, 3);
     ASSERT_TRUE(k.append(notification{x.slot, fast_index, 1, x.word, x.len}, msg.data()));
     const uint64_t c0 = k.r.cursor;
