@@ -178,8 +178,9 @@ enum class entry_state : uint64_t {
 // entry's first byte, its first 16 bytes replaced by the wrap flag and
 // one word of fields (compact_fields), so that a message of n bytes spans
 // the lines of entry bytes [0, n) instead of [32, 32 + n): one line fewer
-// for most lengths (an 8-byte MPI message's 72-byte packet, 0 B's 64: one
-// line), as Medusa's headless cell. The reader gets the fast-mode word
+// when n modulo 64 is 0 or past 32 (a 0-byte MPI message's 64-byte
+// packet: one line), as Medusa's headless cell; the writer goes compact
+// only then (compact_fits). The reader gets the fast-mode word
 // back whole (headless_word | its 16 bits), metadata_index fast_index,
 // and the message at the entry's start, of its length.
 constexpr uint32_t headless_shift = 32;
