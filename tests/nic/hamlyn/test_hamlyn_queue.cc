@@ -172,10 +172,11 @@ TEST_P(hamlyn_queue_sizes, a_headless_message_goes_compact_where_that_saves_a_li
       EXPECT_EQ(n.metadata_index, fast_index);
       EXPECT_EQ(n.metadata, word);
       const std::byte* m = how == 0 ? got : at;
-      if (how != 0)
+      if (how != 0) {
         EXPECT_EQ(at, compact ? reinterpret_cast<const std::byte*>(&k.entry(c))
                               : entry_message(k.entry(c)))
             << len;
+      }
       const size_t from = compact ? 16 : 0;
       EXPECT_EQ(std::memcmp(m + from, msg.data() + from, len - from), 0) << len << " " << how;
       if (how == 0) {
