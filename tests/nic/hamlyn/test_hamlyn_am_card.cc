@@ -569,6 +569,28 @@ TEST(hamlyn_am_card, a_damaged_inbound_header_is_refused) {
 
 // --- headless packets (card_setup::headless_cells on a clean wire) ------
 
+// Process 0's region at process 1 (the sender's view of it), as a ticket
+// for block `b` (what the card makes at attach), for deposits by hand.
+nic::hamlyn::ticket region_ticket_of(hamlyn_am_card& sender, uint32_t b) {
+  const nic::hamlyn::card_view& v = sender.hamlyn().view(1);
+  nic::hamlyn::am_inbound_header in{};
+  uint64_t at = 0;
+  EXPECT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
+                                     nic::hamlyn::am_inbound_version, in, at),
+            nic::hamlyn::client_lookup::found);
+  nic::hamlyn::am_sender_entry mine;
+  std::memcpy(&mine, v.area + in.senders_offset, sizeof mine);
+  nic::hamlyn::ticket t{};
+  t.node = 1;
+  t.slot = mine.slot;
+  t.metadata_index = nic::hamlyn::fast_index;
+  t.protection_key = mine.key;
+  t.offset = uint64_t{b} * sender.block_size();
+  t.range = sender.block_size();
+  t.flags = nic::hamlyn::ticket_flags::notify;
+  return t;
+}
+
 // Cards 0 and 1 of one job, each asked for headless packets or not.
 struct headless_pair {
   std::unique_ptr<hamlyn_am_card> c[2];
@@ -606,27 +628,7 @@ struct headless_pair {
       if (r.data[i] != static_cast<std::byte>(i * 7)) return false;
     return true;
   }
-  // Process 0's region at process 1, as a ticket for block `b` (what the
-  // card makes at attach), for deposits by hand.
-  nic::hamlyn::ticket region_ticket(uint32_t b) const {
-    const nic::hamlyn::card_view& v = c[0]->hamlyn().view(1);
-    nic::hamlyn::am_inbound_header in{};
-    uint64_t at = 0;
-    EXPECT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
-                                       nic::hamlyn::am_inbound_version, in, at),
-              nic::hamlyn::client_lookup::found);
-    nic::hamlyn::am_sender_entry mine;
-    std::memcpy(&mine, v.area + in.senders_offset, sizeof mine);
-    nic::hamlyn::ticket t{};
-    t.node = 1;
-    t.slot = mine.slot;
-    t.metadata_index = nic::hamlyn::fast_index;
-    t.protection_key = mine.key;
-    t.offset = uint64_t{b} * c[0]->block_size();
-    t.range = c[0]->block_size();
-    t.flags = nic::hamlyn::ticket_flags::notify;
-    return t;
-  }
+  nic::hamlyn::ticket region_ticket(uint32_t b) const { return region_ticket_of(*c[0], b); }
 };
 
 // A headless packet's wire header is neither written (the 0xAB bytes stay)
@@ -791,29 +793,6 @@ TEST(hamlyn_am_card, a_headless_word_is_checked_and_gives_no_say_over_the_addres
 
 // --- delivered by reference (card_setup::deliver_by_reference) -----------
 
-// Process 0's region at process 1, as a ticket for block `b` (what the
-// card makes at attach), for deposits by hand.
-nic::hamlyn::ticket region_ticket_of(const hamlyn_am_card& sender_card, hamlyn_am_card& sender,
-                                     uint32_t b) {
-  const nic::hamlyn::card_view& v = sender.hamlyn().view(1);
-  nic::hamlyn::am_inbound_header in{};
-  uint64_t at = 0;
-  EXPECT_EQ(nic::hamlyn::find_client(v, nic::hamlyn::am_inbound_magic,
-                                     nic::hamlyn::am_inbound_version, in, at),
-            nic::hamlyn::client_lookup::found);
-  nic::hamlyn::am_sender_entry mine;
-  std::memcpy(&mine, v.area + in.senders_offset, sizeof mine);
-  nic::hamlyn::ticket t{};
-  t.node = 1;
-  t.slot = mine.slot;
-  t.metadata_index = nic::hamlyn::fast_index;
-  t.protection_key = mine.key;
-  t.offset = uint64_t{b} * sender_card.block_size();
-  t.range = sender_card.block_size();
-  t.flags = nic::hamlyn::ticket_flags::notify;
-  return t;
-}
-
 // Cards 0 and 1 of one job (1 KiB blocks, 4 outbound blocks, a region of
 // 8), packets longer than 256 bytes asked to go by reference.
 struct byref_pair {
@@ -870,7 +849,7 @@ struct byref_pair {
     m.gather_count = 1;
     m.fast_word = word;
     nic::hamlyn::send_handle h;
-    ASSERT_EQ(c[0]->hamlyn().terminus().send(region_ticket_of(*c[0], *c[0], rb), m, h), status::ok);
+    ASSERT_EQ(c[0]->hamlyn().terminus().send(region_ticket_of(*c[0], rb), m, h), status::ok);
   }
 };
 

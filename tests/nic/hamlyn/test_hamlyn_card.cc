@@ -570,7 +570,9 @@ TEST(hamlyn_card, a_routed_fast_send_is_a_fast_send) {
       j, big_area, fs,
       [&] {
         const status st = p.tx.send_fast_routed(r, ft, 0, bytes, 8, 3, posted);
-        if (st == status::ok) EXPECT_EQ(p.tx.state(posted), send_state::pending);
+        if (st == status::ok) {
+          EXPECT_EQ(p.tx.state(posted), send_state::pending);
+        }
         return st;
       },
       [&] { return p.tx.state(posted) == send_state::sent; }));

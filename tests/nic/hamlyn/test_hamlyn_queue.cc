@@ -94,6 +94,21 @@ TEST_P(hamlyn_queue_sizes, a_message_longer_than_the_room_or_none_is_not_carried
   EXPECT_EQ(n.metadata, 2u);
 }
 
+// After a forged entry (written by the test at the reader's cursor): an
+// honest one carrying `room` bytes is appended, and the take (in place or
+// copying) passes the forged one over and returns the honest one whole.
+void the_honest_entry_after_is_taken(queue& k, bool in_place, uint32_t room) {
+  const auto msg = bytes_of(room, 9);
+  ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, room}, msg.data()));
+  notification n;
+  std::byte got[max_notification_inline_bytes];
+  const std::byte* at = nullptr;
+  ASSERT_TRUE(in_place ? notification_take_in_place(k.q, k.ring, k.r, n, at) : k.take(n, got));
+  EXPECT_EQ(n.slot, 2u);
+  EXPECT_TRUE(n.carried);
+  EXPECT_EQ(std::memcmp(in_place ? at : got, msg.data(), room), 0);
+}
+
 // Any process mapping the card can write an entry. One that claims to carry
 // more than an entry holds (one byte more, or far more), or has flags no
 // writer sets, is passed over and counted, never copied past the room; the
@@ -116,16 +131,7 @@ TEST_P(hamlyn_queue_sizes, a_forged_carried_length_or_flag_is_counted_and_passed
       e.flags = f.flags;
       e.wrap_flag.store(encode_wrap_flag(c, entry_state::written));
       k.q.cursor.store(c + 1);
-      const auto msg = bytes_of(room, 9);
-      ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, room}, msg.data()));
-      notification n;
-      std::byte got[max_notification_inline_bytes];
-      const std::byte* at = nullptr;
-      // the forged entry is skipped, the honest one taken
-      ASSERT_TRUE(in_place ? notification_take_in_place(k.q, k.ring, k.r, n, at) : k.take(n, got));
-      EXPECT_EQ(n.slot, 2u);
-      EXPECT_TRUE(n.carried);
-      EXPECT_EQ(std::memcmp(in_place ? at : got, msg.data(), room), 0);
+      the_honest_entry_after_is_taken(k, in_place, room);
     }
     EXPECT_EQ(k.r.malformed, 4u);
     notification n;
@@ -234,14 +240,7 @@ TEST_P(hamlyn_queue_sizes, a_forged_compact_length_is_counted_and_passed_over) {
       std::memcpy(reinterpret_cast<std::byte*>(&k.entry(c)) + 8, &f, sizeof f);
       k.entry(c).wrap_flag.store(encode_wrap_flag(c, entry_state::written_compact));
       k.q.cursor.store(c + 1);
-      const auto msg = bytes_of(room, 9);
-      ASSERT_TRUE(k.append(notification{2, fast_index, 0, 42, room}, msg.data()));
-      notification n;
-      std::byte got[max_notification_inline_bytes];
-      const std::byte* at = nullptr;
-      ASSERT_TRUE(in_place ? notification_take_in_place(k.q, k.ring, k.r, n, at) : k.take(n, got));
-      EXPECT_EQ(n.slot, 2u);
-      EXPECT_EQ(std::memcmp(in_place ? at : got, msg.data(), room), 0);
+      the_honest_entry_after_is_taken(k, in_place, room);
     }
     EXPECT_EQ(k.r.malformed, 4u);
   }
