@@ -53,6 +53,18 @@ packet_header read_request(hamlyn_job& j, uint32_t s, uint64_t length) {
   return h;
 }
 
+// Process 0's deposit of 8 bytes at offset 0 of slot s at process 1, in
+// one packet, with `key`; notify: whether it asks for a notification.
+packet_header single_deposit_of_8(uint32_t s, uint64_t key, bool notify) {
+  packet_header h{};
+  h.destination = 1;
+  h.slot = s;
+  h.protection_key = key;
+  h.length = 8;
+  h.flags = encode_flags(packet_kind::data, notify) | flag_single;
+  return h;
+}
+
 // A read request whose own fields claim progress past its range (the old
 // code kept its progress in the request's `reserved` word): the owner
 // answers exactly the 16 bytes of the ticket, never what lies after them.
@@ -194,12 +206,7 @@ TEST(hamlyn_hostile, nothing_is_counted_or_notified_after_revoke_returns) {
   std::thread sender([&] {
     std::vector<std::byte> data(8, std::byte{1});
     iovec d{data.data(), data.size()};
-    packet_header h{};
-    h.destination = 1;
-    h.slot = s;
-    h.protection_key = key;
-    h.length = 8;
-    h.flags = encode_flags(packet_kind::data, true) | flag_single;
+    const packet_header h = single_deposit_of_8(s, key, true);
     while (!stop.load(std::memory_order_relaxed))
       (void)j[0].receiver().arrive(j[0].view(1), h, &d, 1, nullptr, false);
   });
@@ -320,12 +327,7 @@ TEST(hamlyn_card, a_released_slot_kept_as_a_spare_refuses_its_old_ticket) {
   ASSERT_EQ(t.create_slot(spec, s), status::ok);
   const uint64_t key = t.slot_at(s).protection_key.load();
   const uint32_t generation = t.slot_at(s).generation;
-  packet_header h{};
-  h.destination = 1;
-  h.slot = s;
-  h.protection_key = key;
-  h.length = 8;
-  h.flags = encode_flags(packet_kind::data, false) | flag_single;
+  const packet_header h = single_deposit_of_8(s, key, false);
   std::vector<std::byte> data(8, std::byte{7});
   iovec d{data.data(), data.size()};
   auto deposit = [&](const packet_header& p) {
