@@ -58,10 +58,15 @@ hpam_knob_value_t mca_btl_hpam_knob_default(size_t i)
     return d;
 }
 
-uint32_t mca_btl_hpam_fit_depth(uint32_t start, int nlocal, uint32_t block_size, long budget_mb)
+uint32_t mca_btl_hpam_depth_floor(void)
+{
+    return (uint32_t)hpam_knob_default((size_t)hpam_knob_find("depth")).i;
+}
+
+uint32_t mca_btl_hpam_fit_depth(uint32_t start, uint32_t floor, int nlocal, uint32_t block_size,
+                                long budget_mb)
 {
     const uint64_t peers = nlocal > 1 ? (uint64_t)(nlocal - 1) : 1;
-    const uint64_t floor = (uint64_t)hpam_knob_default((size_t)hpam_knob_find("depth")).i;
     const uint64_t budget = (uint64_t)budget_mb << 20;
     uint32_t d = start;
     while (d > floor && 2 * peers * (2 * (uint64_t)d + 1) * block_size > budget) d /= 2;
@@ -69,20 +74,37 @@ uint32_t mca_btl_hpam_fit_depth(uint32_t start, int nlocal, uint32_t block_size,
 }
 
 /* The BTL's default depth for each count of ranks, with the default block
- * and budget: "64 up to 4 ranks, 32 up to 8, ...". */
+ * and budget: "64 up to 4 ranks, 32 up to 8, ...". Every process builds
+ * this help at registration, so the counts where the depth changes (it
+ * only falls as ranks are added) are found by bisection, not by trying
+ * every count up to 65536. */
+static uint32_t depth_at(int ranks, uint32_t start, uint32_t floor, long budget)
+{
+    return mca_btl_hpam_fit_depth(start, floor, ranks, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
+}
+
 static void depth_examples(char *out, size_t len)
 {
     const uint32_t start = (uint32_t)mca_btl_hpam_knob_default((size_t)hpam_knob_find("depth")).i;
+    const uint32_t floor = mca_btl_hpam_depth_floor();
     const long budget = mca_btl_hpam_own_params[MCA_BTL_HPAM_CARD_BUDGET_MB].value;
+    const int most = 65536;
     size_t n = 0;
-    uint32_t d = mca_btl_hpam_fit_depth(start, 2, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
-    for (int p = 3; p <= 65536 && n < len; ++p) {
-        const uint32_t next =
-            mca_btl_hpam_fit_depth(start, p, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
-        if (next == d) continue;
-        n += (size_t)snprintf(out + n, len - n, "%s%u up to %d%s", n ? ", " : "", d, p - 1,
+    int p = 2;
+    uint32_t d = depth_at(p, start, floor, budget);
+    while (n < len && depth_at(most, start, floor, budget) != d) {
+        int lo = p, hi = most; /* the depth is d at lo, another at hi */
+        while (hi - lo > 1) {
+            const int mid = lo + (hi - lo) / 2;
+            if (depth_at(mid, start, floor, budget) == d)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        n += (size_t)snprintf(out + n, len - n, "%s%u up to %d%s", n ? ", " : "", d, lo,
                               n ? "" : " ranks");
-        d = next;
+        p = hi;
+        d = depth_at(p, start, floor, budget);
     }
     if (n < len) snprintf(out + n, len - n, ", %u beyond", d);
 }

@@ -53,9 +53,12 @@ hpam_knob_value_t mca_btl_hpam_knob_default(size_t i);
 void mca_btl_hpam_param_help(const hpam_knob_info_t *k, int knob, char *out, size_t len);
 
 /* The depth the BTL takes unless the user sets one: from `start`, halved
- * (not below the table's default) until the card's 2*(P-1)*(2D+1) blocks
- * of block_size bytes fit budget_mb MiB (P = nlocal ranks on the node). */
-uint32_t mca_btl_hpam_fit_depth(uint32_t start, int nlocal, uint32_t block_size, long budget_mb);
+ * (not below `floor`, the table's default: mca_btl_hpam_depth_floor) until
+ * the card's 2*(P-1)*(2D+1) blocks of block_size bytes fit budget_mb MiB
+ * (P = nlocal ranks on the node). */
+uint32_t mca_btl_hpam_depth_floor(void);
+uint32_t mca_btl_hpam_fit_depth(uint32_t start, uint32_t floor, int nlocal, uint32_t block_size,
+                                long budget_mb);
 
 #ifdef __cplusplus
 }

@@ -172,7 +172,8 @@ static bool fit_size(const char *name, size_t *value, size_t hi)
 void mca_btl_hpam_params_fit_depth(int nlocal)
 {
     if (user_set("depth")) return;
-    P->am.depth = mca_btl_hpam_fit_depth(P->am.depth, nlocal, P->am.block_size, P->card_budget_mb);
+    P->am.depth = mca_btl_hpam_fit_depth(P->am.depth, mca_btl_hpam_depth_floor(), nlocal,
+                                         P->am.block_size, P->card_budget_mb);
 }
 
 /* The sizes follow the card's block unless the user set them: a message

@@ -37,7 +37,6 @@ status slot_table::allocate_area(uint64_t bytes, uint64_t& offset) {
     free_area_.erase(it);
     if (rest) free_area_[offset + need] = rest;
     used_area_[offset] = need;
-    std::memset(area_address(offset), 0, need);
     return status::ok;
   }
   return status::no_resource;
@@ -57,7 +56,6 @@ status slot_table::allocate_area_top(uint64_t bytes, uint64_t& offset) {
     if (offset > first) free_area_[first] = offset - first;
     if (end > offset + need) free_area_[offset + need] = end - offset - need;
     used_area_[offset] = need;
-    std::memset(area_address(offset), 0, need);
     return status::ok;
   }
   return status::no_resource;
@@ -68,6 +66,7 @@ void slot_table::free_area(uint64_t offset) {
   if (it == used_area_.end()) return;
   uint64_t start = offset, len = it->second;
   used_area_.erase(it);
+  std::memset(area_address(start), 0, len);  // free area memory is zero (bind)
   auto next = free_area_.lower_bound(start);
   if (next != free_area_.end() && start + len == next->first) {
     len += next->second;

@@ -46,9 +46,13 @@ struct slot_limits {
 class slot_table {
  public:
   // Binds the table to my card's slots, metadata pool and area memory (all
-  // free), once the card's segment is laid out.
+  // free and all zero: a segment just created), once the card's segment is
+  // laid out.
   void bind(slot* slots, metadata_entry* metadata, std::byte* area, const slot_limits& limits);
 
+  // Area memory comes zeroed: free memory is kept zero (free_area zeroes
+  // what it takes back), so an allocation writes nothing and touches no
+  // page it does not use.
   status allocate_area(uint64_t bytes, uint64_t& offset);      // card memory for message areas
   status allocate_area_top(uint64_t bytes, uint64_t& offset);  // the same, from the area's end
   void free_area(uint64_t offset);

@@ -125,6 +125,38 @@ TEST(hamlyn_card, slot_count_is_bounded_by_max_slot_count) {
   }
 }
 
+// Area memory is handed out zeroed without writing it at allocation: the
+// fresh segment is zero and a freed area is zeroed when taken back, so a
+// reused range (merged with its free neighbours, then split again) and the
+// top allocation read zero wherever the previous client wrote.
+TEST(hamlyn_card, area_memory_comes_zeroed_fresh_and_reused) {
+  card_config c = hamlyn_config(unique_job("area_zero"), 1, 0);
+  nic::hamlyn::card k(c);
+  auto all_zero = [&](uint64_t at, uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i)
+      if (k.slots().area_address(at)[i] != std::byte{0}) return false;
+    return true;
+  };
+  uint64_t a = 0, b = 0, top = 0;
+  ASSERT_EQ(k.slots().allocate_area(4096, a), status::ok);
+  ASSERT_EQ(k.slots().allocate_area(1000, b), status::ok);
+  ASSERT_EQ(k.slots().allocate_area_top(256, top), status::ok);
+  EXPECT_TRUE(all_zero(a, 4096) && all_zero(b, 1024) && all_zero(top, 256));
+  std::memset(k.slots().area_address(a), 0x5A, 4096);
+  std::memset(k.slots().area_address(b), 0xC3, 1024);  // the aligned size, padding included
+  std::memset(k.slots().area_address(top), 0x77, 256);
+  k.slots().free_area(a);
+  k.slots().free_area(top);
+  k.slots().free_area(b);
+  uint64_t again = 0, again_top = 0;
+  ASSERT_EQ(k.slots().allocate_area(4096 + 1024 + 64, again), status::ok);
+  EXPECT_EQ(again, a);  // the three ranges merged: the same memory, reused
+  EXPECT_TRUE(all_zero(again, 4096 + 1024 + 64));
+  ASSERT_EQ(k.slots().allocate_area_top(256, again_top), status::ok);
+  EXPECT_EQ(again_top, top);
+  EXPECT_TRUE(all_zero(again_top, 256));
+}
+
 TEST(hamlyn_card, single_packet_message_with_metadata_is_deposited_and_notified) {
   hamlyn_job j(2);
   guarded_area a(j[1], 4096);
