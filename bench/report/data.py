@@ -77,12 +77,14 @@ def _rma(out, floors):
 
 
 def _coll(out, floors):
-    """Runs keyed (op, ranks, metric): µs per operation, or counts per operation"""
+    """Runs keyed (op, ranks, metric): µs per operation (us; us_pinned: the
+    ranks pinned two per core, probed as coll4p), or counts per operation"""
     coll = Runs()
     for r in rows(os.path.join(out, "coll.csv"))[1:]:
         if len(r) == 6:
+            figure = f"coll{r[3]}" + ("p" if r[4] == "us_pinned" else "")
             coll.add(r[0], (r[2], int(r[3]), r[4]), int(r[1]), r[5],
-                     floors.get((f"coll{r[3]}", r[0], int(r[1]))))
+                     floors.get((figure, r[0], int(r[1]))))
     return coll
 
 

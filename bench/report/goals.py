@@ -92,12 +92,26 @@ def coll_section(coll):
     L = ["## Collectives: latency (µs) and hpam's protocol work per operation\n"]
     L.append("bench/mpi_coll: median over repetitions of the slowest rank's time per operation, "
              "median of the runs. Beyond 2 ranks the ranks share 2 cores (oversubscribed, "
-             "unbound, Open MPI yields when idle): those timings measure the scheduler as much "
-             "as the transport, so for 8 ranks the protocol counts below are the figure.\n")
+             "Open MPI yields when idle). Unbound, a run's time follows where the scheduler "
+             "puts the ranks: three on one core for most of the run takes about twice as long "
+             "as two and two, on every transport, and which a run gets is a draw "
+             "(docs/decisions.md, h31a), so a median of 3 unbound runs can compare placements "
+             "rather than transports: at 4 ranks bench/run makes three unbound runs per round, "
+             "the transports' order rotated at each. The rows marked pinned run the 4 ranks pinned two per "
+             "core (`--map-by core --bind-to core:overload-allowed`), the same placement for "
+             "every transport: with little else running their ratios are the transports' "
+             "own, but a pinned rank cannot leave a core another program holds, so with other "
+             "work on the machine every wait can become a time slice (milliseconds per "
+             "operation on every transport, and ratios near 1 that mean nothing); the goal "
+             "stays on the unbound rows. For 8 ranks the protocol counts below are the "
+             "figure.\n")
     ts = [BASE] + HPAM
+    keys = [(op, name, n, m) for op, name in COLL_OPS for n in ranks for m in ("us", "us_pinned")
+            if coll.value(BASE, (op, n, m)) is not None]
     L += table(["operation", "ranks"] + ts + [f"{t}/vader" for t in HPAM],
-               [[name, n] + [fmt(coll.value(t, (op, n, "us")), 3) for t in ts] +
-                coll.ratio_cells(HPAM, (op, n, "us")) for op, name in COLL_OPS for n in ranks])
+               [[name, f"{n} pinned" if m == "us_pinned" else n] +
+                [fmt(coll.value(t, (op, n, m)), 3) for t in ts] +
+                coll.ratio_cells(HPAM, (op, n, m)) for op, name, n, m in keys])
     L.append("\nPackets per operation summed over all ranks (MPI_T pvars btl_hpam_*: requests, "
              "replies, acknowledgements but those that rode on a request, retransmissions and "
              "reflected duplicates; stalls and busy returns are sends that found every request "
