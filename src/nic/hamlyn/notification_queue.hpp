@@ -110,11 +110,14 @@ struct notification_reader {
   uint64_t malformed = 0;  // entries written for me passed over: unknown flags, or a carried
                            // message longer than an entry holds
   uint64_t patience_ns = 1'000'000'000;  // how long a claimed entry may hold me up
-  uint64_t idle_polls = 0;             // calm: takes that found my entry free since my cursor moved
+  uint64_t idle_polls = 0;             // looks that found my entry free (calm) or claimed since my
+                                       // cursor moved
   uint32_t wary = detail::wary_looks;  // 0: calm; else in-place looks of the NQCB cursor
                                        // to go before calm (detail::is_hole)
   uint64_t claimed_cursor = 0;         // the cursor value I found claimed ...
-  uint64_t claimed_since = 0;          // ... and when (monotonic ns; 0: not waiting)
+  uint64_t claimed_looks = 0;          // ... how often I looked (0: not waiting) ...
+  uint64_t claimed_since = 0;          // ... and when the clock was first read (monotonic ns;
+                                       // 0: not yet)
 };
 
 // Sets a new queue's entries free for cursor values 0 .. cap-1 (the owner,
@@ -335,11 +338,20 @@ template <bool room_checked = false>
 
 namespace detail {
 // The entry at the reader's cursor c is claimed: true once it has been
-// claimed for patience_ns (the clock is read only while the reader waits).
+// claimed for patience_ns. The clock is read only at every
+// hole_check_period-th look at one claimed entry (the first such read
+// starts its wait), not at each: a writer's claim usually ends within a
+// few looks, and a clock read costs more than the look.
 inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
-  const uint64_t now = sys::clock::monotonic_ns();
-  if (r.claimed_since == 0 || r.claimed_cursor != c) {
+  if (r.claimed_looks == 0 || r.claimed_cursor != c) {
     r.claimed_cursor = c;
+    r.claimed_looks = 1;
+    r.claimed_since = 0;
+    return false;
+  }
+  if (++r.claimed_looks % hole_check_period != 0) return false;
+  const uint64_t now = sys::clock::monotonic_ns();
+  if (r.claimed_since == 0) {
     r.claimed_since = now;
     return false;
   }
@@ -381,6 +393,21 @@ inline bool claimed_too_long(notification_reader& r, uint64_t c) noexcept {
 // ahead, which honest writers never do, so a hostile mapper that keeps
 // moving it keeps the reader wary.
 // (hole_check_period, wary_looks: defined before notification_reader.)
+
+// notification_waiting found the entry at the reader's cursor claimed: a
+// writer is filling it, and publishes it within a few hundred
+// instructions, so a poll that finds it so has nothing to take yet, as
+// when it is free. Only every hole_check_period-th such look (counted with
+// the free ones, in idle_polls) says there is something to do, so that the
+// take's walk can give up on an entry held past patience_ns
+// (claimed_too_long). Before, every poll that came while a writer filled
+// the entry ran the receive loop, the walk and a clock read: a cost, and
+// the AM card's count per received message moved with the two processes'
+// timing (decisions.md, h31h). A take (notification_take, the AM card's
+// receive) still walks at every claimed look, as before.
+[[gnu::always_inline]] inline bool claimed_look_due(notification_reader& r) noexcept {
+  return ++r.idle_polls % hole_check_period == 0;
+}
 
 // The entry at the reader's cursor c is free: is it a hole? At once when
 // the next entry is claimed or written for its own cursor value (writers,
@@ -500,7 +527,7 @@ template <bool in_place = false>
                                              std::memory_order_acq_rel, std::memory_order_relaxed))
       continue;
     ++(claimed ? r.abandoned : hole ? r.holes : r.damaged);
-    r.claimed_since = 0;
+    r.claimed_looks = 0;
     r.cursor = c + 1;
     r.idle_polls = 0;
   }
@@ -597,15 +624,17 @@ enum class take_outcome {
 }
 
 // Whether notification_take has something to do at the reader's cursor: an
-// entry there that is not free, or a free one that is a hole (is_hole's
-// schedule, which this look advances as a take's would). A poll that finds
+// entry there that is written (or damaged), a free one that is a hole
+// (is_hole's schedule, which this look advances as a take's would), or a
+// claimed one at its scheduled look (claimed_look_due). A poll that finds
 // nothing stops here.
 [[gnu::always_inline]] inline bool notification_waiting(notification_queue_control& q,
                                                         const notification_ring& ring,
                                                         notification_reader& r) noexcept {
   const uint64_t c = r.cursor;
   const uint64_t flag = ring.at(c).wrap_flag.load(std::memory_order_acquire);
-  return flag != encode_wrap_flag(c, entry_state::free) || detail::is_hole(q, ring, r, c);
+  if (flag == encode_wrap_flag(c, entry_state::free)) return detail::is_hole(q, ring, r, c);
+  return flag != encode_wrap_flag(c, entry_state::claimed) || detail::claimed_look_due(r);
 }
 
 }  // namespace hpam::nic::hamlyn
