@@ -435,6 +435,12 @@ bool hamlyn_am_card::refill(peer_state& ps) {
   return false;
 }
 
+[[gnu::noinline]] void hamlyn_am_card::transmit_faulty(int dest, uint32_t b, std::byte* pkt,
+                                                       uint32_t len, bool may_wait) {
+  wire_sink sink{this, pkt, b, may_wait};
+  wire_.transmit(sink, dest, pkt, len);
+}
+
 // send_due's work when there is some: packets the wire held back, backlogs.
 void hamlyn_am_card::send_held() {
   wire_sink sink{this};  // held packets: copies, none may wait

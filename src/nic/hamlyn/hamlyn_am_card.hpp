@@ -223,6 +223,8 @@ class hamlyn_am_card {
   inline void transmit_block(int dest, uint32_t b, uint32_t len, bool may_wait);
   // transmit_block past its checks: the wire header and the wire.
   inline void transmit_built(int dest, uint32_t b, std::byte* pkt, uint32_t len, bool may_wait);
+  // transmit_built on a wire with faults (out of line).
+  void transmit_faulty(int dest, uint32_t b, std::byte* pkt, uint32_t len, bool may_wait);
   inline bool transmit(int dest, const std::byte* data, uint32_t len);
   bool transmit_reference(int dest, uint32_t block, uint32_t len);
   bool transmit_first(int dest, uint32_t block, uint32_t len);
@@ -318,6 +320,13 @@ class hamlyn_am_card {
   // the packet straight to transmit (no faults: no copy, nothing held), and
   // its notification says what the header would.
   if (headless_bits_ == 0) stamp_wire_header(pkt, len, my_proc_, dest, crc_);
+  if (__builtin_expect(wire_.faulty(), 0)) {
+    transmit_faulty(dest, b, pkt, len, may_wait);
+    return;
+  }
+  // The clean wire hands the packet to the sink at once: the sink, passed
+  // by reference only on the faulty wire (out of line), is not built in
+  // memory here (it was: four stores a packet).
   wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
 }
