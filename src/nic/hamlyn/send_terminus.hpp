@@ -89,6 +89,13 @@ struct fast_route {
   bool local = false;               // my own card
   slot* at = nullptr;               // the ticket's slot there (a slot that card has)
   hold_line* line = nullptr;        // my hold line there (receiving_interface::arrival_line)
+  // Whether its packets are delivered here (detail::direct_to), decided
+  // when the route is found: my own card, a card whose process I may write
+  // (cross-memory attach), or a slot in card memory (the AM card's regions).
+  // Should the slot be set up again later in process memory the kernel
+  // does not let me write, the write fails (system_error, nothing written)
+  // and the packet takes the work queue, as a refused direct write did.
+  bool direct = false;
 };
 
 class send_terminus {
@@ -126,17 +133,17 @@ class send_terminus {
   // send refuses it and counts).
   inline bool fast_route_for(const ticket& t, fast_route& r) const;
   // send_fast on a ticket fast_route_for gave route r (the same results and
-  // effects); per packet only what can change: the card idle, the range,
-  // the destination slot written directly (direct_to).
+  // effects); per packet only what can change: the card idle, the range
+  // (whether the destination is written directly is the route's: direct).
   status send_fast_routed(const fast_route& r, const ticket& t, uint64_t offset,
                           const std::byte* data, uint32_t length, uint64_t word, send_handle& h);
   // send_fast_routed for a caller that vouches for the range, which then
   // goes unchecked here: offset + length <= t.range and length <=
   // packet_data_bytes() (the AM card: a block of its region at the peer,
   // on the ticket it made for that region, no block longer than a packet
-  // carries; checked once at its attach). Per packet the card idle and
-  // direct_to; the receiving interface's checks (the slot's state, key and
-  // bounds) are the same. The caller keeps no handle and needs none: a
+  // carries; checked once at its attach). Per packet the card idle (and
+  // the route's direct); the receiving interface's checks (the slot's
+  // state, key and bounds) are the same. The caller keeps no handle and needs none: a
   // message delivered at once is no work-queue entry (it takes no
   // sequence, and the completion word, which counts entries, does not
   // move), its outcome the status returned (a refusal also counted in
@@ -244,19 +251,19 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
   r.local = t.node == my_proc_;
   r.at = &v.slots[t.slot];
   r.line = receiver_.arrival_line(v);
+  r.direct = detail::direct_to(v, r.local, t.slot);
   return true;
 }
 
 // Delivered here when the card is idle and the destination's memory can be
-// written directly (direct_to, as in send_packet); otherwise (a busy card,
+// written directly (the route's direct, as send_packet decides); otherwise (a busy card,
 // a range send() refuses), and when the kernel refuses a cross-memory
 // write, through the work queue and send_packet.
 [[gnu::always_inline]] inline status send_terminus::send_fast_routed(
     const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
     uint64_t word, send_handle& h) {
   if (__builtin_expect(running_ != posted_ || offset > t.range || length > t.range - offset ||
-                           length > packet_data_bytes_ ||
-                           !detail::direct_to(*r.view, r.local, t.slot),
+                           length > packet_data_bytes_ || !r.direct,
                        0))
     return send_fast_posted(t, offset, data, length, word, h);
   return deliver_fast(r, t, offset, data, length, word, h);
@@ -265,13 +272,16 @@ inline bool direct_to(const card_view& v, bool local, uint32_t slot) {
 [[gnu::always_inline]] inline status send_terminus::send_fast_within(
     const fast_route& r, const ticket& t, uint64_t offset, const std::byte* data, uint32_t length,
     uint64_t word) {
-  send_handle posted;  // (the posted entry's, which nobody asks for)
-  if (__builtin_expect(running_ != posted_ || !detail::direct_to(*r.view, r.local, t.slot), 0))
+  if (__builtin_expect(running_ != posted_ || !r.direct, 0)) {
+    send_handle posted;  // (the posted entry's, which nobody asks for)
     return send_fast_posted(t, offset, data, length, word, posted);
+  }
   const status st = receiver_.arrive_fast_routed(*r.view, *r.at, r.line, t, t.offset + offset, data,
                                                  length, word, r.local);
-  if (__builtin_expect(st == status::system_error, 0))  // nothing written: the slow path
+  if (__builtin_expect(st == status::system_error, 0)) {  // nothing written: the slow path
+    send_handle posted;
     return send_fast_posted(t, offset, data, length, word, posted);
+  }
   if (__builtin_expect(!is_ok(st), 0)) rejected_sends_++;
   return st;
 }
