@@ -74,7 +74,8 @@ class receiving_interface {
   // my hold line there (arrival_line(v), null: slot::users). Per packet the
   // same hold, state, generation, key and bounds checks, deposit, counting
   // and notification as arrive_fast; only what the route fixed is not
-  // looked up again (the line, the slot's place, the ticket's mode).
+  // looked up again (the line, the slot's place, the ticket's mode, its
+  // node one of the job).
   status arrive_fast_routed(const card_view& v, slot& at, hold_line* line, const ticket& t,
                             uint64_t offset, const std::byte* data, uint32_t length, uint64_t word,
                             bool local);
@@ -261,8 +262,10 @@ class receiving_interface {
   template <bool fast_only>
   static bool copy_slot(const card_view& v, const slot& sl, slot_copy& s);
   static bool fast_mode_slot(const card_view& v, const slot& sl, slot_copy& s);
+  // (in_job: the caller knows node < nprocs_, a routed arrival's ticket.)
+  template <bool in_job = false>
   const fast_slot_cache* hold_fast_slot(const card_view& v, uint32_t node, uint32_t index, slot& sl,
-                                        std::atomic<uint64_t>* word);
+                                        std::atomic<uint64_t>* word, uint64_t& key);
   static bool fast_slot_for(const card_view& v, const slot& sl, fast_slot_cache& fc);
   static bool fast_mode_fits(const slot_copy& s, const packet_header& h);
   bool check_packet(const card_view& v, const packet_header& h, const slot_copy& s,
@@ -507,17 +510,20 @@ template <bool fast_only>
 // Only checked values are ever used: an owner that scribbles its own slot
 // without a new set-up gets the copy checked before, inside its area.
 // fast_cache_[nprocs_] holds the copy for a node outside the job (never
-// kept).
+// kept); a routed arrival's node is one of the job (fast_route_for checked
+// it), so it does not compare it again (in_job). The key read for this
+// packet goes to `key`, not into the kept copy (a store a packet).
 // Null (counted): refused (a paranoid slot too: mode_rejections); the
 // caller drops users whatever the answer.
+template <bool in_job>
 [[gnu::always_inline]] inline const receiving_interface::fast_slot_cache*
 receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t index, slot& sl,
-                                    std::atomic<uint64_t>* word) {
+                                    std::atomic<uint64_t>* word, uint64_t& key) {
   if (!announce_direct(v, sl, index, word)) return nullptr;
-  if (__builtin_expect(node < nprocs_, 1)) {
+  if (__builtin_expect(in_job || node < nprocs_, 1)) {
     fast_slot_cache& fc = fast_cache_[node];
     if (__builtin_expect(fc.at == &sl && fc.generation == sl.generation, 1)) {
-      fc.copy.key = sl.protection_key.load(std::memory_order_acquire);
+      key = sl.protection_key.load(std::memory_order_acquire);
       return &fc;
     }
     const uint32_t generation = sl.generation;
@@ -525,10 +531,13 @@ receiving_interface::hold_fast_slot(const card_view& v, uint32_t node, uint32_t 
     if (!fast_slot_for(v, sl, fc)) return nullptr;
     fc.at = &sl;
     fc.generation = generation;
+    key = fc.copy.key;
     return &fc;
   }
   fast_slot_cache& other = fast_cache_[nprocs_];  // (its `at` stays null)
-  return fast_slot_for(v, sl, other) ? &other : nullptr;
+  if (!fast_slot_for(v, sl, other)) return nullptr;
+  key = other.copy.key;
+  return &other;
 }
 
 // fast_mode_slot into a cache entry, with the slot's queue located.
@@ -644,13 +653,14 @@ template <bool routed>
   arrival_counters& c = v.header->counters;
   status st = status::rejected;
   std::atomic<uint64_t>* const hold = line ? &line->arrival_plus_one : nullptr;
-  const fast_slot_cache* held = hold_fast_slot(v, t.node, t.slot, sl, hold);
+  uint64_t key = 0;  // the slot's, read while held
+  const fast_slot_cache* held = hold_fast_slot<routed>(v, t.node, t.slot, sl, hold, key);
   if (!held) {
     // counted by hold_fast_slot
   } else if (!routed && t.metadata_index != fast_index) {  // (a paranoid slot: refused in the
                                                            // hold)
     detail::count(c.mode_rejections);
-  } else if (held->copy.key == 0 || t.protection_key != held->copy.key) {
+  } else if (key == 0 || t.protection_key != key) {
     detail::count(c.key_rejections);
   } else if (!detail::inside(offset, length, 0, held->copy.bound)) {
     detail::count(c.bounds_rejections);
