@@ -364,6 +364,10 @@ void hamlyn_am_card::overflow(int dest) {
 // nothing is waiting and a block is free; otherwise wait_or_drop.
 [[gnu::noinline]] void hamlyn_am_card::send_or_wait_other(int dest, uint32_t block, uint32_t len) {
   const peer_state& ps = peers_[dest];
+  if (!ps.given_back) {  // dest's card not attached, or mine (send_now_up_to 0): refused
+    malformed_++;
+    return;
+  }
   if (ps.backlog.empty() && len > ps.by_reference_above && transmit_reference(dest, block, len))
     return;
   wait_or_drop(dest, block, len);
@@ -437,6 +441,10 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 
 [[gnu::noinline]] void hamlyn_am_card::transmit_faulty(int dest, uint32_t b, std::byte* pkt,
                                                        uint32_t len, bool may_wait) {
+  if (!peers_[dest].given_back) {  // dest's card not attached (or mine): launch_built's check
+    malformed_++;
+    return;
+  }
   wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
 }

@@ -134,7 +134,8 @@ class hamlyn_am_card {
   // every packet: b one of my outbound blocks (claimed at setup), pkt =
   // tx_block(b), wire_header_size <= len <= block_size(), dest < nprocs()
   // (the AM endpoint's requests and replies). dest's card must still be
-  // attached, and is checked.
+  // attached, and is checked (a packet to a card not attached, or to mine,
+  // is refused and counted in malformed()).
   [[gnu::always_inline]] inline void launch_built(int dest, uint32_t b, std::byte* pkt,
                                                   uint32_t len);
   // A copy sent again (retransmission, reflected reply): now if my region at
@@ -200,8 +201,9 @@ class hamlyn_am_card {
     uint32_t next = 0;      // lent mod per_sender: the block the next packet goes to
     // A first launch of at most this many bytes goes straight to transmit
     // (send_or_wait): by_reference_above, or 0 while packets wait in the
-    // backlog, so that one compare stands for both tests.
-    uint32_t send_now_up_to = ~0u;
+    // backlog or before the peer's card is attached, so that one compare
+    // stands for the three tests.
+    uint32_t send_now_up_to = 0;
     // Packets longer than this go to the peer by reference (~0u: none).
     uint32_t by_reference_above = ~0u;
     std::vector<waiting> backlog;               // packets waiting for a free block (FIFO, bounded)
@@ -318,17 +320,21 @@ class hamlyn_am_card {
                                                                   bool may_wait) {
   // A headless packet's wire header is not written: the clean wire hands
   // the packet straight to transmit (no faults: no copy, nothing held), and
-  // its notification says what the header would.
-  if (headless_bits_ == 0) stamp_wire_header(pkt, len, my_proc_, dest, crc_);
-  if (__builtin_expect(wire_.faulty(), 0)) {
-    transmit_faulty(dest, b, pkt, len, may_wait);
-    return;
+  // its notification says what the header would. Packets are headless
+  // only on a wire without faults (headless_bits_, decided at setup), so
+  // that one test stands for both; a wire with faults goes out of line.
+  if (__builtin_expect(headless_bits_ == 0, 0)) {
+    stamp_wire_header(pkt, len, my_proc_, dest, crc_);
+    if (__builtin_expect(wire_.faulty(), 0)) {
+      transmit_faulty(dest, b, pkt, len, may_wait);
+      return;
+    }
   }
   // The clean wire hands the packet to the sink at once: the sink, passed
   // by reference only on the faulty wire (out of line), is not built in
   // memory here (it was: four stores a packet).
   wire_sink sink{this, pkt, b, may_wait};
-  wire_.transmit(sink, dest, pkt, len);
+  wire_.transmit_clean(sink, dest, pkt, len);
 }
 
 [[gnu::always_inline]] inline void hamlyn_am_card::launch(int dest, uint32_t b, uint32_t len) {
@@ -337,10 +343,11 @@ class hamlyn_am_card {
 
 [[gnu::always_inline]] inline void hamlyn_am_card::launch_built(int dest, uint32_t b,
                                                                 std::byte* pkt, uint32_t len) {
-  if (__builtin_expect(!peers_[dest].given_back, 0)) {  // dest's card not attached (or mine)
-    malformed_++;
-    return;
-  }
+  // Whether dest's card is attached (and is not mine) is not tested here:
+  // on a clean wire send_or_wait's one compare fails for such a dest
+  // (send_now_up_to stays 0 until attach_peer) and send_or_wait_other
+  // refuses it (counted); a faulty wire, which may hold the packet, checks
+  // before it (transmit_faulty).
   transmit_built(dest, b, pkt, len, true);
 }
 
