@@ -81,15 +81,17 @@ status endpoint<Card>::news() {
   return status::rejected;
 }
 
+// A budget is at least 1 (setup_problem): the first look at the card
+// is not preceded by a test of the budget.
 template <class Card>
 uint32_t endpoint<Card>::receive_packets(uint32_t budget) {
   nic::rx_packet p;
   uint32_t n = 0;
-  while (n < budget && card_.receive(p)) {
+  do {
+    if (!card_.receive(p)) break;
     handle_packet(p);
     card_.release(p);
-    ++n;
-  }
+  } while (++n < budget);
   return n;
 }
 

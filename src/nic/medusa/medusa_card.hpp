@@ -447,13 +447,18 @@ inline void medusa_card::run_tx_engine(bool refer) noexcept {
 
 inline bool medusa_card::receive(rx_packet& p) noexcept {
   rx_free_return_.retry(*rx_free_);
+  // The cursor read once, and the next cell's address found before the
+  // cell's acquiring load (after it the card's fields would be read again).
+  const uint64_t pos = rx_cursor_;
+  const std::byte* next = rx_ready_.cell_at(pos + 1);
   uint64_t e;
-  const std::byte* cell = rx_ready_.ready(rx_cursor_, e);
+  const std::byte* cell = rx_ready_.ready(pos, e);
   if (!cell) return false;
-  p.position = rx_cursor_++;
+  p.position = pos;
+  rx_cursor_ = pos + 1;
   // The next cell, asked for while this packet is handled: in a stream it
   // is published already, and its lines are the next receive's misses.
-  rx_ready_.prefetch_cell<false>(rx_cursor_);
+  rx_ready_.prefetch_cell_at<false>(next);
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);
