@@ -159,16 +159,7 @@ class cell_fifo {
   // use (sys/prefetch.hpp): `Write` for ownership.
   template <bool Write>
   [[gnu::always_inline]] void prefetch_cell(uint64_t pos) const noexcept {
-    prefetch_cell_at<Write>(cell_at(pos));
-  }
-  // The same for a cell whose address cell_at gave.
-  template <bool Write>
-  [[gnu::always_inline]] void prefetch_cell_at(const std::byte* cell) const noexcept {
-    prefetch_lines<Write>(cell, cell_bytes_ > 64);
-  }
-  // The cell of position pos (its head), published or not: to prefetch.
-  const std::byte* cell_at(uint64_t pos) const noexcept {
-    return reinterpret_cast<const std::byte*>(&head(pos));
+    prefetch_lines<Write>(&head(pos), cell_bytes_ > 64);
   }
   // Consumer, while it polls position pos: starts fetching the cell's second
   // cache line, so that when the cell is published the line arrives with
