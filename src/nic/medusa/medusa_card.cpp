@@ -336,6 +336,7 @@ void medusa_card::reject_entry(rx_packet& p, uint64_t entry) noexcept {
 // with its wire header, in an inbound block, in the sender's block (by
 // reference), else refused.
 void medusa_card::receive_entry(rx_packet& p, const std::byte* cell, uint64_t e) noexcept {
+  rx_free_return_.retry(*rx_free_);  // blocks whose RX_FREE cell was held (give_back_block)
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);

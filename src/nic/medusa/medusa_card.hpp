@@ -450,7 +450,6 @@ inline void medusa_card::run_tx_engine(bool refer) noexcept {
 }
 
 inline bool medusa_card::receive(rx_packet& p) noexcept {
-  rx_free_return_.retry(*rx_free_);
   const uint64_t pos = rx_cursor_;  // read once: the cell's acquiring load would reload it
   uint64_t e;
   const std::byte* cell = rx_ready_.ready(pos, e);
@@ -533,7 +532,11 @@ inline void medusa_card::release(const rx_packet& p) noexcept {
 // a void or rejected entry) has nothing to give. Room by construction:
 // RX_FREE holds every inbound block, and I push back only a block I popped
 // from RX_READY (each at most once: see release); a block whose RX_FREE
-// cell a sender has not yet freed waits (sys::token_return).
+// cell a sender has not yet freed waits (sys::token_return), and goes at
+// the next give-back or the next entry other than a headless cell's
+// (receive_entry). Not at every receive: only a packet that needs a block
+// misses it, and each such packet's entry tries again, a void one (a
+// sender found RX_FREE dry) included.
 inline void medusa_card::give_back_block(uint32_t b) noexcept {
   if (b - tx_blocks_ < rx_blocks_)
     (void)rx_free_return_.give_back(*rx_free_, medusa::encode_entry(b, block_size_));
