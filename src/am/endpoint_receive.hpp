@@ -171,7 +171,8 @@ void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
 template <class Card>
 refusal endpoint<Card>::check_request(const arrival& a, msg_kind kind) const {
   const am_header& h = a.h;
-  const handler_entry& e = handlers_[h.handler];
+  // Indexed as dispatch indexes it (unsigned): the entry is found once for both.
+  const handler_entry& e = handlers_[static_cast<unsigned>(h.handler)];
   switch (kind) {
     case msg_kind::short4:
       if (a.payload_len != 0) return refusal::malformed;
