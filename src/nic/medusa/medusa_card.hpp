@@ -538,7 +538,8 @@ inline void medusa_card::release(const rx_packet& p) noexcept {
 // misses it, and each such packet's entry tries again, a void one (a
 // sender found RX_FREE dry) included.
 inline void medusa_card::give_back_block(uint32_t b) noexcept {
-  if (b - tx_blocks_ < rx_blocks_)
+  // no_block first: one compare with a constant, where most packets stop.
+  if (__builtin_expect(b != no_block, 0) && b - tx_blocks_ < rx_blocks_)
     (void)rx_free_return_.give_back(*rx_free_, medusa::encode_entry(b, block_size_));
 }
 
