@@ -112,14 +112,11 @@ class medusa_card {
   // other form of entry is taken out of line (receive_entry).
   [[gnu::always_inline]] bool receive(rx_packet& p) noexcept;
   // Whether receive() would find a packet (one load); while it would not,
-  // the RX_READY cell the next packet comes in starts being fetched, and
-  // the packet that comes there is one a stream did not leave waiting
-  // (rx_idle_: receive asks for no cell ahead of it).
-  bool arrival_pending() noexcept {
+  // the RX_READY cell the next packet comes in starts being fetched.
+  bool arrival_pending() const noexcept {
     uint64_t e;
     if (rx_ready_.ready(rx_cursor_, e)) return true;
     rx_ready_.prefetch_second_line(rx_cursor_);
-    rx_idle_ = true;
     return false;
   }
   // Gives the packet's RX_READY cell, and its block if it has one, back to
@@ -302,7 +299,6 @@ class medusa_card {
   sys::token_return rx_free_return_;   // blocks whose RX_FREE cell a sender still holds
   sys::cell_fifo rx_ready_;            // my RX_READY
   uint64_t rx_cursor_ = 0;             // next RX_READY position to pop (mine alone)
-  bool rx_idle_ = false;               // arrival_pending found nothing since the last receive
   uint64_t rx_freed_ = 0;              // next RX_READY position to give back
   uint32_t rx_early_ = 0;              // cells released ahead of rx_freed_
   std::vector<uint64_t> rx_released_;  // [position % capacity]: released early, not yet
@@ -458,13 +454,7 @@ inline bool medusa_card::receive(rx_packet& p) noexcept {
   rx_cursor_ = pos + 1;
   // The next cell, asked for while this packet is handled: in a stream it
   // is published already, and its lines are the next receive's misses.
-  // Not after an idle poll (a ping-pong's every packet): the next packet
-  // is not sent yet, and the line asked for is one its sender must take
-  // back to write it.
-  if (__builtin_expect(!rx_idle_, 0))
-    rx_ready_.prefetch_cell<false>(pos + 1);
-  else
-    rx_idle_ = false;
+  rx_ready_.prefetch_cell<false>(pos + 1);
   const uint32_t b = medusa::entry_block(e);
   const uint32_t len = medusa::entry_length(e);
   const uint32_t src = medusa::entry_source(e);
