@@ -73,16 +73,17 @@ uint32_t mca_btl_hpam_fit_depth(uint32_t start, uint32_t floor, int nlocal, uint
     return d;
 }
 
-/* The BTL's default depth for each count of ranks, with the default block
- * and budget: "64 up to 4 ranks, 32 up to 8, ...". Every process builds
- * this help at registration, so the counts where the depth changes (it
- * only falls as ranks are added) are found by bisection, not by trying
- * every count up to 65536. */
+/* The BTL's default depth at `ranks` ranks with the default block. */
 static uint32_t depth_at(int ranks, uint32_t start, uint32_t floor, long budget)
 {
     return mca_btl_hpam_fit_depth(start, floor, ranks, MCA_BTL_HPAM_DEFAULT_BLOCK_SIZE, budget);
 }
 
+/* The BTL's default depth for each count of ranks, with the default block
+ * and budget: "64 up to 4 ranks, 32 up to 8, ...". Every process builds
+ * this help at registration, so the counts where the depth changes (it
+ * only falls as ranks are added) are found by bisection, not by trying
+ * every count up to 65536. */
 static void depth_examples(char *out, size_t len)
 {
     const uint32_t start = (uint32_t)mca_btl_hpam_knob_default((size_t)hpam_knob_find("depth")).i;
