@@ -51,6 +51,7 @@
 #include "am/token.hpp"
 #include "nic/card.hpp"
 #include "sys/clock.hpp"
+#include "sys/hot_page.hpp"
 #include "sys/process_state.hpp"
 #include "sys/status.hpp"
 
@@ -254,7 +255,7 @@ class endpoint {
   // cost the receive path about a hundred instructions, and the loop's and
   // the packet's own frames another 20 (medusa) to 75 (hamlyn) a message:
   // docs/decisions.md, issue 26), the rare cases out of line.
-  [[gnu::noinline]] uint32_t serve_arrivals();
+  [[gnu::noinline, HPAM_HOT_PAGE]] uint32_t serve_arrivals();
   [[gnu::always_inline]] inline uint32_t receive_packets(uint32_t budget);
   [[gnu::cold]] status news();
   [[gnu::always_inline]] inline void handle_packet(const nic::rx_packet& p);

@@ -8,6 +8,7 @@
 
 #include "am/endpoint.hpp"
 #include "capi/c_api.hpp"
+#include "sys/hot_page.hpp"
 
 namespace hpam::capi {
 
@@ -113,9 +114,10 @@ struct c_ops_for {
   }
   // hpam_send_now's send: the caller vouches that head and body point at
   // head_len and body_len bytes (not checked for null).
-  static int try_medium_now_bound(void* impl, int dest, unsigned h, const void* head,
-                                  size_t head_len, const void* body, size_t body_len,
-                                  uint64_t arg) {
+  [[HPAM_HOT_PAGE_AT(32)]] static int try_medium_now_bound(void* impl, int dest, unsigned h,
+                                                           const void* head, size_t head_len,
+                                                           const void* body, size_t body_len,
+                                                           uint64_t arg) {
     return to_c_error(
         self(impl).template try_medium_now<false>(dest, h, head, head_len, body, body_len, arg));
   }
@@ -124,7 +126,7 @@ struct c_ops_for {
     return to_c_error(self(impl).try_medium_packed(dest, h, pack, pack_arg, arg));
   }
   // Packets handled (>= 0) or an HPAM_ERR_* code.
-  static int poll(void* impl, bool report) {
+  [[HPAM_HOT_PAGE]] static int poll(void* impl, bool report) {
     int handled = 0;
     const status s = self(impl).poll(&handled, report);
     return s == status::ok ? handled : to_c_error(s);

@@ -10,5 +10,5 @@ src_libhpam_core_la_SOURCES = \
   src/sys/process_state.hpp src/sys/process_state.cpp \
   src/sys/membarrier.hpp src/sys/membarrier.cpp \
   src/sys/ring.hpp src/sys/align.hpp src/sys/cell_fifo.hpp \
-  src/sys/short_copy.hpp src/sys/prefetch.hpp
+  src/sys/short_copy.hpp src/sys/prefetch.hpp src/sys/hot_page.hpp
 src_libhpam_core_la_LIBADD = $(HWLOC_LIBS) -lrt -lpthread
