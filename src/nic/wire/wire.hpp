@@ -84,11 +84,11 @@ class wire {
   template <class Sink>
   [[gnu::always_inline]] void transmit(Sink& sink, int dest, const std::byte* packet,
                                        uint32_t length) noexcept {
-    ++counters_.sent;
     if (__builtin_expect(!faulty_, 1)) {
-      sink.deliver(dest, packet, length);
+      transmit_clean(sink, dest, packet, length);
       return;
     }
+    ++counters_.sent;
     transmit_faulty(sink, dest, packet, length);
   }
 
