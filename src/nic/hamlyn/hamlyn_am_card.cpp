@@ -360,14 +360,19 @@ void hamlyn_am_card::overflow(int dest) {
   peers_[dest].overflow->fetch_add(1, std::memory_order_relaxed);
 }
 
+// A packet to a card not attached, or to mine (no region given back), is
+// refused and counted malformed: true when dest is such a card.
+bool hamlyn_am_card::refused_unattached(int dest) noexcept {
+  if (peers_[dest].given_back) return false;
+  malformed_++;
+  return true;
+}
+
 // send_or_wait's cases out of line: a packet by reference sent now if
 // nothing is waiting and a block is free; otherwise wait_or_drop.
 [[gnu::noinline]] void hamlyn_am_card::send_or_wait_other(int dest, uint32_t block, uint32_t len) {
+  if (refused_unattached(dest)) return;  // (send_now_up_to stays 0 for such a dest)
   const peer_state& ps = peers_[dest];
-  if (!ps.given_back) {  // dest's card not attached, or mine (send_now_up_to 0): refused
-    malformed_++;
-    return;
-  }
   if (ps.backlog.empty() && len > ps.by_reference_above && transmit_reference(dest, block, len))
     return;
   wait_or_drop(dest, block, len);
@@ -441,10 +446,7 @@ bool hamlyn_am_card::refill(peer_state& ps) {
 
 [[gnu::noinline]] void hamlyn_am_card::transmit_faulty(int dest, uint32_t b, std::byte* pkt,
                                                        uint32_t len, bool may_wait) {
-  if (!peers_[dest].given_back) {  // dest's card not attached (or mine): launch_built's check
-    malformed_++;
-    return;
-  }
+  if (refused_unattached(dest)) return;  // launch_built's check, before the wire may hold it
   wire_sink sink{this, pkt, b, may_wait};
   wire_.transmit(sink, dest, pkt, len);
 }

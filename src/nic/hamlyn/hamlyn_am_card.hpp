@@ -231,6 +231,8 @@ class hamlyn_am_card {
   bool transmit_reference(int dest, uint32_t block, uint32_t len);
   bool transmit_first(int dest, uint32_t block, uint32_t len);
   void send_or_wait_other(int dest, uint32_t block, uint32_t len);
+  // dest's card not attached (or mine): counted malformed, true (refuse).
+  bool refused_unattached(int dest) noexcept;
   // (n by value: the usual take's notification stays out of memory.)
   bool hand_over_reference(hamlyn::notification n, const std::byte* carried, rx_packet& p);
   bool map_outbound(int proc) noexcept;
