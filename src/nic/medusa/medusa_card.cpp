@@ -294,19 +294,18 @@ void medusa_card::refuse_rx_free_entry(peer_view& p) noexcept {
   ++malformed_;
 }
 
-// A cell released before an older one: kept, with its block, and given
-// back together with every consecutive released one once the oldest comes.
+// A cell released while others are held (before an older one, or the
+// oldest of several): kept, with its block, and given back together with
+// every consecutive released one once the oldest comes.
 // Released twice, or not popped (a stale or made-up position): ignored.
 void medusa_card::release_out_of_order(uint64_t position, uint32_t block) noexcept {
   constexpr uint64_t released = 1ull << 32;
   const uint64_t mask = rx_ready_.capacity() - 1;
   if (position < rx_freed_ || position >= rx_cursor_ || rx_released_[position & mask]) return;
   rx_released_[position & mask] = released | block;
-  ++rx_early_;
   while (rx_freed_ < rx_cursor_ && rx_released_[rx_freed_ & mask]) {
     const auto b = static_cast<uint32_t>(rx_released_[rx_freed_ & mask]);
     rx_released_[rx_freed_ & mask] = 0;
-    --rx_early_;
     rx_ready_.release(rx_freed_++);
     give_back_block(b);
   }

@@ -300,7 +300,6 @@ class medusa_card {
   sys::cell_fifo rx_ready_;            // my RX_READY
   uint64_t rx_cursor_ = 0;             // next RX_READY position to pop (mine alone)
   uint64_t rx_freed_ = 0;              // next RX_READY position to give back
-  uint32_t rx_early_ = 0;              // cells released ahead of rx_freed_
   std::vector<uint64_t> rx_released_;  // [position % capacity]: released early, not yet
                                        // given back: 2^32 | its block (0: not released)
   std::byte* vram_ = nullptr;
@@ -509,9 +508,14 @@ inline void medusa_card::release(const rx_packet& p) noexcept {
   // releases: one released early waits, with its block, for the ones
   // before it. That order is what tells a position released twice, stale
   // or made up (ignored) from one still held; the engine's claim itself
-  // would take cells given back in any order.
-  if (__builtin_expect(p.position == rx_freed_ && p.position < rx_cursor_ && !rx_early_, 1)) {
-    rx_ready_.release(rx_freed_++);
+  // would take cells given back in any order. The common case, tested
+  // first: the only cell held is this one (the endpoint releases each
+  // packet before it takes the next), so none waits released early
+  // (a cell released early waits behind an earlier one still held).
+  const uint64_t pos = p.position;
+  if (__builtin_expect(pos == rx_freed_ && pos + 1 == rx_cursor_, 1)) {
+    rx_freed_ = pos + 1;
+    rx_ready_.release(pos);
     give_back_block(p.block);
   } else {
     release_out_of_order(p.position, p.block);
