@@ -139,6 +139,7 @@ class endpoint {
   void set_answer_hook(answer_fn fn, void* ctx) {
     answer_hook_ = fn;
     answer_ctx_ = ctx;
+    answer_more_ = lossy_ || fn != nullptr;
   }
 
   // Requests. `block`: stall serving the network while all D instances to
@@ -383,6 +384,7 @@ class endpoint {
   bool adaptive_timeout_;    // lossy_: timers_ follow the round trip
   bool defer_premature_;     // resend only to a peer that polled since (resend_premature)
   bool early_resend_;        // lossy_ and ordered_: resend_early
+  bool answer_more_;         // lossy_ or an answer hook: answered's out-of-the-way steps
   uint64_t timeout_min_ns_;  // the adaptive timeout's floor (timeout_ns_ its ceiling)
   uint64_t launch_span_;     // launch_of's modulus: 2^30 sequences of D instances
   // The clock, the card, and the owner handed to handlers:

@@ -324,10 +324,14 @@ void endpoint<Card>::on_reply(const arrival& a) {
 }
 
 // The request on this instance has its answer: the instance is free.
+// Loss recovery's bookkeeping and the answer hook, each rare on the way of
+// an answer, are behind one test of both (answer_more_).
 template <class Card>
 void endpoint<Card>::answered(int src, request_desc& d, uint32_t instance, bool answers_resend) {
-  if (__builtin_expect(lossy_, 0)) on_answer_when_lossy(src, d, instance, answers_resend);
-  if (__builtin_expect(answer_hook_ != nullptr, 0)) tell_answered(src, d);
+  if (__builtin_expect(answer_more_, 0)) {
+    if (lossy_) on_answer_when_lossy(src, d, instance, answers_resend);
+    if (answer_hook_ != nullptr) tell_answered(src, d);
+  }
   d.busy = false;
   if (!ordered_) instance_hint_[src] = instance;  // hpam_free[src] = buf (ordered: keep the turn)
   counters_[src].replies_received++;

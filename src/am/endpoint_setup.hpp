@@ -72,6 +72,7 @@ endpoint<Card>::endpoint(const endpoint_config& cfg)
       adaptive_timeout_(lossy_ && cfg.adaptive_timeout),
       defer_premature_(cfg.adaptive_timeout),
       early_resend_(lossy_ && cfg.ordered && cfg.early_resend),
+      answer_more_(lossy_),
       timeout_min_ns_(std::min(cfg.timeout_min_ns, cfg.timeout_ns)),
       launch_span_((uint64_t{1} << control_bits::sequence_bits) * cfg.depth),
       clock_(cfg.manual_time ? sys::clock(cfg.manual_time) : sys::clock()),
