@@ -266,7 +266,7 @@ class endpoint {
   [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a,
                                                          msg_kind kind);
   void serve_get(hpam_token& t, const am_header& h);
-  void on_reply(const arrival& a);
+  void on_reply(arrival& a);
   bool reply_ok(const request_desc& d, const arrival& a, msg_kind kind) const;
   [[gnu::always_inline]] inline void answered(int src, request_desc& d, uint32_t instance,
                                               bool answers_resend);
@@ -296,7 +296,7 @@ class endpoint {
   }
   void launch_acks(int peer, uint64_t waiting);
   bool acks_well_formed(arrival& a) const;
-  void on_ack_packet(const arrival& a, control_word c);
+  void on_ack_packet(arrival& a, control_word c);
   // An ack of my request [instance] at sequence (why: its refusal value),
   // from an ack packet or carried inside another packet.
   // sequence: with entry_answers_resend when the ack was made for a resent copy.

@@ -143,11 +143,17 @@ bool endpoint<Card>::acks_well_formed(arrival& a) const {
 }
 
 // An acknowledgement packet: its own instance and sequence, then each
-// ack_entry it carries (accept checked them), each matched on its own: a
+// ack_entry it carries (checked first, acks_well_formed: a malformed
+// packet is counted and nothing in it taken), each matched on its own: a
 // stale one (a duplicate, or an answer to a resent request already
 // answered) is counted and dropped without touching the others.
 template <class Card>
-void endpoint<Card>::on_ack_packet(const arrival& a, control_word c) {
+void endpoint<Card>::on_ack_packet(arrival& a, control_word c) {
+  a.more_acks = 0;
+  if (a.payload_len != 0 && !acks_well_formed(a)) {  // nothing in it is taken
+    counters_[a.src].malformed++;
+    return;
+  }
   answer_batch_.open = early_resend_ && a.more_acks != 0;
   take_ack(a.src, c.instance,
            c.sequence | ((a.h.refusal & answers_resend) ? entry_answers_resend : 0),

@@ -139,17 +139,14 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c
       return false;
     }
   }
-  const bool was_connected = connected_[src] != 0;  // one load on the way of a known peer
-  if (__builtin_expect(!was_connected, 0)) connect_on_arrival(src);
+  if (__builtin_expect(!connected_[src], 0)) {  // one load on the way of a known peer
+    connect_on_arrival(src);
+    if (!connected_[src]) return false;  // counted there
+  }
   a.src = src;
   a.payload = p.data + header_bytes(c.kind);
   a.payload_len = p.length - header_bytes(c.kind) - trailer;
-  a.more_acks = 0;
-  if (c.kind == msg_kind::ack && a.payload_len != 0 && !acks_well_formed(a)) {
-    counters_[src].malformed++;
-    return false;
-  }
-  return __builtin_expect(was_connected, 1) || connected_[src] != 0;
+  return true;  // an ack packet's records are checked on its way (on_ack_packet)
 }
 
 template <class Card>
@@ -291,7 +288,7 @@ bool endpoint<Card>::reply_ok(const request_desc& d, const arrival& a, const msg
 // when it fails its checks (the request was answered); a refusal or a bad
 // reply is counted and reported by the next poll.
 template <class Card>
-void endpoint<Card>::on_reply(const arrival& a) {
+void endpoint<Card>::on_reply(arrival& a) {
   const int src = a.src;
   const control_word c = read_control(a.h);  // as accept decoded it
   if (c.kind == msg_kind::ack) {
