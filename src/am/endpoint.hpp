@@ -74,8 +74,6 @@ struct arrival {
   am_header h;                    // the header (words beyond header_bytes(c.kind) unused)
   const std::byte* payload;       // bytes after the header, in the card block
   uint32_t payload_len;           // their number (an ack trailer not included)
-  bool has_ack;                   // a request carrying an ack_entry trailer (piggyback_acks)
-  ack_entry ack;                  // its copy
   uint32_t more_acks;             // an ack packet: the further ack_entry records it carries
   ack_entry more[max_depth - 1];  // their copies (multi_ack); more_acks of them are set
 };
@@ -260,7 +258,11 @@ class endpoint {
   [[gnu::always_inline]] inline uint32_t receive_packets(uint32_t budget);
   [[gnu::cold]] status news();
   [[gnu::always_inline]] inline void handle_packet(const nic::rx_packet& p);
-  [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a, control_word& c);
+  // has_rider: a request carries an ack_entry (piggyback_acks), copied to
+  // rider. Not in the arrival: the replies' out-of-line functions take the
+  // arrival's address, which keeps its fields in memory.
+  [[gnu::always_inline]] inline bool accept(const nic::rx_packet& p, arrival& a, control_word& c,
+                                            bool& has_rider, ack_entry& rider);
   [[gnu::always_inline]] inline refusal check_request(const arrival& a, msg_kind kind) const;
   [[gnu::always_inline]] inline void on_request(const arrival& a, control_word c);
   [[gnu::always_inline]] inline void run_request_handler(hpam_token& t, const arrival& a,

@@ -106,7 +106,8 @@ uint32_t endpoint<Card>::receive_packets(uint32_t budget) {
 // process of the job (not this one: the card never delivers my own packets
 // to me, but a forged entry could name me, so that stays checked).
 template <class Card>
-bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c) {
+bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c, bool& has_rider,
+                            ack_entry& rider) {
   if (__builtin_expect(!p.crc_ok, 0)) {
     if (!p.rejected) counters_[my_proc_].crc_failures++;  // a refused header the card counted
     return false;
@@ -124,8 +125,8 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c
   }
   c = read_control(a.h);
   const bool request = c.cls == msg_class::request;
-  a.has_ack = request && (a.h.refusal & carries_ack) != 0;
-  const uint32_t trailer = a.has_ack ? sizeof(ack_entry) : 0;
+  has_rider = request && (a.h.refusal & carries_ack) != 0;
+  const uint32_t trailer = has_rider ? sizeof(ack_entry) : 0;
   if (c.instance >= depth_ || static_cast<uint32_t>(c.kind) >= msg_kind_count ||
       a.h.handler >= max_handlers || p.length < header_bytes(c.kind) + trailer ||
       (request && (a.h.refusal & ~request_flags) != 0)) {
@@ -133,8 +134,8 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c
     return false;
   }
   if (trailer) {
-    std::memcpy(&a.ack, p.data + p.length - trailer, sizeof a.ack);
-    if (a.ack.instance >= depth_) {  // names no instance: the whole packet is malformed
+    std::memcpy(&rider, p.data + p.length - trailer, sizeof rider);
+    if (rider.instance >= depth_) {  // names no instance: the whole packet is malformed
       counters_[src].malformed++;
       return false;
     }
@@ -153,10 +154,12 @@ template <class Card>
 void endpoint<Card>::handle_packet(const nic::rx_packet& p) {
   arrival a;
   control_word c;
-  if (!accept(p, a, c)) return;
+  bool has_rider;
+  ack_entry rider;
+  if (!accept(p, a, c, has_rider, rider)) return;
   if (c.cls == msg_class::request) {
-    if (a.has_ack)  // first: it may free the instance the handler's send needs
-      take_ack(a.src, a.ack.instance, a.ack.sequence, static_cast<uint16_t>(refusal::none));
+    if (has_rider)  // first: it may free the instance the handler's send needs
+      take_ack(a.src, rider.instance, rider.sequence, static_cast<uint16_t>(refusal::none));
     on_request(a, c);
   } else {
     on_reply(a);
