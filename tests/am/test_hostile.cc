@@ -302,6 +302,30 @@ TYPED_TEST(hostile, a_request_with_an_unknown_flag_is_malformed) {
   EXPECT_EQ(v.peer_counters(1).malformed, 2u);
 }
 
+// A request of the ack kind (a kind only replies have), with or without a
+// payload, is malformed: dropped and counted, not answered, its sequence
+// number not consumed, so the genuine request with that number still runs.
+TYPED_TEST(hostile, a_request_of_the_ack_kind_is_malformed) {
+  auto& v = this->x_.victim();
+  const std::vector<uint8_t> data(16, 1);
+  for (uint32_t len : {0u, 16u}) {
+    this->x_.send(hostile_peer<TypeParam>::header(msg_class::request, msg_kind::ack, 0, 1, h_count),
+                  data.data(), len);
+    EXPECT_EQ(v.poll(), hpam::status::ok);
+  }
+  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
+  EXPECT_EQ(this->s_.count_runs, 0);
+  am::am_header answer;
+  EXPECT_FALSE(this->x_.receive(answer)) << "a request of the ack kind was answered";
+  this->x_.send(
+      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+  EXPECT_EQ(v.poll(), hpam::status::ok);
+  EXPECT_EQ(this->s_.count_runs, 1);
+  ASSERT_TRUE(this->x_.receive(answer));
+  EXPECT_EQ(am::read_control(answer).sequence, 1u);
+  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
+}
+
 // An acknowledgement riding on a request (an ack_entry trailer) frees only the
 // instance it names, and only for the sequence sent there: a stale one is
 // dropped and counted (the request itself still runs), one naming no
