@@ -407,8 +407,14 @@ class hamlyn_am_card {
   if (__builtin_expect(n.source != sender || n.metadata_index != hamlyn::fast_index ||
                            blk >= per_sender_ ||
                            n.length - wire_header_size > block_size_ - wire_header_size,
-                       0))
-    return hand_over_reference(n, carried, p);  // (or refused and counted)
+                       0)) {
+    // (Or refused and counted.) Out of line into a packet of its own, so
+    // that no call sees p: the caller's packet stays in registers.
+    rx_packet q;
+    if (!hand_over_reference(n, carried, q)) return false;
+    p = q;
+    return true;
+  }
   counts_[sender].taken++;
   p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
   p.length = static_cast<uint32_t>(n.length);
@@ -445,13 +451,18 @@ class hamlyn_am_card {
   switch (hamlyn::notification_take_in_place_usual(*port_.control, port_.ring, *port_.reader, n,
                                                    carried)) {
     case hamlyn::take_outcome::taken:
-      return hand_over(n, carried, p) || receive_after_refusal(p);
+      if (hand_over(n, carried, p)) return true;
+      break;
     case hamlyn::take_outcome::nothing:
       return false;
     case hamlyn::take_outcome::other:
       break;
   }
-  return receive_after_refusal(p);
+  // (Into a packet of its own, as hand_over's refusals: p is never in memory.)
+  rx_packet q;
+  if (!receive_after_refusal(q)) return false;
+  p = q;
+  return true;
 }
 
 // One more of the sender's (p.src, as receive() found it) packets
