@@ -603,8 +603,12 @@ enum class take_outcome {
       if (compact && out.length - 65 < 64) __builtin_prefetch(message + 64);
       // The next entry, asked for while this packet is handled: in a
       // stream it is written already, and its two lines are the next take's
-      // misses.
-      sys::prefetch_lines<false>(&ring.at(c + 1), true);
+      // misses. Its address is this entry's plus the spacing, not found
+      // again from the cursor (the ring's three fields reloaded, a mask and
+      // a multiply): at the lap's last entry that is the line past the
+      // ring, a hint that is never read (a prefetch does not fault), and
+      // the first entry's lines come when the take reads them, once a lap.
+      sys::prefetch_lines<false>(reinterpret_cast<const std::byte*>(&e) + ring.entry_bytes, true);
       return take_outcome::taken;
     }
   } else if (flag == encode_wrap_flag(c, entry_state::free) && !detail::is_hole(q, ring, r, c)) {
