@@ -424,17 +424,19 @@ class hamlyn_am_card {
   p.data = n.carried ? carried : inbound_ + size_t{p.block} * block_size_;
   p.src = static_cast<uint16_t>(sender);
   p.rejected = false;
-  if (__builtin_expect(crc_, 0)) {  // (never headless: word_mask_)
+  p.crc_ok = true;
+  // A headless packet (the word's headless bit, which word_mask_ keeps only
+  // where no CRC is checked) has no header to check and no CRC: nothing more.
+  if (n.metadata != blk) return true;
+  if (__builtin_expect(crc_, 0)) {
     uint32_t sum;
     std::memcpy(&sum, p.data + offsetof(wire_header, crc), sizeof sum);
     p.crc_ok = sum == wire_crc(p.data, p.length);
-  } else {
-    p.crc_ok = true;
   }
-  if (__builtin_expect(n.metadata == blk && p.crc_ok &&  // (not headless)
-                           read_wire_address(p.data) !=
-                               wire_address(p.length, sender, static_cast<uint32_t>(my_proc_)),
-                       0)) {
+  if (__builtin_expect(
+          p.crc_ok && read_wire_address(p.data) !=
+                          wire_address(p.length, sender, static_cast<uint32_t>(my_proc_)),
+          0)) {
     malformed_++;
     p.crc_ok = false;
     p.rejected = true;
