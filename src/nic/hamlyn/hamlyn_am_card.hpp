@@ -240,7 +240,7 @@ class hamlyn_am_card {
   inline void send_or_wait(int dest, uint32_t block, const std::byte* packet, uint32_t len);
   void send_held();
   inline bool hand_over(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
-  bool receive_after_refusal(rx_packet& p);
+  [[gnu::cold]] bool receive_after_refusal(rx_packet& p);
   void wait_or_drop(int dest, uint32_t block, uint32_t len);
   void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);
