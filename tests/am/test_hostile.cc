@@ -184,6 +184,19 @@ template <class Card>
 class hostile : public ::testing::Test {
  protected:
   hostile() { install(x_.victim(), s_); }
+  // The genuine request with sequence 1 (after a malformed one that did not
+  // consume it) runs once and is acknowledged at sequence 1.
+  void genuine_request_runs() {
+    x_.send(hostile_peer<Card>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
+    EXPECT_EQ(x_.victim().poll(), hpam::status::ok);
+    EXPECT_EQ(s_.count_runs, 1);
+    am::am_header answer;
+    ASSERT_TRUE(x_.receive(answer));
+    const am::control_word c = am::read_control(answer);
+    EXPECT_EQ(c.kind, msg_kind::ack);
+    EXPECT_EQ(c.sequence, 1u);
+    EXPECT_EQ(answer.refusal, 0u);
+  }
   hostile_peer<Card> x_;
   seen s_;
 };
@@ -271,15 +284,7 @@ TYPED_TEST(hostile, malformed_request_neither_consumes_its_sequence_nor_is_acked
   EXPECT_EQ(this->s_.bulk_runs, 0);
   am::am_header answer;
   EXPECT_FALSE(this->x_.receive(answer)) << "a malformed request was acknowledged";
-  this->x_.send(
-      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
-  EXPECT_EQ(v.poll(), hpam::status::ok);
-  EXPECT_EQ(this->s_.count_runs, 1);
-  ASSERT_TRUE(this->x_.receive(answer));
-  const am::control_word c = am::read_control(answer);
-  EXPECT_EQ(c.kind, msg_kind::ack);
-  EXPECT_EQ(c.sequence, 1u);
-  EXPECT_EQ(answer.refusal, 0u);
+  this->genuine_request_runs();
 }
 
 // A request's flags (am_header::refusal of a request) are request_flags
@@ -295,10 +300,7 @@ TYPED_TEST(hostile, a_request_with_an_unknown_flag_is_malformed) {
   }
   EXPECT_EQ(v.peer_counters(1).malformed, 2u);
   EXPECT_EQ(this->s_.count_runs, 0);
-  this->x_.send(
-      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
-  EXPECT_EQ(v.poll(), hpam::status::ok);
-  EXPECT_EQ(this->s_.count_runs, 1);
+  this->genuine_request_runs();
   EXPECT_EQ(v.peer_counters(1).malformed, 2u);
 }
 
@@ -317,12 +319,7 @@ TYPED_TEST(hostile, a_request_of_the_ack_kind_is_malformed) {
   EXPECT_EQ(this->s_.count_runs, 0);
   am::am_header answer;
   EXPECT_FALSE(this->x_.receive(answer)) << "a request of the ack kind was answered";
-  this->x_.send(
-      hostile_peer<TypeParam>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
-  EXPECT_EQ(v.poll(), hpam::status::ok);
-  EXPECT_EQ(this->s_.count_runs, 1);
-  ASSERT_TRUE(this->x_.receive(answer));
-  EXPECT_EQ(am::read_control(answer).sequence, 1u);
+  this->genuine_request_runs();
   EXPECT_EQ(v.peer_counters(1).malformed, 2u);
 }
 
