@@ -146,7 +146,11 @@ class hamlyn_am_card {
   // Inline, as launch: the protocol's receive loop takes a packet without a
   // call; a refused notification's successors out of line.
   [[gnu::always_inline]] inline bool receive(rx_packet& p);
-  bool arrival_pending() {  // an entry at my cursor (or a hole to pass over)
+  // An entry at my cursor (or a hole to pass over). Inline, as Medusa's:
+  // every poll asks it first, and an idle one asks nothing else; out of
+  // line, its call and frame were 7 of an idle progress call's ~176
+  // instructions (docs/decisions.md, h32c).
+  [[gnu::always_inline]] bool arrival_pending() {
     return hamlyn::notification_waiting(*port_.control, port_.ring, *port_.reader);
   }
   [[gnu::always_inline]] inline void release(const rx_packet& p);
