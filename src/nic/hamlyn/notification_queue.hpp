@@ -331,8 +331,13 @@ template <bool room_checked = false>
   // The entry the next append will claim, owned before then: the claim's
   // compare-and-swap and the publish's (which waits for the fill's stores)
   // need both its lines, last written by the reader, which frees each entry
-  // it takes; fetched now, they come while the sender does other work.
-  sys::prefetch_lines<true>(&ring.at(at + 1), true);
+  // it takes; fetched now, they come while the sender does other work. Its
+  // address is this entry's plus the spacing, not found again from the
+  // cursor (the ring's fields loaded, a mask and a multiply), as the
+  // reader's take finds its next entry: at the lap's last entry that is
+  // the line past the ring, a hint never used (a prefetch does not fault),
+  // and the first entry's lines come at the claim, once a lap.
+  sys::prefetch_lines<true>(reinterpret_cast<std::byte*>(&e) + ring.entry_bytes, true);
   return true;
 }
 
