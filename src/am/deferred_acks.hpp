@@ -23,9 +23,10 @@ namespace hpam::am {
 // launches them at its end, together; a poll that drains its queue leaves
 // its acks to ride on a request sent before the next poll, whose start
 // launches what is left (or at once, if it handled nothing). Acks never
-// wait more than ack_hold_polls polls that launched only some rows: a peer
-// waiting for one ack is not kept waiting by a stream from others. Every
-// ack_hold_polls / 2 such polls, the rows that had acks waiting already at
+// wait more than ack_hold_polls polls that began with them waiting (the
+// polls after the one that made them): a peer waiting for one ack is not
+// kept waiting by a stream from others. Every ack_hold_polls / 2 such
+// polls, at the poll's start, the rows that had acks waiting already at
 // the last such point, and were not emptied since, leave
 // (ack_rows::launch_aged): an ack that does not ride goes after more than
 // half the hold and at most the whole of it, while a row whose acks rode
@@ -102,26 +103,39 @@ class deferred_acks {
   // if one came, has ended.
   void quiet_poll() { streaming_ = false; }
   // A poll, before it takes packets: outside a stream, the acks left
-  // waiting go first (they had a poll to ride on a request). With no ack
-  // waiting (the last ones rode on requests: a ping-pong) the hold starts
-  // again, so that it counts the polls the oldest waiting ack has seen.
-  // (wait_when_idle: the acks go on waiting.)
+  // waiting go first (they had a poll to ride on a request). In a stream
+  // (wait_when_idle: at every poll) they go on waiting, and the poll
+  // counts toward their hold: the hold counts the polls that began with
+  // acks waiting, and ages the rows at every ack_hold_polls / 2 of them
+  // (launch_aged). With no ack waiting (the last ones rode on
+  // requests: a ping-pong) the hold starts again, so that it counts the
+  // polls the oldest waiting ack has seen: an ack that does not ride
+  // leaves by the start of the ack_hold_polls-th poll after the one that
+  // made it, and the poll that made it (a ping-pong's every poll) does no
+  // counting.
   template <class Launch>
   [[gnu::always_inline]] void before_receive(Launch&& launch) {
-    if (rows_.empty())
+    if (rows_.empty()) {
       held_polls_ = 0;
-    else if (!streaming_ && !wait_when_idle_)
+    } else if (!streaming_ && !wait_when_idle_) {
       launch_rows(0, launch);
+    } else if (++held_polls_ >= ack_hold_polls / 2) {
+      launch_aged(launch);
+    }
   }
   // A poll took `taken` packets, `budget_used` when as many as it may: a
   // stream (multi_ack) launches the rows that are due, a poll that took
-  // nothing every row (wait_when_idle: the rows that are due, and the
-  // aged rows at each half hold).
+  // nothing every row (wait_when_idle: the rows that are due). A row is
+  // due once ack_threshold(D) acks wait in it: while fewer wait in all
+  // rows together (a ping-pong's one ack), no row needs a look, and that
+  // one test is all a ping-pong's poll pays here.
   template <class Launch>
   [[gnu::always_inline]] void after_receive(uint32_t taken, bool budget_used, Launch&& launch) {
-    streaming_ = multi_ack_ && budget_used;
-    if (!rows_.empty() && (streaming_ || taken == 0 || wait_when_idle_))
-      flush(taken == 0 && !wait_when_idle_, launch);
+    streaming_ = multi_ack_ & budget_used;
+    if (__builtin_expect(rows_.waiting() >= due_, 0) && (streaming_ || wait_when_idle_))
+      (void)launch_rows(due_, launch);
+    else if (__builtin_expect(taken == 0, 0) && !wait_when_idle_ && !rows_.empty())
+      (void)launch_rows(0, launch);
   }
   // Every waiting ack, now (the sending half of a poll: resend_due, resend_idle).
   template <class Launch>
@@ -130,23 +144,6 @@ class deferred_acks {
   }
 
  private:
-  // Every row (all), or only the rows due (ack_threshold of them wait for
-  // that peer), and every ack that has waited more than ack_hold_polls / 2
-  // polls at each ack_hold_polls / 2 polls. The usual poll, with fewer acks
-  // waiting than make a row due, only counts the poll (inline); the walks
-  // over the rows are out of line.
-  template <class Launch>
-  [[gnu::always_inline]] void flush(bool all, Launch&& launch) {
-    if (all) {
-      (void)launch_rows(0, launch);
-      return;
-    }
-    // A row is due once ack_threshold(D) acks wait in it: while fewer wait
-    // in all rows together, no row needs a look.
-    if (rows_.waiting() >= due_ && launch_rows(due_, launch)) return;
-    if (++held_polls_ < ack_hold_polls / 2) return;
-    launch_aged(launch);
-  }
   template <class Launch>
   [[gnu::noinline]] void launch_aged(Launch launch) {
     held_polls_ = 0;

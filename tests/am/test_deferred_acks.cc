@@ -192,26 +192,33 @@ TEST(deferred_acks, without_multi_ack_a_full_poll_is_no_stream) {
 }
 
 // An ack of a row that never becomes due waits at most ack_hold_polls
-// polls of a stream that launch only other rows (or none).
+// polls of a stream that launch only other rows (or none), counted after
+// the poll that made it: it leaves at the start of the ack_hold_polls-th.
 TEST(deferred_acks, a_row_not_due_waits_at_most_the_hold) {
   acks a(settings(64, true));
-  add(a, 2, 0, 1);
-  uint32_t polls = 0;
   launched l;
-  while (l.acks.count({2, 0}) == 0 && polls < 100) {
-    add(a, 1, 0, am::ack_threshold(64));  // peer 1's stream fills its row every poll
+  // A poll of peer 1's stream, whose row fills and leaves at its end; it
+  // takes peer 2's one request too when `with_peer_2` (instance i).
+  auto stream_poll = [&a, &l](bool with_peer_2, uint32_t i) {
+    a.before_receive(l.launcher());
+    if (with_peer_2) a.add(2, i);
+    add(a, 1, 0, am::ack_threshold(64));
     a.after_receive(1, true, l.launcher());
+  };
+  stream_poll(true, 0);
+  uint32_t polls = 0;
+  while (l.acks.count({2, 0}) == 0 && polls < 100) {
+    stream_poll(false, 0);
     ++polls;
   }
   EXPECT_EQ(polls, am::ack_hold_polls);
   EXPECT_TRUE(a.empty());
   // The count starts again once every row has left.
-  add(a, 2, 1, 1);
-  launched again;
-  for (uint32_t i = 0; i + 1 < am::ack_hold_polls; ++i) a.after_receive(1, true, again.launcher());
-  EXPECT_TRUE(again.acks.empty());
-  a.after_receive(1, true, again.launcher());
-  EXPECT_EQ(again.acks, (std::set<slot>{{2, 1}}));
+  stream_poll(true, 1);
+  for (uint32_t i = 0; i + 1 < am::ack_hold_polls; ++i) stream_poll(false, 0);
+  EXPECT_EQ(l.acks.count({2, 1}), 0u);
+  stream_poll(false, 0);
+  EXPECT_EQ(l.acks.count({2, 1}), 1u);
 }
 
 // A ping-pong: each poll takes one request (a full budget of one: a
@@ -230,13 +237,17 @@ TEST(deferred_acks, acks_that_ride_restart_the_hold) {
     EXPECT_EQ(instance, round % 16);
   }
   EXPECT_EQ(l.calls, 0) << "an ack that could ride was launched alone";
-  // An ack that stays is still launched after the hold.
+  // An ack that stays is still launched after the hold: at the start of
+  // the ack_hold_polls-th poll after the one that made it.
   a.before_receive(l.launcher());
   a.add(1, 0);
-  for (uint32_t i = 0; i < am::ack_hold_polls; ++i) {
+  a.after_receive(1, true, l.launcher());
+  for (uint32_t i = 0; i + 1 < am::ack_hold_polls; ++i) {
     a.before_receive(l.launcher());
     a.after_receive(1, true, l.launcher());
   }
+  EXPECT_EQ(l.calls, 0);
+  a.before_receive(l.launcher());
   EXPECT_EQ(l.acks, (std::set<slot>{{1, 0}}));
   EXPECT_TRUE(a.empty());
 }
@@ -264,16 +275,27 @@ TEST(deferred_acks, flush_all_launches_every_row) {
 TEST(deferred_acks, an_ack_younger_than_half_the_hold_waits_on) {
   acks a(settings(64, true));
   constexpr uint32_t half = am::ack_hold_polls / 2;
-  add(a, 2, 0, 1);  // the old ack
   launched l;
-  uint32_t poll = 0;
-  for (; poll < half; ++poll) a.after_receive(1, true, l.launcher());
-  a.add(1, 7);  // the young ack, just after the first aging point
-  for (; poll < am::ack_hold_polls; ++poll) a.after_receive(1, true, l.launcher());
-  EXPECT_EQ(l.acks, (std::set<slot>{{2, 0}})) << "only the old ack's hold is over";
-  for (; poll < am::ack_hold_polls + half - 1; ++poll) a.after_receive(1, true, l.launcher());
-  EXPECT_EQ(l.acks.count({1, 7}), 0u);
+  auto whole_poll = [&a, &l] {
+    a.before_receive(l.launcher());
+    a.after_receive(1, true, l.launcher());
+  };
+  a.before_receive(l.launcher());  // poll 0 makes the old ack
+  add(a, 2, 0, 1);
   a.after_receive(1, true, l.launcher());
+  uint32_t poll = 1;
+  for (; poll < half; ++poll) whole_poll();
+  a.before_receive(l.launcher());  // poll `half` begins at the first aging point
+  a.add(1, 7);                     // and makes the young ack
+  a.after_receive(1, true, l.launcher());
+  for (++poll; poll < am::ack_hold_polls; ++poll) whole_poll();
+  EXPECT_TRUE(l.acks.empty());
+  a.before_receive(l.launcher());  // the second aging point
+  EXPECT_EQ(l.acks, (std::set<slot>{{2, 0}})) << "only the old ack's hold is over";
+  a.after_receive(1, true, l.launcher());
+  for (++poll; poll < am::ack_hold_polls + half; ++poll) whole_poll();
+  EXPECT_EQ(l.acks.count({1, 7}), 0u);
+  a.before_receive(l.launcher());  // ack_hold_polls polls after the one that made it
   EXPECT_EQ(l.acks.count({1, 7}), 1u) << "never more than the whole hold";
   EXPECT_TRUE(a.empty());
 }
