@@ -104,7 +104,8 @@ uint32_t endpoint<Card>::receive_packets(uint32_t budget) {
 // What the card has checked is not checked again (nic/card.hpp, rx_packet):
 // a deliverable packet's length lies within one block and its source is a
 // process of the job (not this one: the card never delivers my own packets
-// to me, but a forged entry could name me, so that stays checked).
+// to me, but a forged entry could name me, so that stays checked unless
+// the card's own checks exclude it on every path: Card::may_deliver_mine).
 template <class Card>
 bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c, bool& has_rider,
                             ack_entry& rider) {
@@ -112,7 +113,8 @@ bool endpoint<Card>::accept(const nic::rx_packet& p, arrival& a, control_word& c
     if (!p.rejected) counters_[my_proc_].crc_failures++;  // a refused header the card counted
     return false;
   }
-  if (__builtin_expect(p.length < min_packet_size || p.src == my_proc_, 0)) {
+  if (__builtin_expect(p.length < min_packet_size || (Card::may_deliver_mine && p.src == my_proc_),
+                       0)) {
     counters_[my_proc_].malformed++;
     return false;
   }

@@ -114,6 +114,13 @@ static_assert(sizeof(am_reference) == 8);
 
 class hamlyn_am_card {
  public:
+  // A deliverable packet's source is never me, however its entry was
+  // forged: on every path receive() hands one over (hand_over,
+  // hand_over_reference) it is the sender whose slot the packet was
+  // deposited in, and no slot maps to me (the constructor). The protocol
+  // does not check it again (am::endpoint::accept).
+  static constexpr bool may_deliver_mine = false;
+
   explicit hamlyn_am_card(const card_setup& setup);  // creates my card (throws on setup error)
   hamlyn_am_card(const hamlyn_am_card&) = delete;
   hamlyn_am_card& operator=(const hamlyn_am_card&) = delete;

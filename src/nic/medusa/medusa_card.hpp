@@ -44,6 +44,9 @@ class medusa_card {
   // when the cell holds them and every packet source (a block, the wire's
   // buffers) has them to read (short_copy_up_to_).
   static constexpr uint32_t short_packet = 112;
+  // A deliverable packet's source may be me: an RX_READY cell written by
+  // hand may name me, so the protocol checks it (am::endpoint::accept).
+  static constexpr bool may_deliver_mine = true;
 
   // Creates this process's card (throws std::invalid_argument on a bad setup,
   // std::runtime_error / std::system_error if the segment cannot be made).

@@ -215,6 +215,34 @@ TEST(hamlyn_am_card, forged_notification_is_counted_not_delivered) {
   EXPECT_EQ(j.c[1]->malformed(), 1u);
 }
 
+// An entry naming the receiver itself as its source, forged into any slot
+// (a sender's region, mine, none), with a word and length that would pass,
+// is refused and counted by the card: no slot maps to me, so the protocol
+// does not test the source again (may_deliver_mine). Honest packets still
+// arrive.
+TEST(hamlyn_am_card, a_forged_entry_naming_me_is_counted_not_delivered) {
+  static_assert(!hamlyn_am_card::may_deliver_mine);
+  am_pair j(4, 2, {}, 3);
+  const auto& v = j.c[0]->hamlyn().view(1);
+  uint64_t refused = 0;
+  for (uint32_t slot = 0; slot < 8; ++slot) {
+    const nic::hamlyn::notification n{slot, nic::hamlyn::fast_index, 1, 0, 100};
+    ASSERT_TRUE(nic::hamlyn::notification_append(*v.queue(0), v.ring(0), n));
+    nic::rx_packet p;
+    EXPECT_FALSE(j.c[1]->receive(p)) << slot;
+    EXPECT_EQ(j.c[1]->malformed(), ++refused) << slot;
+  }
+  uint32_t b;
+  ASSERT_TRUE(j.c[0]->claim_tx_block(b));
+  j.launch(b, 42, 100);
+  nic::rx_packet p;
+  ASSERT_TRUE(j.c[1]->receive(p));
+  EXPECT_TRUE(p.crc_ok);
+  EXPECT_EQ(p.src, 0);
+  j.c[1]->release(p);
+  EXPECT_EQ(j.c[1]->malformed(), refused);
+}
+
 // The AM card's inbound FIFO carries nothing honest: every sender deposits
 // itself (the regions lie in card memory). A packet pushed there anyway,
 // well formed, on the sender's own region with its slot and key, is never
