@@ -252,6 +252,17 @@ class hamlyn_am_card {
   void send_held();
   inline bool hand_over(const hamlyn::notification& n, const std::byte* carried, rx_packet& p);
   [[gnu::cold]] bool receive_after_refusal(rx_packet& p);
+  // step(q), an out-of-line path, into a packet of its own, copied to p
+  // when it hands one over: no call sees p, so the caller's packet stays
+  // in registers (else GCC stores its fields to the frame for the usual
+  // path too).
+  template <class Step>
+  [[gnu::always_inline]] static bool out_of_line_into(rx_packet& p, Step&& step) {
+    rx_packet q;
+    if (!step(q)) return false;
+    p = q;
+    return true;
+  }
   void wait_or_drop(int dest, uint32_t block, uint32_t len);
   void send_copy(int dest, const std::byte* packet, uint32_t len);
   bool flush_backlog(int dest);
@@ -419,12 +430,8 @@ class hamlyn_am_card {
                            blk >= per_sender_ ||
                            n.length - wire_header_size > block_size_ - wire_header_size,
                        0)) {
-    // (Or refused and counted.) Out of line into a packet of its own, so
-    // that no call sees p: the caller's packet stays in registers.
-    rx_packet q;
-    if (!hand_over_reference(n, carried, q)) return false;
-    p = q;
-    return true;
+    // (Or refused and counted.)
+    return out_of_line_into(p, [&](rx_packet& q) { return hand_over_reference(n, carried, q); });
   }
   counts_[sender].taken++;
   p.block = static_cast<uint32_t>(sender * per_sender_ + blk);
@@ -471,11 +478,7 @@ class hamlyn_am_card {
     case hamlyn::take_outcome::other:
       break;
   }
-  // (Into a packet of its own, as hand_over's refusals: p is never in memory.)
-  rx_packet q;
-  if (!receive_after_refusal(q)) return false;
-  p = q;
-  return true;
+  return out_of_line_into(p, [this](rx_packet& q) { return receive_after_refusal(q); });
 }
 
 // One more of the sender's (p.src, as receive() found it) packets
