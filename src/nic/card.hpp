@@ -114,7 +114,10 @@ inline void stamp_wire_header(std::byte* packet, uint32_t length, int src, int d
 // was deposited in), and the card has checked that the packet's wire header
 // agrees with it (length, src, dst). Only then is crc_ok true, and then
 // length lies in [wire_header_size, block_size()] and src is a process of
-// the job (below nprocs()): the protocol does not check these again.
+// the job (below nprocs()): the protocol does not check these again. A
+// card whose every path also excludes src == my_proc() (however an entry
+// was forged) says so with `static constexpr bool may_deliver_mine =
+// false` (true otherwise), and the protocol skips that test too.
 struct rx_packet {
   uint64_t position;      // the card's own mark for release (Medusa: the RX_READY position)
   uint32_t block;         // VRAM block number in my card
