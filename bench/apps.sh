@@ -2,7 +2,8 @@
 # transport, and the GAM basic benchmarks and torture tests (tests/gam).
 # Uses bench/run's $build, $out, $quick, $runs, $cpath, ${btl[...]} and
 # progress; writes $out/apps.csv (two processes), apps4.csv (four, on two
-# cores: --oversubscribe), apps_stats.csv, apps_config.csv, gam.csv.
+# cores: --oversubscribe, unbound), apps4p.csv (four, pinned two per core),
+# apps_stats.csv, apps_config.csv, gam.csv.
 
 # The size of each application: seconds over vader by default, a blink in --quick.
 declare -A app_args=(
@@ -23,19 +24,24 @@ app_osc() {
   esac
 }
 
-# app_run TRANSPORT RUN APP [NP]: one run of NP processes (default 2); its
-# phases appended to apps.csv (apps4.csv at 4 processes), its counters (2
-# processes only) to apps_stats.csv; a wrong answer stops the benchmark.
+# app_run TRANSPORT RUN APP [NP [pinned]]: one run of NP processes (default
+# 2); its phases appended to apps.csv (apps4.csv at 4 processes, apps4p.csv
+# pinned), its counters (2 processes only) to apps_stats.csv; a wrong answer
+# stops the benchmark. More processes than cores are unbound (where the
+# scheduler puts them: a run's time follows that placement, h31a in
+# docs/decisions.md) or, pinned, rank i on core i mod 2, the same placement
+# for every transport (as bench/run's pinned collectives).
 app_run() {
-  local t=$1 r=$2 app=$3 np=${4:-2} args log csv=apps.csv
+  local t=$1 r=$2 app=$3 np=${4:-2} args log csv=apps.csv bind=''
   if [ -n "$quick" ]; then args=${app_args_quick[$app]}; else args=${app_args[$app]}; fi
   [ "$np" = 2 ] || csv=apps$np.csv
+  if [ "${5:-}" = pinned ]; then bind="--map-by core --bind-to core:overload-allowed" csv=apps${np}p.csv; fi
   log=$(mktemp)
   # shellcheck disable=SC2046,SC2086
-  if ! timeout 900 mpirun -np "$np" --oversubscribe --mca pml ob1 --mca mca_base_component_path "$cpath" ${btl[$t]} \
+  if ! timeout 900 mpirun -np "$np" --oversubscribe $bind --mca pml ob1 --mca mca_base_component_path "$cpath" ${btl[$t]} \
       $(app_osc "$t" "$app") "$build/bench/apps/$app" $args > "$log" 2>&1 ||
       ! grep -q "^$app: ok" "$log"; then
-    echo "bench/run: $app over $t at $np processes failed:" >&2
+    echo "bench/run: $app over $t at $np processes${5:+ ($5)} failed:" >&2
     tail -n 20 "$log" >&2
     rm -f "$log"
     return 1
@@ -63,6 +69,7 @@ apps_step() {
   progress "Split-C applications over $app_transports, $runs run(s) each"
   echo "app,transport,run,phase,seconds" > "$out/apps.csv"
   echo "app,transport,run,phase,seconds" > "$out/apps4.csv"
+  echo "app,transport,run,phase,seconds" > "$out/apps4p.csv"
   echo "app,transport,run,counter,value" > "$out/apps_stats.csv"
   {
     echo "app,arguments"
@@ -76,15 +83,18 @@ apps_step() {
       for app in $(apps_of "$t" "$r"); do app_run "$t" "$r" "$app"; done
     done
   done
-  # Four processes on the cores there are, as many runs as two (their time
-  # is mostly the scheduler's: one run moved by up to 3x); tcp as at two
-  # (apps_of), and not in --quick, where its blocking reads would take most
-  # of the step.
+  # Four processes on the cores there are, as many runs as two, unbound
+  # (their time is mostly the scheduler's: one run moved by up to 3x) and
+  # pinned two per core (the same placement for every transport); tcp as at
+  # two (apps_of), and not in --quick, where its blocking reads would take
+  # most of the step.
   for r in $(seq "$runs"); do
     for t in $app_transports; do
       if [ "$t" = tcp ] && [ -n "$quick" ]; then continue; fi
       progress "  4 processes, run $r: $t"
       for app in $(apps_of "$t" "$r"); do app_run "$t" "$r" "$app" 4; done
+      progress "  4 processes pinned two per core, run $r: $t"
+      for app in $(apps_of "$t" "$r"); do app_run "$t" "$r" "$app" 4 pinned; done
     done
   done
 }

@@ -3,7 +3,7 @@
 Table 4.3 layout beside the paper's rows, each application's phases and
 library operation counts, and the GAM basic benchmarks and torture tests
 (tests/gam) beside HP-LAM section 4.1. Reads what bench/run wrote into the
-results directory (apps.csv, apps4.csv, apps_stats.csv, apps_config.csv, gam.csv) and
+results directory (apps.csv, apps4.csv, apps4p.csv, apps_stats.csv, apps_config.csv, gam.csv) and
 writes the data files bench/apps_plots.gp draws. Medians across runs."""
 import csv
 import os
@@ -226,6 +226,14 @@ def section(out):
             L.append(f"\nAt four processes (s; median of {runs4} run(s), `--oversubscribe` "
                      f"on the machine's {os.cpu_count()} cores; tcp is left out of `--quick`):\n")
             _time_table(L, times4, out, "apps_time4.dat")
+        times4p = _medians(os.path.join(out, "apps4p.csv"), (0, 1, 3), 4)
+        if times4p:
+            L.append("\nAt four processes pinned two per core (s; rank i on core i mod 2, the same "
+                     "placement for every transport; unbound, a run's time follows where the "
+                     "scheduler puts the ranks, three on one core for most of a run being up to "
+                     "twice as slow on every transport, so three runs' median above can compare "
+                     "different placements: docs/decisions.md, h31a):\n")
+            _time_table(L, times4p, out, "apps_time4p.dat")
         L.append("\nhpam against the best other transport a user could pick on this node (issue 23's "
                  "goal: ≤ 1.0), per application and phase: the fastest of vader + osc/rdma (vader + "
                  "osc/pt2pt for `components`), vader + osc/pt2pt and tcp, medians of the runs; tcp "
@@ -235,8 +243,11 @@ def section(out):
                  "barriers: their ratios are noisy). Two processes:\n")
         _best_table(L, times)
         if times4:
-            L.append("\nFour processes:\n")
+            L.append("\nFour processes (unbound):\n")
             _best_table(L, times4)
+        if times4p:
+            L.append("\nFour processes pinned two per core:\n")
+            _best_table(L, times4p)
         L.append("\nRadix sort in Table 4.3's layout (s), beside the paper's rows (their key count "
                  "is not given; HP-LAM ran on HP 9000/J200s over Myrinet):\n")
         _radix_table(L, times, present, out)
