@@ -184,18 +184,24 @@ template <class Card>
 class hostile : public ::testing::Test {
  protected:
   hostile() { install(x_.victim(), s_); }
-  // The genuine request with sequence 1 (after a malformed one that did not
-  // consume it) runs once and is acknowledged at sequence 1.
-  void genuine_request_runs() {
+  // n malformed requests came from peer 1: each counted, none run or
+  // answered, and none used up sequence 1, so the genuine request with it
+  // still runs once, is acknowledged at sequence 1, and is not counted.
+  void refused_as_malformed_then_genuine_runs(uint64_t n) {
+    EXPECT_EQ(x_.victim().peer_counters(1).malformed, n);
+    EXPECT_EQ(s_.count_runs, 0);
+    EXPECT_EQ(s_.bulk_runs, 0);
+    am::am_header answer;
+    EXPECT_FALSE(x_.receive(answer)) << "a malformed request was answered";
     x_.send(hostile_peer<Card>::header(msg_class::request, msg_kind::short4, 0, 1, h_count));
     EXPECT_EQ(x_.victim().poll(), hpam::status::ok);
     EXPECT_EQ(s_.count_runs, 1);
-    am::am_header answer;
     ASSERT_TRUE(x_.receive(answer));
     const am::control_word c = am::read_control(answer);
     EXPECT_EQ(c.kind, msg_kind::ack);
     EXPECT_EQ(c.sequence, 1u);
     EXPECT_EQ(answer.refusal, 0u);
+    EXPECT_EQ(x_.victim().peer_counters(1).malformed, n);
   }
   hostile_peer<Card> x_;
   seen s_;
@@ -280,11 +286,7 @@ TYPED_TEST(hostile, malformed_request_neither_consumes_its_sequence_nor_is_acked
   const std::vector<uint8_t> data(20, 1);
   this->x_.send(bad, data.data(), 20);
   EXPECT_EQ(v.poll(), hpam::status::ok);
-  EXPECT_EQ(v.peer_counters(1).malformed, 1u);
-  EXPECT_EQ(this->s_.bulk_runs, 0);
-  am::am_header answer;
-  EXPECT_FALSE(this->x_.receive(answer)) << "a malformed request was acknowledged";
-  this->genuine_request_runs();
+  this->refused_as_malformed_then_genuine_runs(1);
 }
 
 // A request's flags (am_header::refusal of a request) are request_flags
@@ -298,10 +300,7 @@ TYPED_TEST(hostile, a_request_with_an_unknown_flag_is_malformed) {
     this->x_.send(bad);
     EXPECT_EQ(v.poll(), hpam::status::ok);
   }
-  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
-  EXPECT_EQ(this->s_.count_runs, 0);
-  this->genuine_request_runs();
-  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
+  this->refused_as_malformed_then_genuine_runs(2);
 }
 
 // A request of the ack kind (a kind only replies have), with or without a
@@ -315,12 +314,7 @@ TYPED_TEST(hostile, a_request_of_the_ack_kind_is_malformed) {
                   data.data(), len);
     EXPECT_EQ(v.poll(), hpam::status::ok);
   }
-  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
-  EXPECT_EQ(this->s_.count_runs, 0);
-  am::am_header answer;
-  EXPECT_FALSE(this->x_.receive(answer)) << "a request of the ack kind was answered";
-  this->genuine_request_runs();
-  EXPECT_EQ(v.peer_counters(1).malformed, 2u);
+  this->refused_as_malformed_then_genuine_runs(2);
 }
 
 // An acknowledgement riding on a request (an ack_entry trailer) frees only the
