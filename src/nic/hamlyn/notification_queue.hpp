@@ -89,6 +89,14 @@ struct notification_ring {
   }
   // Bytes of message one entry carries.
   uint32_t room() const noexcept { return notification_room(entry_bytes); }
+  // Where the entry after e is asked for ahead (a prefetch hint): e's address
+  // plus the spacing, not found again from a cursor (the fields loaded, a
+  // mask and a multiply). At the lap's last entry that is the line past the
+  // ring, a hint never read (a prefetch does not fault); the first entry's
+  // lines then come when they are used, once a lap.
+  const void* after(const notification_entry& e) const noexcept {
+    return reinterpret_cast<const std::byte*>(&e) + entry_bytes;
+  }
 };
 // An entry's room (room() bytes from here on).
 [[gnu::always_inline]] inline std::byte* entry_message(notification_entry& e) noexcept {
@@ -331,13 +339,8 @@ template <bool room_checked = false>
   // The entry the next append will claim, owned before then: the claim's
   // compare-and-swap and the publish's (which waits for the fill's stores)
   // need both its lines, last written by the reader, which frees each entry
-  // it takes; fetched now, they come while the sender does other work. Its
-  // address is this entry's plus the spacing, not found again from the
-  // cursor (the ring's fields loaded, a mask and a multiply), as the
-  // reader's take finds its next entry: at the lap's last entry that is
-  // the line past the ring, a hint never used (a prefetch does not fault),
-  // and the first entry's lines come at the claim, once a lap.
-  sys::prefetch_lines<true>(reinterpret_cast<std::byte*>(&e) + ring.entry_bytes, true);
+  // it takes; fetched now, they come while the sender does other work.
+  sys::prefetch_lines<true>(ring.after(e), true);
   return true;
 }
 
@@ -608,12 +611,8 @@ enum class take_outcome {
       if (compact && out.length - 65 < 64) __builtin_prefetch(message + 64);
       // The next entry, asked for while this packet is handled: in a
       // stream it is written already, and its two lines are the next take's
-      // misses. Its address is this entry's plus the spacing, not found
-      // again from the cursor (the ring's three fields reloaded, a mask and
-      // a multiply): at the lap's last entry that is the line past the
-      // ring, a hint that is never read (a prefetch does not fault), and
-      // the first entry's lines come when the take reads them, once a lap.
-      sys::prefetch_lines<false>(reinterpret_cast<const std::byte*>(&e) + ring.entry_bytes, true);
+      // misses.
+      sys::prefetch_lines<false>(ring.after(e), true);
       return take_outcome::taken;
     }
   } else if (flag == encode_wrap_flag(c, entry_state::free) && !detail::is_hole(q, ring, r, c)) {
